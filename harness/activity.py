@@ -1,0 +1,97 @@
+"""Follow the work Nova has in flight, so that waits need no polling.
+
+The cloud runs RPC casts as calls (Nova's ``CastAsCallFixture``), so an API
+request returns only when every RPC chain it started has returned. What can
+still be running afterwards is work Nova handed to its executors (the build
+of a server, a live migration). ``Activity`` counts those tasks as they are
+submitted and finished, and records every save of an instance or a
+migration, so a wait is one condition variable, woken by Nova itself.
+"""
+
+import threading
+
+import fixtures
+
+from nova import objects
+from nova import thread_pool_factory
+
+from harness import errors
+
+# Long-lived loops that Nova starts through its executors and that never
+# finish while a service runs (libvirt's event threads).
+SERVICE_LOOPS = frozenset(['_dispatch_thread', '_conn_event_thread'])
+
+
+class Activity(fixtures.Fixture):
+    """Count Nova's executor tasks and watch instance and migration saves."""
+
+    def _setUp(self):
+        self._cond = threading.Condition()
+        self._pending = {}
+        self._listeners = []
+        self.saves = 0
+        real_spawn_on = thread_pool_factory.spawn_on
+
+        def spawn_on(executor_type, func, *args, **kwargs):
+            future = real_spawn_on(executor_type, func, *args, **kwargs)
+            name = getattr(func, '__name__', repr(func))
+            if name not in SERVICE_LOOPS:
+                with self._cond:
+                    self._pending[future] = name
+                future.add_done_callback(self._finished)
+            return future
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.thread_pool_factory.spawn_on', spawn_on))
+        for cls in (objects.Instance, objects.Migration):
+            self._observe(cls, 'save')
+            self._observe(cls, 'create')
+        self._observe(objects.Instance, 'destroy')
+
+    def _observe(self, cls, method):
+        real = getattr(cls, method)
+        activity = self
+
+        def observed(obj, *args, **kwargs):
+            result = real(obj, *args, **kwargs)
+            activity._saved(obj, method)
+            return result
+
+        observed.__name__ = method
+        self.useFixture(fixtures.MonkeyPatch(
+            '%s.%s.%s' % (cls.__module__, cls.__name__, method), observed))
+
+    def add_listener(self, callback):
+        """Call ``callback(obj, method)`` after each observed save."""
+        self._listeners.append(callback)
+
+    def _saved(self, obj, method):
+        for callback in list(self._listeners):
+            callback(obj, method)
+        with self._cond:
+            self.saves += 1
+            self._cond.notify_all()
+
+    def _finished(self, future):
+        with self._cond:
+            self._pending.pop(future, None)
+            self._cond.notify_all()
+
+    @property
+    def busy(self):
+        """Names of the executor tasks still running."""
+        with self._cond:
+            return sorted(self._pending.values())
+
+    def wait_idle(self, timeout, describe):
+        """Block until no executor task runs, or raise after ``timeout``.
+
+        ``describe`` is called on timeout and gives the state to report.
+        """
+        with self._cond:
+            if self._cond.wait_for(lambda: not self._pending, timeout):
+                return
+            busy = sorted(self._pending.values())
+        raise errors.OperationTimeout(
+            'Nova was still busy after %ss (running: %s).\n%s'
+            % (timeout, ', '.join(busy), describe()))

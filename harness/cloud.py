@@ -1,0 +1,255 @@
+"""``Cloud``: real Nova and real Placement in one process.
+
+A ``Cloud`` is a ``fixtures.Fixture``. It stands up Nova's API (over
+wsgi-intercept), conductor and scheduler, Placement's own WSGI app and
+database, and Nova's stand-ins for Neutron, Glance and Cinder; computes are
+started by name. Nothing periodic runs by itself: ``run_periodic`` runs a
+task on purpose. Servers are driven through Nova's REST API as an admin,
+as Tempest drives a real cloud, and each operation returns once Nova has
+reached its resting state.
+"""
+
+from harness import nova_env  # noqa: I100  (patches eventlet first)
+
+import contextlib  # noqa: E402
+import uuid  # noqa: E402
+
+import fixtures  # noqa: E402
+
+from nova.compute import rpcapi as compute_rpcapi  # noqa: E402
+from nova import context  # noqa: E402
+from nova import objects  # noqa: E402
+from nova.tests import fixtures as nova_fixtures  # noqa: E402
+from nova.tests.functional import fixtures as func_fixtures  # noqa: E402
+
+from harness import activity  # noqa: E402
+from harness import errors  # noqa: E402
+from harness import servers  # noqa: E402
+from harness import snapshot_reader  # noqa: E402
+
+DEFAULT_DRIVER = 'fake.MediumFakeDriver'
+
+# The periodic tasks a test may run by name, with the service that owns
+# them. The clock (its own module) builds on this.
+COMPUTE_PERIODICS = frozenset([
+    'update_available_resource',
+    '_poll_unconfirmed_resizes',
+    '_cleanup_incomplete_migrations',
+    '_run_pending_deletes',
+    '_reclaim_queued_deletes',
+    '_heal_instance_info_cache',
+    '_sync_power_states',
+    '_cleanup_expired_console_auth_tokens',
+    '_poll_rebooting_instances',
+    '_poll_rescued_instances',
+    '_poll_volume_usage',
+    '_instance_usage_audit',
+    '_check_instance_build_time',
+    '_sync_scheduler_instance_info',
+    '_cleanup_running_deleted_instances',
+    '_run_image_cache_manager_pass',
+    '_poll_shelved_instances',
+])
+
+
+class Cloud(fixtures.Fixture):
+    """Real Nova (API, conductor, scheduler, computes) and real Placement.
+
+    :param test_id: the id of the test using the cloud, for Nova's logs and
+        per-test executors; a fresh name by default.
+    :param compute_driver: the virt driver computes get unless
+        ``start_compute`` names another.
+    :param timeout: seconds an operation may take to reach its resting
+        state before it fails with the server's state.
+    """
+
+    def __init__(self, test_id=None, compute_driver=DEFAULT_DRIVER,
+                 timeout=60.0):
+        super().__init__()
+        self.test_id = test_id or 'harness.cloud.%s' % uuid.uuid4().hex[:8]
+        self.compute_driver = compute_driver
+        self.timeout = timeout
+
+    def _setUp(self):
+        self.env = self.useFixture(nova_env.NovaEnvironment(self.test_id))
+        shim = nova_env.TestShim(self, self.test_id)
+        self.useFixture(nova_fixtures.ConfPatcher(
+            compute_driver=self.compute_driver))
+        # Casts run as calls: an API request returns when the RPC chain it
+        # started has returned, so only executor tasks are left to follow.
+        self.useFixture(nova_fixtures.CastAsCallFixture(shim))
+        self.placement = self.useFixture(func_fixtures.PlacementFixture())
+        self.useFixture(nova_fixtures.NeutronFixture(shim))
+        self.glance = self.useFixture(nova_fixtures.GlanceFixture(shim))
+        self.image_id = self.glance.image1['id']
+        self.useFixture(nova_fixtures.CinderFixture(shim))
+        self.useFixture(nova_fixtures.RealPolicyFixture())
+        self.useFixture(nova_fixtures.AllServicesCurrent())
+        self.notifier = self.useFixture(
+            nova_fixtures.NotificationFixture(shim))
+        api_fixture = self.useFixture(
+            nova_fixtures.OSAPIFixture(api_version='v2.1'))
+        self.api = api_fixture.admin_api
+        self.api.microversion = 'latest'
+        self.activity = self.useFixture(activity.Activity())
+        self.computes = {}
+        self._libvirt_hosts = None
+        self._stopped = {}
+        self._host_mappings = {}
+        self.conductor = self._start_service('conductor')
+        self.scheduler = self._start_service('scheduler')
+        self.servers = servers.ServerOps(self)
+        self.reader = snapshot_reader.SnapshotReader(self)
+
+    # -- services -----------------------------------------------------
+
+    def _start_service(self, binary, host=None, **kwargs):
+        # No heartbeat timer: the service group sees services up because
+        # their records are fresh; nothing runs in the background.
+        kwargs.setdefault('report_interval', 0)
+        kwargs.setdefault('periodic_enable', False)
+        if host is not None:
+            with nova_fixtures.ConfPatcher(host=host):
+                fixture = nova_fixtures.ServiceFixture(
+                    binary, host, **kwargs)
+                self.useFixture(fixture)
+        else:
+            fixture = self.useFixture(
+                nova_fixtures.ServiceFixture(binary, host, **kwargs))
+        return fixture.service
+
+    def start_compute(self, host, driver=None, profile=None):
+        """Start nova-compute on ``host``.
+
+        :param driver: a ``compute_driver`` name (``fake.MediumFakeDriver``)
+            or ``None`` for the cloud's default.
+        :param profile: a host profile (name from ``fixtures/hosts``, path,
+            or ``HostProfile``): the host then runs Nova's libvirt driver
+            over a fake libvirt connection shaped like that machine, with
+            the profile's own config.
+        """
+        if host in self.computes:
+            raise errors.HarnessError('compute %r is already running' % host)
+        with nova_fixtures.ConfPatcher(
+                compute_driver=driver or self.compute_driver):
+            if profile is None:
+                service = self._start_compute_service(host)
+            else:
+                hosts = self.libvirt_hosts()
+                with hosts.starting(host, profile):
+                    service = self._start_compute_service(host)
+                hosts.started(host, service)
+        self.computes[host] = service
+        return service
+
+    def libvirt_hosts(self):
+        """The fixture behind profiled (libvirt) hosts, made on first use."""
+        if self._libvirt_hosts is None:
+            from harness import libvirt
+            self._libvirt_hosts = self.useFixture(libvirt.LibvirtHosts())
+        return self._libvirt_hosts
+
+    def _start_compute_service(self, host, keep_driver=None):
+        ctxt = context.get_admin_context()
+        cell = self.env.cells.cell_mappings[nova_env.CELL1_NAME]
+        # The host mapping must exist before the compute starts, as
+        # `nova-manage cell_v2 discover_hosts` would have made it.
+        if host not in self._host_mappings:
+            mapping = objects.HostMapping(
+                context=ctxt, host=host, cell_mapping=cell)
+            mapping.create()
+            self._host_mappings[host] = mapping
+        patch = (fixtures.MonkeyPatch(
+            'nova.virt.driver.load_compute_driver',
+            lambda *a, **k: keep_driver)
+            if keep_driver is not None else contextlib.nullcontext())
+        with patch, nova_fixtures.ConfPatcher(host=host):
+            fixture = nova_fixtures.ServiceFixture(
+                'compute', host, cell=cell, report_interval=0,
+                periodic_enable=False,
+                topic_alt=compute_rpcapi.RPC_TOPIC_ALT)
+            self.useFixture(fixture)
+        service = fixture.service
+        with context.target_cell(ctxt, cell) as cctxt:
+            for node in objects.ComputeNodeList.get_all_by_host(cctxt, host):
+                if not node.mapped:
+                    node.mapped = 1
+                    node.save()
+        return service
+
+    def compute(self, host):
+        try:
+            return self.computes[host]
+        except KeyError:
+            raise errors.UnknownName(
+                'no compute %r is running; running: %s'
+                % (host, ', '.join(sorted(self.computes)) or 'none'))
+
+    def stop_compute(self, host):
+        """Stop nova-compute on ``host``; its records stay in the DB."""
+        service = self.compute(host)
+        service.stop()
+        del self.computes[host]
+        self._stopped[host] = service
+
+    def restart_compute(self, host, keep_hypervisor_state=True):
+        """Stop and start nova-compute on ``host`` with a new manager.
+
+        The compute node keeps its UUID (its record stays in the cell DB).
+        With ``keep_hypervisor_state`` the guests defined on the hypervisor
+        survive, as they do across a real nova-compute restart.
+        """
+        if host in self.computes:
+            self.stop_compute(host)
+        if host not in self._stopped:
+            raise errors.UnknownName('no compute %r was started' % host)
+        old = self._stopped.pop(host)
+        libvirt_hosts = self._libvirt_hosts
+        if libvirt_hosts is not None and libvirt_hosts.has(host):
+            with libvirt_hosts.restarting(host, old, keep_hypervisor_state):
+                service = self._start_compute_service(host)
+            libvirt_hosts.started(host, service)
+        else:
+            driver = old.manager.driver if keep_hypervisor_state else None
+            service = self._start_compute_service(host, keep_driver=driver)
+        self.computes[host] = service
+        return service
+
+    # -- periodic tasks -------------------------------------------------
+
+    def run_periodic(self, task, host):
+        """Run the periodic ``task`` of the compute on ``host`` now."""
+        if task not in COMPUTE_PERIODICS:
+            raise errors.UnknownName(
+                'unknown periodic task %r; known: %s'
+                % (task, ', '.join(sorted(COMPUTE_PERIODICS))))
+        manager = self.compute(host).manager
+        ctxt = context.get_admin_context()
+        cell = self._host_mappings[host].cell_mapping
+        with context.target_cell(ctxt, cell) as cctxt:
+            getattr(manager, task)(cctxt)
+        self.activity.wait_idle(
+            self.timeout, lambda: 'after periodic %s on %s' % (task, host))
+
+    def run_periodics(self, task='update_available_resource', hosts=None):
+        """Run ``task`` on each host, in the order given (all by name)."""
+        for host in hosts or sorted(self.computes):
+            self.run_periodic(task, host)
+
+    # -- flavors and snapshots -------------------------------------------
+
+    def create_flavor(self, name, vcpus, ram, disk, extra_specs=None,
+                      ephemeral=0, swap=0):
+        """Create a flavor through the API and return its API view."""
+        flavor = self.api.post_flavor({'flavor': {
+            'name': name, 'vcpus': vcpus, 'ram': ram, 'disk': disk,
+            'OS-FLV-EXT-DATA:ephemeral': ephemeral, 'swap': swap,
+            'id': name}})
+        if extra_specs:
+            self.api.post_extra_spec(
+                flavor['id'], {'extra_specs': dict(extra_specs)})
+        return flavor
+
+    def snapshot(self):
+        """The accounting now: Placement's and each tracker's view."""
+        return self.reader.read()

@@ -1,0 +1,29 @@
+"""Errors the harness raises on its own account.
+
+Each one carries a message written for the person running the test: what
+went wrong and where, never a traceback from inside Nova.
+"""
+
+
+class HarnessError(Exception):
+    """Base of every error the harness raises itself."""
+
+
+class SetupError(HarnessError):
+    """The environment cannot stand up (e.g. an install file is missing)."""
+
+
+class UnknownName(HarnessError):
+    """A server, host, flavor or task name the cloud does not know."""
+
+
+class OperationFailed(HarnessError):
+    """A server operation did not reach its resting state.
+
+    The message gives the server's state, the migration's status and the
+    instance-action events, as a developer would look them up by hand.
+    """
+
+
+class OperationTimeout(OperationFailed):
+    """A server operation was still busy when its bounded wait ran out."""

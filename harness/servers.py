@@ -1,0 +1,224 @@
+"""Server operations from the test's side, through Nova's REST API.
+
+Each operation is one API request (as an admin, at the latest
+microversion), then a wait for Nova's in-flight work to finish, then a
+check that the server reached the operation's resting state. A server is
+known by the name the test gave it; the UUID is Nova's business.
+"""
+
+import json
+
+from nova.tests.functional.api import client as api_client
+
+from harness import errors
+
+# Server status -> the migration statuses Nova leaves at rest after a move.
+MOVE_DONE = 'finished'
+LIVE_DONE = 'completed'
+
+
+class ServerOps(object):
+    """Boot, resize, confirm, revert, migrate, live-migrate and delete."""
+
+    def __init__(self, cloud):
+        self._cloud = cloud
+        self.uuids = {}
+        # Every server ever named, so a leak of a deleted one keeps its name.
+        self.known = {}
+
+    @property
+    def _api(self):
+        return self._cloud.api
+
+    def uuid(self, name):
+        try:
+            return self.uuids[name]
+        except KeyError:
+            raise errors.UnknownName(
+                'no server named %r; known: %s'
+                % (name, ', '.join(sorted(self.uuids)) or 'none'))
+
+    def names(self):
+        """Server UUID -> the name the test gave it, deleted ones too."""
+        return dict(self.known)
+
+    # -- the operations ---------------------------------------------------
+
+    def boot(self, name, flavor, host=None, image=None):
+        """Boot ``name`` with ``flavor``, on ``host`` if given; wait ACTIVE.
+
+        ``host`` goes in the request (microversion 2.74) so the scheduler
+        still checks that the host fits, as it would for a real admin.
+        """
+        if name in self.uuids:
+            raise errors.HarnessError('a server named %r exists' % name)
+        body = {'server': {
+            'name': name, 'flavorRef': flavor,
+            'imageRef': image or self._cloud.image_id,
+            'networks': 'none'}}
+        if host:
+            body['server']['host'] = host
+        server = self._request(
+            'boot %s' % name, None, self._api.post_server, body)
+        self.uuids[name] = server['id']
+        self.known[server['id']] = name
+        return self._settle(name, 'boot', expect_status='ACTIVE',
+                            expect_host=host)
+
+    def resize(self, name, flavor):
+        """Resize ``name`` to ``flavor`` and wait for VERIFY_RESIZE."""
+        self._action(name, 'resize', {'resize': {'flavorRef': flavor}})
+        return self._settle(name, 'resize', expect_status='VERIFY_RESIZE',
+                            expect_migration=MOVE_DONE)
+
+    def migrate(self, name, host=None):
+        """Cold-migrate ``name`` (to ``host`` if given); wait VERIFY_RESIZE."""
+        self._action(name, 'migrate', {'migrate': {'host': host}})
+        return self._settle(name, 'migrate', expect_status='VERIFY_RESIZE',
+                            expect_host=host, expect_migration=MOVE_DONE)
+
+    def confirm(self, name):
+        """Confirm the resize or migration of ``name``; wait ACTIVE."""
+        self._action(name, 'confirm', {'confirmResize': None})
+        return self._settle(name, 'confirm', expect_status='ACTIVE',
+                            expect_migration='confirmed')
+
+    def revert(self, name):
+        """Revert the resize or migration of ``name``; wait ACTIVE."""
+        source = self.last_migration(name)['source_compute']
+        self._action(name, 'revert', {'revertResize': None})
+        return self._settle(name, 'revert', expect_status='ACTIVE',
+                            expect_host=source, expect_migration='reverted')
+
+    def live_migrate(self, name, host=None):
+        """Live-migrate ``name`` (to ``host``, or the scheduler's choice)."""
+        self._action(name, 'live migrate', {'os-migrateLive': {
+            'host': host, 'block_migration': 'auto'}})
+        return self._settle(name, 'live migrate', expect_status='ACTIVE',
+                            expect_host=host, expect_migration=LIVE_DONE)
+
+    def delete(self, name):
+        """Delete ``name`` and wait until Nova has finished with it."""
+        uuid = self.uuid(name)
+        self._request('delete %s' % name, name, self._api.delete_server,
+                      uuid)
+        self._cloud.activity.wait_idle(
+            self._cloud.timeout, lambda: self.describe(name))
+        try:
+            server = self._api.get_server(uuid)
+        except api_client.OpenStackApiNotFoundException:
+            del self.uuids[name]
+            return None
+        raise errors.OperationFailed(
+            'delete %s: the server is still there (status %s).\n%s'
+            % (name, server['status'], self.describe(name)))
+
+    # -- reading state ----------------------------------------------------
+
+    def get(self, name):
+        return self._api.get_server(self.uuid(name))
+
+    def migrations(self, name):
+        """The server's migrations, oldest first, from the admin API."""
+        found = self._api.api_get(
+            '/os-migrations?instance_uuid=%s' % self.uuid(name)
+        ).body['migrations']
+        return sorted(found, key=lambda m: m['id'])
+
+    def last_migration(self, name):
+        found = self.migrations(name)
+        if not found:
+            raise errors.HarnessError('server %r has no migration' % name)
+        return found[-1]
+
+    def actions(self, name):
+        """Instance actions with their events, oldest first."""
+        uuid = self.uuid(name)
+        result = []
+        for action in reversed(self._api.get_instance_actions(uuid)):
+            detail = self._api.api_get(
+                '/servers/%s/os-instance-actions/%s'
+                % (uuid, action['request_id'])).body['instanceAction']
+            result.append(detail)
+        return result
+
+    def describe(self, name):
+        """The server's state, migrations and action events, for a report."""
+        lines = []
+        uuid = self.uuids.get(name)
+        try:
+            server = self._api.get_server(uuid)
+        except api_client.OpenStackApiNotFoundException:
+            return 'server %s (%s) is gone' % (name, uuid)
+        lines.append(
+            'server %s: status=%s vm_state=%s task_state=%s host=%s'
+            % (name, server['status'], server.get('OS-EXT-STS:vm_state'),
+               server.get('OS-EXT-STS:task_state'),
+               server.get('OS-EXT-SRV-ATTR:host')))
+        if server.get('fault'):
+            lines.append('  fault: %s' % server['fault'].get('message'))
+        for mig in self.migrations(name):
+            lines.append(
+                '  migration %s: type=%s status=%s %s -> %s'
+                % (mig['id'], mig['migration_type'], mig['status'],
+                   mig['source_compute'], mig['dest_compute']))
+        for action in self.actions(name):
+            events = ', '.join(
+                '%s=%s' % (e['event'], e.get('result'))
+                for e in action.get('events', []))
+            lines.append('  action %s: %s' % (action['action'], events))
+        return '\n'.join(lines)
+
+    # -- internals -------------------------------------------------------
+
+    def _request(self, what, name, func, *args):
+        try:
+            return func(*args)
+        except api_client.OpenStackApiException as exc:
+            detail = self.describe(name) if name in self.uuids else ''
+            raise errors.OperationFailed(
+                '%s: the API refused it: %s %s\n%s'
+                % (what, exc.response.status_code,
+                   _api_message(exc.response), detail))
+
+    def _action(self, name, what, body):
+        uuid = self.uuid(name)
+        self._request('%s %s' % (what, name), name,
+                      self._api.post_server_action, uuid, body)
+
+    def _settle(self, name, what, expect_status, expect_host=None,
+                expect_migration=None):
+        self._cloud.activity.wait_idle(
+            self._cloud.timeout, lambda: self.describe(name))
+        server = self.get(name)
+        problems = []
+        if server['status'] != expect_status:
+            problems.append('status is %s, not %s'
+                            % (server['status'], expect_status))
+        if server.get('OS-EXT-STS:task_state'):
+            problems.append('task_state is still %s'
+                            % server['OS-EXT-STS:task_state'])
+        host = server.get('OS-EXT-SRV-ATTR:host')
+        if expect_host and host != expect_host:
+            problems.append('host is %s, not %s' % (host, expect_host))
+        if expect_migration:
+            status = self.last_migration(name)['status']
+            if status != expect_migration:
+                problems.append('migration status is %s, not %s'
+                                % (status, expect_migration))
+        if problems:
+            raise errors.OperationFailed(
+                '%s %s did not reach its resting state: %s.\n%s'
+                % (what, name, '; '.join(problems), self.describe(name)))
+        return server
+
+
+def _api_message(response):
+    try:
+        body = json.loads(response.content)
+    except (TypeError, ValueError):
+        return response.content
+    for value in body.values():
+        if isinstance(value, dict) and 'message' in value:
+            return value['message']
+    return body

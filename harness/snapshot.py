@@ -1,0 +1,351 @@
+"""``Snapshot``: the accounting of a cloud at one moment.
+
+A snapshot is built from raw records, as Placement's REST API and Nova's
+API and database return them (see ``SnapshotReader``), and holds:
+
+- ``providers``: resource providers by name, with parent, inventories,
+  usages and generation;
+- ``allocations``: consumer name -> provider name -> resource class ->
+  amount, where consumers carry the names the test gave them (``vm1``,
+  ``migration(vm1)``; a consumer nobody named keeps its UUID);
+- ``trackers``: each compute node as its resource tracker last saved it,
+  with NUMA cells where the driver reports them;
+- ``servers`` and ``migrations``: where things are, for invariants.
+
+This module imports nothing from Nova: checks and unit tests read
+snapshots without a cloud.
+"""
+
+import dataclasses
+import typing
+
+MIGRATION = 'migration(%s)'
+
+# What a snapshot reads, by URL; the records keep only these keys.
+PROVIDER_KEYS = ('uuid', 'name', 'generation', 'parent_provider_uuid',
+                 'root_provider_uuid')
+SERVER_KEYS = ('id', 'name', 'status', 'OS-EXT-SRV-ATTR:host',
+               'OS-EXT-STS:task_state', 'OS-EXT-STS:vm_state')
+MIGRATION_KEYS = ('id', 'uuid', 'instance_uuid', 'status', 'source_compute',
+                  'dest_compute', 'migration_type')
+SERVERS_URL = '/servers/detail?all_tenants=1'
+MIGRATIONS_URL = '/os-migrations'
+
+
+def placement_records(get):
+    """Raw Placement records, from ``get(url) -> response body``.
+
+    One pass: the provider list, then each provider's inventories, usages
+    and allocations (by provider, so that a consumer nobody knows about
+    still shows).
+    """
+    rps = get('/resource_providers')['resource_providers']
+    raw = {'resource_providers': [], 'inventories': {}, 'usages': {},
+           'allocations': {}}
+    for rp in sorted(rps, key=lambda r: r['name']):
+        uuid = rp['uuid']
+        raw['resource_providers'].append(
+            {key: rp.get(key) for key in PROVIDER_KEYS})
+        base = '/resource_providers/%s' % uuid
+        raw['inventories'][uuid] = get(base + '/inventories')['inventories']
+        raw['usages'][uuid] = get(base + '/usages')['usages']
+        raw['allocations'][uuid] = get(base + '/allocations')['allocations']
+    return raw
+
+
+def nova_records(get):
+    """Raw server and migration records from Nova's API, via ``get``."""
+    return {
+        'servers': [{key: srv.get(key) for key in SERVER_KEYS}
+                    for srv in get(SERVERS_URL)['servers']],
+        'migrations': [{key: mig.get(key) for key in MIGRATION_KEYS}
+                       for mig in get(MIGRATIONS_URL)['migrations']],
+    }
+
+
+@dataclasses.dataclass
+class Provider(object):
+    name: str
+    uuid: str
+    generation: int
+    parent: typing.Optional[str]
+    root: str
+    inventories: dict
+    usages: dict
+
+
+@dataclasses.dataclass
+class Cell(object):
+    """One NUMA cell as the resource tracker counts it."""
+    id: int
+    cpus: tuple
+    pcpus: tuple
+    cpu_usage: int
+    memory_mb: int
+    memory_usage: int
+    pinned_cpus: tuple
+    # page size in KiB -> {'total': n, 'used': n, 'reserved': n}
+    pages: dict
+
+
+@dataclasses.dataclass
+class Tracker(object):
+    """One compute node as its resource tracker last saved it."""
+    host: str
+    node: str
+    vcpus: int
+    vcpus_used: int
+    memory_mb: int
+    memory_mb_used: int
+    local_gb: int
+    local_gb_used: int
+    cells: tuple = ()
+
+    @property
+    def pinned_cpus(self):
+        return tuple(sorted(c for cell in self.cells
+                            for c in cell.pinned_cpus))
+
+    def usage(self):
+        view = {'vcpus_used': self.vcpus_used,
+                'memory_mb_used': self.memory_mb_used,
+                'local_gb_used': self.local_gb_used}
+        if self.cells:
+            view['cells'] = {
+                cell.id: {'cpu_usage': cell.cpu_usage,
+                          'memory_usage': cell.memory_usage,
+                          'pinned_cpus': list(cell.pinned_cpus),
+                          'pages_used': {size: page['used'] for size, page
+                                         in sorted(cell.pages.items())}}
+                for cell in self.cells}
+        return view
+
+
+@dataclasses.dataclass
+class Server(object):
+    name: str
+    uuid: str
+    status: str
+    host: typing.Optional[str]
+    task_state: typing.Optional[str]
+
+
+@dataclasses.dataclass
+class Migration(object):
+    consumer: str
+    server: str
+    uuid: str
+    status: str
+    source: str
+    dest: str
+    type: str
+
+
+class Snapshot(object):
+    """The accounting at one moment; equal when the accounting is equal.
+
+    Equality compares allocations, inventories, usages and tracker usage;
+    it ignores UUIDs, provider generations and server statuses, which
+    change without the accounting changing.
+    """
+
+    def __init__(self, providers, allocations, trackers, servers=None,
+                 migrations=None, label=''):
+        self.providers = providers
+        self.allocations = allocations
+        self.trackers = trackers
+        self.servers = servers or {}
+        self.migrations = migrations or {}
+        self.label = label
+
+    # -- building ---------------------------------------------------------
+
+    @classmethod
+    def from_raw(cls, raw, server_names, label=''):
+        """Build a snapshot from raw records (see ``SnapshotReader``).
+
+        ``server_names`` maps server UUIDs to the names the test gave.
+        """
+        rp_names = {rp['uuid']: rp['name']
+                    for rp in raw['resource_providers']}
+        providers = {}
+        for rp in raw['resource_providers']:
+            uuid = rp['uuid']
+            providers[rp['name']] = Provider(
+                name=rp['name'], uuid=uuid, generation=rp['generation'],
+                parent=rp_names.get(rp.get('parent_provider_uuid')),
+                root=rp_names.get(rp.get('root_provider_uuid'), rp['name']),
+                inventories={
+                    rc: dict(inv) for rc, inv in
+                    raw['inventories'].get(uuid, {}).items()},
+                usages={rc: n for rc, n in
+                        raw['usages'].get(uuid, {}).items() if n})
+
+        servers = {}
+        for srv in raw.get('servers', []):
+            name = server_names.get(srv['id'], srv['id'])
+            servers[name] = Server(
+                name=name, uuid=srv['id'], status=srv['status'],
+                host=srv.get('OS-EXT-SRV-ATTR:host'),
+                task_state=srv.get('OS-EXT-STS:task_state'))
+
+        consumer_names = dict(server_names)
+        migrations = {}
+        for mig in sorted(raw.get('migrations', []), key=lambda m: m['id']):
+            server = server_names.get(mig['instance_uuid'],
+                                      mig['instance_uuid'])
+            consumer = MIGRATION % server
+            if consumer in migrations:
+                # An older migration of the same server: keep it apart.
+                older = migrations.pop(consumer)
+                older.consumer = '%s#%s' % (consumer, older.uuid[:8])
+                migrations[older.consumer] = older
+                consumer_names[older.uuid] = older.consumer
+            migrations[consumer] = Migration(
+                consumer=consumer, server=server, uuid=mig['uuid'],
+                status=mig['status'], source=mig['source_compute'],
+                dest=mig['dest_compute'], type=mig['migration_type'])
+            consumer_names[mig['uuid']] = consumer
+
+        allocations = {}
+        for rp_uuid, by_consumer in raw['allocations'].items():
+            rp_name = rp_names.get(rp_uuid, rp_uuid)
+            for consumer_uuid, alloc in by_consumer.items():
+                consumer = consumer_names.get(consumer_uuid, consumer_uuid)
+                resources = {rc: n for rc, n in alloc['resources'].items()
+                             if n}
+                if resources:
+                    allocations.setdefault(consumer, {})[rp_name] = resources
+
+        trackers = {}
+        for node in raw.get('compute_nodes', []):
+            cells = tuple(
+                Cell(id=c['id'], cpus=tuple(c['cpus']),
+                     pcpus=tuple(c['pcpus']), cpu_usage=c['cpu_usage'],
+                     memory_mb=c['memory_mb'],
+                     memory_usage=c['memory_usage'],
+                     pinned_cpus=tuple(sorted(c['pinned_cpus'])),
+                     pages={int(size): dict(page)
+                            for size, page in c['pages'].items()})
+                for c in node.get('cells', ()))
+            trackers[node['node']] = Tracker(
+                host=node['host'], node=node['node'], vcpus=node['vcpus'],
+                vcpus_used=node['vcpus_used'], memory_mb=node['memory_mb'],
+                memory_mb_used=node['memory_mb_used'],
+                local_gb=node['local_gb'],
+                local_gb_used=node['local_gb_used'], cells=cells)
+        return cls(providers, allocations, trackers, servers, migrations,
+                   label)
+
+    # -- reading ----------------------------------------------------------
+
+    def compute_nodes(self):
+        """Names of the root providers that are compute nodes."""
+        return sorted(name for name, rp in self.providers.items()
+                      if rp.parent is None and name in self.trackers)
+
+    def usage(self, provider, rc=None):
+        usages = self.provider(provider).usages
+        return usages.get(rc, 0) if rc else dict(usages)
+
+    def provider(self, name):
+        try:
+            return self.providers[name]
+        except KeyError:
+            raise KeyError('no resource provider named %r; known: %s'
+                           % (name, ', '.join(sorted(self.providers))))
+
+    def allocations_of(self, consumer):
+        """Provider -> resources held by ``consumer`` ({} if nothing)."""
+        return self.allocations.get(consumer, {})
+
+    def allocations_against(self, provider):
+        """Consumer -> resources held against ``provider``."""
+        return {consumer: by_rp[provider]
+                for consumer, by_rp in self.allocations.items()
+                if provider in by_rp}
+
+    def accounting(self):
+        """The part of the snapshot that equality compares, as plain data."""
+        return {
+            'allocations': self.allocations,
+            'providers': {name: {'inventories': rp.inventories,
+                                 'usages': rp.usages}
+                          for name, rp in self.providers.items()},
+            'trackers': {name: tracker.usage()
+                         for name, tracker in self.trackers.items()},
+        }
+
+    def __eq__(self, other):
+        if not isinstance(other, Snapshot):
+            return NotImplemented
+        return self.accounting() == other.accounting()
+
+    __hash__ = None
+
+    def __repr__(self):
+        return '<Snapshot %s>' % (self.label or hex(id(self)))
+
+    # -- rendering --------------------------------------------------------
+
+    def render(self):
+        """A readable table: consumers by provider, then each tracker."""
+        providers = sorted(self.providers)
+        rows = [['consumer'] + providers]
+        for consumer in sorted(self.allocations):
+            held = self.allocations[consumer]
+            rows.append([consumer] + [format_resources(held.get(rp, {}))
+                                      for rp in providers])
+        rows.append(['usage'] + [format_resources(self.providers[rp].usages)
+                                 for rp in providers])
+        lines = []
+        if self.label:
+            lines.append(self.label)
+        lines.extend(format_table(rows))
+        for name in sorted(self.trackers):
+            tracker = self.trackers[name]
+            lines.append(
+                'tracker %s: vcpus %d/%d, memory_mb %d/%d, local_gb %d/%d'
+                % (name, tracker.vcpus_used, tracker.vcpus,
+                   tracker.memory_mb_used, tracker.memory_mb,
+                   tracker.local_gb_used, tracker.local_gb))
+            for cell in tracker.cells:
+                pages = ', '.join(
+                    '%dK %d/%d' % (size, page['used'], page['total'])
+                    for size, page in sorted(cell.pages.items()))
+                lines.append(
+                    '  cell %d: cpus %d used, pinned [%s], memory_mb %d/%d'
+                    '%s' % (cell.id, cell.cpu_usage,
+                            format_cpus(cell.pinned_cpus),
+                            cell.memory_usage, cell.memory_mb,
+                            ', pages ' + pages if pages else ''))
+        return '\n'.join(lines)
+
+    __str__ = render
+
+
+def format_resources(resources):
+    if not resources:
+        return '-'
+    return ' '.join('%s=%s' % (rc, resources[rc]) for rc in sorted(resources))
+
+
+def format_cpus(cpus):
+    """CPU IDs as ranges: 0-3,8,10-11."""
+    cpus = sorted(cpus)
+    spans = []
+    for cpu in cpus:
+        if spans and cpu == spans[-1][1] + 1:
+            spans[-1][1] = cpu
+        else:
+            spans.append([cpu, cpu])
+    return ','.join('%d' % a if a == b else '%d-%d' % (a, b)
+                    for a, b in spans)
+
+
+def format_table(rows):
+    widths = [max(len(str(row[i])) for row in rows)
+              for i in range(len(rows[0]))]
+    return ['  '.join(str(cell).ljust(width)
+                      for cell, width in zip(row, widths)).rstrip()
+            for row in rows]

@@ -1,0 +1,74 @@
+"""Read a cloud's accounting into raw records, then into a ``Snapshot``.
+
+Placement is read through its REST API and servers and migrations through
+Nova's API as an admin (``snapshot.placement_records`` and
+``snapshot.nova_records`` say what). The resource trackers' view is what
+each tracker last saved on its compute node record in the cell database:
+Nova's API does not show NUMA usage, and reading the record changes
+nothing.
+"""
+
+from nova import context
+from nova import objects
+
+from harness import nova_env
+from harness import snapshot
+
+PLACEMENT_VERSION = '1.39'
+
+
+class SnapshotReader(object):
+
+    def __init__(self, cloud):
+        self._cloud = cloud
+
+    def read(self, label=''):
+        return snapshot.Snapshot.from_raw(
+            self.read_raw(), self._cloud.servers.names(), label)
+
+    def read_raw(self):
+        """Raw records as Placement and Nova return them (JSON-friendly)."""
+        raw = snapshot.placement_records(self.placement_get)
+        raw.update(snapshot.nova_records(self.nova_get))
+        raw['compute_nodes'] = self.read_compute_nodes()
+        return raw
+
+    def placement_get(self, url):
+        resp = self._cloud.placement.api.get(url, version=PLACEMENT_VERSION)
+        if resp.status != 200:
+            raise RuntimeError('GET %s from Placement: %s %s'
+                               % (url, resp.status, resp.body))
+        return resp.body
+
+    def nova_get(self, url):
+        return self._cloud.api.api_get(url).body
+
+    def read_compute_nodes(self):
+        ctxt = context.get_admin_context()
+        cell = self._cloud.env.cells.cell_mappings[nova_env.CELL1_NAME]
+        with context.target_cell(ctxt, cell) as cctxt:
+            nodes = objects.ComputeNodeList.get_all(cctxt)
+        return [compute_node_record(node) for node in
+                sorted(nodes, key=lambda n: n.hypervisor_hostname)]
+
+
+def compute_node_record(node):
+    """A compute node record as a plain dict, NUMA cells decoded."""
+    record = {
+        'host': node.host, 'node': node.hypervisor_hostname,
+        'uuid': node.uuid, 'vcpus': node.vcpus,
+        'vcpus_used': node.vcpus_used, 'memory_mb': node.memory_mb,
+        'memory_mb_used': node.memory_mb_used, 'local_gb': node.local_gb,
+        'local_gb_used': node.local_gb_used, 'cells': []}
+    if node.numa_topology:
+        topology = objects.NUMATopology.obj_from_db_obj(node.numa_topology)
+        for cell in topology.cells:
+            record['cells'].append({
+                'id': cell.id, 'cpus': sorted(cell.cpuset),
+                'pcpus': sorted(cell.pcpuset), 'cpu_usage': cell.cpu_usage,
+                'memory_mb': cell.memory, 'memory_usage': cell.memory_usage,
+                'pinned_cpus': sorted(cell.pinned_cpus),
+                'pages': {str(page.size_kb): {
+                    'total': page.total, 'used': page.used,
+                    'reserved': page.reserved} for page in cell.mempages}})
+    return record
