@@ -8,6 +8,7 @@ submitted and finished, and records every save of an instance or a
 migration, so a wait is one condition variable, woken by Nova itself.
 """
 
+import contextlib
 import threading
 
 import fixtures
@@ -16,6 +17,27 @@ from nova import objects
 from nova import thread_pool_factory
 
 from harness import errors
+
+# Which service's code the current (green)thread runs, by host name; set
+# where the harness hands work to a service (RPC dispatch, periodic runs)
+# and carried into the executor tasks that work spawns.
+_acting = threading.local()
+
+
+def acting_host():
+    """The host whose service runs the current code, or None."""
+    return getattr(_acting, 'host', None)
+
+
+@contextlib.contextmanager
+def acting_as(host):
+    previous = acting_host()
+    _acting.host = host
+    try:
+        yield
+    finally:
+        _acting.host = previous
+
 
 # Long-lived loops that Nova starts through its executors and that never
 # finish while a service runs (libvirt's event threads).
@@ -33,7 +55,14 @@ class Activity(fixtures.Fixture):
         real_spawn_on = thread_pool_factory.spawn_on
 
         def spawn_on(executor_type, func, *args, **kwargs):
-            future = real_spawn_on(executor_type, func, *args, **kwargs)
+            host = acting_host()
+
+            def run_as_spawner(*a, **k):
+                with acting_as(host):
+                    return func(*a, **k)
+
+            future = real_spawn_on(executor_type, run_as_spawner,
+                                   *args, **kwargs)
             name = getattr(func, '__name__', repr(func))
             if name not in SERVICE_LOOPS:
                 with self._cond:
@@ -53,8 +82,14 @@ class Activity(fixtures.Fixture):
         activity = self
 
         def observed(obj, *args, **kwargs):
+            changes = (frozenset(obj.obj_what_changed())
+                       if method == 'save' else frozenset())
+            activity._notify(obj, method, 'before', changes)
             result = real(obj, *args, **kwargs)
-            activity._saved(obj, method)
+            activity._notify(obj, method, 'after', changes)
+            with activity._cond:
+                activity.saves += 1
+                activity._cond.notify_all()
             return result
 
         observed.__name__ = method
@@ -62,15 +97,17 @@ class Activity(fixtures.Fixture):
             '%s.%s.%s' % (cls.__module__, cls.__name__, method), observed))
 
     def add_listener(self, callback):
-        """Call ``callback(obj, method)`` after each observed save."""
+        """Call ``callback(obj, method, when, changes)`` around each save.
+
+        ``when`` is ``'before'`` or ``'after'``; ``changes`` names the
+        fields the save writes (``save`` only; their new values are on
+        ``obj``).
+        """
         self._listeners.append(callback)
 
-    def _saved(self, obj, method):
+    def _notify(self, obj, method, when, changes):
         for callback in list(self._listeners):
-            callback(obj, method)
-        with self._cond:
-            self.saves += 1
-            self._cond.notify_all()
+            callback(obj, method, when, changes)
 
     def _finished(self, future):
         with self._cond:

@@ -23,33 +23,13 @@ from nova.tests import fixtures as nova_fixtures  # noqa: E402
 from nova.tests.functional import fixtures as func_fixtures  # noqa: E402
 
 from harness import activity  # noqa: E402
+from harness import clock as clock_mod  # noqa: E402
 from harness import errors  # noqa: E402
+from harness import race as race_mod  # noqa: E402
 from harness import servers  # noqa: E402
 from harness import snapshot_reader  # noqa: E402
 
 DEFAULT_DRIVER = 'fake.MediumFakeDriver'
-
-# The periodic tasks a test may run by name, with the service that owns
-# them. The clock (its own module) builds on this.
-COMPUTE_PERIODICS = frozenset([
-    'update_available_resource',
-    '_poll_unconfirmed_resizes',
-    '_cleanup_incomplete_migrations',
-    '_run_pending_deletes',
-    '_reclaim_queued_deletes',
-    '_heal_instance_info_cache',
-    '_sync_power_states',
-    '_cleanup_expired_console_auth_tokens',
-    '_poll_rebooting_instances',
-    '_poll_rescued_instances',
-    '_poll_volume_usage',
-    '_instance_usage_audit',
-    '_check_instance_build_time',
-    '_sync_scheduler_instance_info',
-    '_cleanup_running_deleted_instances',
-    '_run_image_cache_manager_pass',
-    '_poll_shelved_instances',
-])
 
 
 class Cloud(fixtures.Fixture):
@@ -61,20 +41,29 @@ class Cloud(fixtures.Fixture):
         ``start_compute`` names another.
     :param timeout: seconds an operation may take to reach its resting
         state before it fails with the server's state.
+    :param conf: Nova config for the whole cloud, as ``{group: {option:
+        value}}`` (``DEFAULT`` for the default group), e.g.
+        ``{'DEFAULT': {'resize_confirm_window': 120}}``.
     """
 
     def __init__(self, test_id=None, compute_driver=DEFAULT_DRIVER,
-                 timeout=60.0):
+                 timeout=60.0, conf=None):
         super().__init__()
         self.test_id = test_id or 'harness.cloud.%s' % uuid.uuid4().hex[:8]
         self.compute_driver = compute_driver
         self.timeout = timeout
+        self.conf = conf or {}
 
     def _setUp(self):
+        # The clock first: every record Nova writes carries virtual time.
+        self.clock = self.useFixture(clock_mod.Clock(runner=self.run_task))
         self.env = self.useFixture(nova_env.NovaEnvironment(self.test_id))
         shim = nova_env.TestShim(self, self.test_id)
         self.useFixture(nova_fixtures.ConfPatcher(
             compute_driver=self.compute_driver))
+        for group, options in sorted(self.conf.items()):
+            self.useFixture(nova_fixtures.ConfPatcher(
+                group=None if group == 'DEFAULT' else group, **options))
         # Casts run as calls: an API request returns when the RPC chain it
         # started has returned, so only executor tasks are left to follow.
         self.useFixture(nova_fixtures.CastAsCallFixture(shim))
@@ -92,12 +81,17 @@ class Cloud(fixtures.Fixture):
         self.api = api_fixture.admin_api
         self.api.microversion = 'latest'
         self.activity = self.useFixture(activity.Activity())
+        self.race = self.useFixture(race_mod.RacePoints(self))
         self.computes = {}
         self._libvirt_hosts = None
         self._stopped = {}
         self._host_mappings = {}
         self.conductor = self._start_service('conductor')
         self.scheduler = self._start_service('scheduler')
+        for name, service in (('conductor', self.conductor),
+                              ('scheduler', self.scheduler)):
+            self.clock.add_service(name, service)
+            self.race.attach(service)
         self.servers = servers.ServerOps(self)
         self.reader = snapshot_reader.SnapshotReader(self)
 
@@ -140,6 +134,8 @@ class Cloud(fixtures.Fixture):
                     service = self._start_compute_service(host)
                 hosts.started(host, service)
         self.computes[host] = service
+        self.clock.add_service(host, service)
+        self.race.attach(service, host)
         return service
 
     def libvirt_hosts(self):
@@ -190,6 +186,7 @@ class Cloud(fixtures.Fixture):
         service = self.compute(host)
         service.stop()
         del self.computes[host]
+        self.clock.remove_service(host)
         self._stopped[host] = service
 
     def restart_compute(self, host, keep_hypervisor_state=True):
@@ -213,23 +210,40 @@ class Cloud(fixtures.Fixture):
             driver = old.manager.driver if keep_hypervisor_state else None
             service = self._start_compute_service(host, keep_driver=driver)
         self.computes[host] = service
+        self.clock.add_service(host, service)
+        self.race.attach(service, host)
         return service
 
     # -- periodic tasks -------------------------------------------------
 
     def run_periodic(self, task, host):
-        """Run the periodic ``task`` of the compute on ``host`` now."""
-        if task not in COMPUTE_PERIODICS:
-            raise errors.UnknownName(
-                'unknown periodic task %r; known: %s'
-                % (task, ', '.join(sorted(COMPUTE_PERIODICS))))
-        manager = self.compute(host).manager
+        """Run the periodic ``task`` of the service on ``host`` now.
+
+        ``host`` is a compute's host name, or ``conductor``/``scheduler``.
+        """
+        self.clock.run(task, host)
+
+    def run_task(self, task, host, wait=True):
+        """Run ``task`` of the service on ``host`` (the clock's runner).
+
+        With ``wait`` it returns once the work the task started is done;
+        injections run it without waiting, from inside Nova's own work.
+        """
+        controllers = {'conductor': self.conductor,
+                       'scheduler': self.scheduler}
+        service = self.computes.get(host) or controllers[host]
         ctxt = context.get_admin_context()
-        cell = self._host_mappings[host].cell_mapping
-        with context.target_cell(ctxt, cell) as cctxt:
-            getattr(manager, task)(cctxt)
-        self.activity.wait_idle(
-            self.timeout, lambda: 'after periodic %s on %s' % (task, host))
+        mapping = self._host_mappings.get(host)
+        with activity.acting_as(host):
+            if mapping is not None:
+                with context.target_cell(ctxt, mapping.cell_mapping) as cctxt:
+                    getattr(service.manager, task)(cctxt)
+            else:
+                getattr(service.manager, task)(ctxt)
+        if wait:
+            self.activity.wait_idle(
+                self.timeout,
+                lambda: 'after periodic %s on %s' % (task, host))
 
     def run_periodics(self, task='update_available_resource', hosts=None):
         """Run ``task`` on each host, in the order given (all by name)."""

@@ -1,0 +1,330 @@
+"""Race points: named moments of a move operation where a test acts.
+
+The points a cloud passes, each ``before`` and ``after``:
+
+- every RPC method a compute receives (``prep_resize``, ``resize_instance``,
+  ``finish_resize``, ``confirm_resize``, ``live_migration``,
+  ``post_live_migration_at_destination``, ...), on the receiving host;
+- the compute manager's own steps that RPC does not show because they run
+  in the source's executor: ``_do_live_migration``,
+  ``_post_live_migration``, ``_rollback_live_migration``;
+- the conductor's and scheduler's RPC methods (``conductor.migrate_server``,
+  ``scheduler.select_destinations``) and the conductor's task boundaries
+  (``conductor.MigrationTask``, ``conductor.LiveMigrationTask``, ...);
+- state changes: ``instance.host`` (a save that moves the instance) and
+  ``migration.status=<new status>`` (e.g. ``migration.status=finished``),
+  on the host whose code saves them.
+
+A test injects an action at a point::
+
+    cloud.race.at('finish_resize', when='before').run(
+        'update_available_resource', host='source')
+
+Hosts may be named by role: ``source`` and ``dest`` are read from the
+migration in flight for the server the point concerns. An injection fires
+once, at the first matching pass, unless ``times`` says otherwise
+(``times=None``: every time). While an injected action runs, no other
+injection fires and nothing is recorded: the point list stays the list of
+what the operation itself did.
+
+``cloud.race.recording`` lists every point passed, in order, with its host
+and server; the race explorer replays scenarios from it.
+"""
+
+import dataclasses
+import typing
+
+import fixtures
+from oslo_concurrency import lockutils
+
+from nova.compute import rpcapi as compute_rpcapi
+from nova.conductor.tasks import base as conductor_tasks
+from nova import context as nova_context
+from nova import objects
+
+from harness import activity
+from harness import errors
+
+WHEN = ('before', 'after')
+ROLES = {'source': 'source_compute', 'dest': 'dest_compute',
+         'destination': 'dest_compute'}
+# Compute manager steps that run in the source's executor, out of RPC's
+# sight, but bound the windows that matter for live migration.
+COMPUTE_STEPS = ('_do_live_migration', '_post_live_migration',
+                 '_rollback_live_migration')
+# The resource tracker's lock; a periodic cannot start inside it.
+RT_LOCK = 'compute_resources'
+
+
+def compute_rpc_methods():
+    """The compute RPC API's method names (the receiving side's points)."""
+    return sorted(
+        name for name in vars(compute_rpcapi.ComputeAPI)
+        if not name.startswith('_') and callable(
+            getattr(compute_rpcapi.ComputeAPI, name))
+        and name not in ('router', 'get_client', 'get_cell_client'))
+
+
+@dataclasses.dataclass
+class Passage(object):
+    """One pass through a point."""
+    point: str
+    when: str
+    host: typing.Optional[str]
+    server: typing.Optional[str]
+    # The migration in flight for the server, for hosts named by role.
+    migration: typing.Any = dataclasses.field(
+        default=None, repr=False, compare=False)
+
+    def __str__(self):
+        return '%s %s on %s%s' % (
+            self.when, self.point, self.host or '-',
+            ' (%s)' % self.server if self.server else '')
+
+
+class Injection(object):
+    """An action waiting at a point; made by ``RacePoints.at``."""
+
+    def __init__(self, points, point, when, host, server, times):
+        self._points = points
+        self.point = point
+        self.when = when
+        self.host = host
+        self.server = server
+        self.remaining = times
+        self.action = None
+        self.description = None
+        self.fired = []
+
+    def run(self, task, host):
+        """At the point, run periodic ``task`` on ``host`` (or a role)."""
+        self.action = lambda where: self._points.run_task(task, host, where)
+        self.description = '%s on %s' % (task, host)
+        self._points.add(self)
+        return self
+
+    def call(self, func, description=None):
+        """At the point, call ``func(passage)``."""
+        self.action = func
+        self.description = description or getattr(func, '__name__', 'call')
+        self._points.add(self)
+        return self
+
+    def matches(self, passage):
+        return (self.remaining is None or self.remaining > 0) and (
+            passage.point == self.point and passage.when == self.when
+            and (self.host is None or self.host == passage.host)
+            and (self.server is None or self.server == passage.server))
+
+    def __str__(self):
+        return '%s %s: %s' % (self.when, self.point, self.description)
+
+
+class RacePoints(fixtures.Fixture):
+    """Record and act at race points; see the module docstring."""
+
+    def __init__(self, cloud):
+        super().__init__()
+        self._cloud = cloud
+
+    def _setUp(self):
+        self.recording = []
+        self.injections = []
+        self.record = True
+        self._injecting = False
+        self._cloud.activity.add_listener(self._saved)
+        real_execute = conductor_tasks.TaskBase.execute
+        points = self
+
+        def execute(task):
+            name = 'conductor.%s' % type(task).__name__
+            instance = getattr(task, 'instance', None)
+            migration = getattr(task, 'migration', None)
+            points.fire(name, 'before', None, instance, migration)
+            result = real_execute(task)
+            points.fire(name, 'after', None, instance, migration)
+            return result
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.conductor.tasks.base.TaskBase.execute', execute))
+
+    # -- wiring services ---------------------------------------------------
+
+    def attach(self, service, host=None):
+        """Put the points of ``service`` (a started Nova service) in place.
+
+        ``host`` names a compute; controllers' points carry their binary
+        (``conductor.migrate_server``).
+        """
+        prefix = '' if host else '%s.' % service.binary.split('-', 1)[-1]
+        endpoints = service.rpcserver.dispatcher.endpoints
+        for index, endpoint in enumerate(endpoints):
+            if getattr(endpoint, '_endpoint', None) is not None:
+                endpoints[index] = _PointsEndpoint(
+                    endpoint, self, prefix, host)
+        if host:
+            manager = service.manager
+            for step in COMPUTE_STEPS:
+                setattr(manager, step, self._wrap(
+                    getattr(manager, step), step, host))
+                self.addCleanup(_forget, manager, step)
+
+    def _wrap(self, method, point, host):
+        points = self
+
+        def wrapped(*args, **kwargs):
+            instance, migration = _subjects(args, kwargs)
+            with activity.acting_as(host):
+                points.fire(point, 'before', host, instance, migration)
+                result = method(*args, **kwargs)
+                points.fire(point, 'after', host, instance, migration)
+            return result
+
+        wrapped.__name__ = point
+        return wrapped
+
+    # -- injections --------------------------------------------------------
+
+    def at(self, point, when='before', host=None, server=None, times=1):
+        """An injection at ``point``; finish it with ``.run`` or ``.call``.
+
+        ``host`` and ``server`` narrow which passes match; ``times`` is how
+        many matching passes fire it (``None``: all).
+        """
+        if when not in WHEN:
+            raise errors.HarnessError(
+                "'when' is 'before' or 'after', not %r" % (when,))
+        return Injection(self, point, when, host, server, times)
+
+    def add(self, injection):
+        self.injections.append(injection)
+
+    def clear(self):
+        self.injections = []
+
+    def run_task(self, task, host, passage):
+        """Run a periodic for an injection, host named or by role."""
+        target = self.resolve_host(host, passage)
+        lock = lockutils.internal_fair_lock(RT_LOCK)
+        if lock.is_writer(check_pending=False):
+            raise errors.HarnessError(
+                'cannot run %s on %s at %s: the code at that point holds '
+                'the resource tracker lock, which the periodic needs'
+                % (task, target, passage))
+        self._cloud.clock.run(task, target, wait=False)
+
+    def resolve_host(self, host, passage):
+        if host not in ROLES:
+            return host
+        migration = passage.migration
+        if migration is None:
+            raise errors.HarnessError(
+                'host %r at %s: no migration is in flight for %s'
+                % (host, passage, passage.server or 'this point'))
+        return getattr(migration, ROLES[host])
+
+    # -- passing points ----------------------------------------------------
+
+    def fire(self, point, when, host, instance=None, migration=None):
+        """Pass a point: record it, then run the injections it matches."""
+        if self._injecting:
+            return
+        server = None
+        if instance is not None:
+            server = self._cloud.servers.names().get(instance.uuid)
+        passage = Passage(point, when, host, server)
+        if self.record:
+            self.recording.append(passage)
+        due = [inj for inj in self.injections if inj.matches(passage)]
+        if not due:
+            return
+        passage.migration = migration or _latest_migration(instance)
+        self._injecting = True
+        try:
+            for injection in due:
+                if injection.remaining is not None:
+                    injection.remaining -= 1
+                injection.fired.append(passage)
+                injection.action(passage)
+        finally:
+            self._injecting = False
+
+    def _saved(self, obj, method, when, changes):
+        if method != 'save':
+            return
+        host = activity.acting_host()
+        if isinstance(obj, objects.Instance) and 'host' in changes:
+            self.fire('instance.host', when, host, obj)
+        elif isinstance(obj, objects.Migration) and 'status' in changes:
+            instance = _MigrationSubject(obj.instance_uuid)
+            self.fire('migration.status=%s' % obj.status, when, host,
+                      instance, obj)
+
+    def passed(self, when=None):
+        """The recorded points as strings, for reports and tests."""
+        return [str(p) for p in self.recording
+                if when is None or p.when == when]
+
+
+class _PointsEndpoint(object):
+    """An RPC endpoint that passes a point before and after each method.
+
+    Wraps the endpoint Nova's service registered (its own tracking
+    wrapper), so Nova's task tracking and decorators all still run.
+    """
+
+    def __init__(self, endpoint, points, prefix, host):
+        self._endpoint = endpoint
+        self._points = points
+        self._prefix = prefix
+        self._host = host
+
+    def __getattr__(self, name):
+        attr = getattr(self._endpoint, name)
+        if name.startswith('_') or not callable(attr) or name == 'target':
+            return attr
+        points = self._points
+        point = self._prefix + name
+        host = self._host
+
+        def passed(ctxt, *args, **kwargs):
+            instance, migration = _subjects((ctxt,) + args, kwargs)
+            with activity.acting_as(host):
+                points.fire(point, 'before', host, instance, migration)
+                result = attr(ctxt, *args, **kwargs)
+                points.fire(point, 'after', host, instance, migration)
+            return result
+
+        return passed
+
+
+class _MigrationSubject(object):
+    """Stands for the instance of a migration at a status point."""
+
+    def __init__(self, uuid):
+        self.uuid = uuid
+
+
+def _subjects(args, kwargs):
+    """The instance and migration a call is about, if it names them."""
+    instance = kwargs.get('instance')
+    migration = kwargs.get('migration')
+    for arg in args:
+        if instance is None and isinstance(arg, objects.Instance):
+            instance = arg
+        if migration is None and isinstance(arg, objects.Migration):
+            migration = arg
+    return instance, migration
+
+
+def _latest_migration(instance):
+    if instance is None:
+        return None
+    ctxt = nova_context.get_admin_context()
+    found = objects.MigrationList.get_by_filters(
+        ctxt, {'instance_uuid': instance.uuid})
+    return max(found, key=lambda m: m.id) if found else None
+
+
+def _forget(obj, name):
+    obj.__dict__.pop(name, None)
