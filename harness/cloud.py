@@ -244,6 +244,7 @@ class Cloud(fixtures.Fixture):
             self.activity.wait_idle(
                 self.timeout,
                 lambda: 'after periodic %s on %s' % (task, host))
+            self.race.check()
 
     def run_periodics(self, task='update_available_resource', hosts=None):
         """Run ``task`` on each host, in the order given (all by name)."""

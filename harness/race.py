@@ -130,6 +130,7 @@ class RacePoints(fixtures.Fixture):
     def _setUp(self):
         self.recording = []
         self.injections = []
+        self.failures = []
         self.record = True
         self._injecting = False
         self._cloud.activity.add_listener(self._saved)
@@ -221,7 +222,18 @@ class RacePoints(fixtures.Fixture):
             raise errors.HarnessError(
                 'host %r at %s: no migration is in flight for %s'
                 % (host, passage, passage.server or 'this point'))
-        return getattr(migration, ROLES[host])
+        found = getattr(migration, ROLES[host])
+        if found is None and ROLES[host] == 'dest_compute' and (
+                passage.host not in (None, migration.source_compute)):
+            # Nova records the destination on the migration only in the
+            # destination's prep_resize; before that, a compute other than
+            # the source that receives the move is the destination.
+            found = passage.host
+        if found is None:
+            raise errors.HarnessError(
+                'host %r at %s: the migration in flight names no %s yet'
+                % (host, passage, ROLES[host]))
+        return found
 
     # -- passing points ----------------------------------------------------
 
@@ -245,9 +257,22 @@ class RacePoints(fixtures.Fixture):
                 if injection.remaining is not None:
                     injection.remaining -= 1
                 injection.fired.append(passage)
-                injection.action(passage)
+                try:
+                    injection.action(passage)
+                except Exception as exc:
+                    # Raised here it would land inside Nova's own error
+                    # handling; keep it for check() to report instead.
+                    self.failures.append((injection, passage, exc))
         finally:
             self._injecting = False
+
+    def check(self):
+        """Raise if an injected action failed since the last check."""
+        if self.failures:
+            failures, self.failures = self.failures, []
+            raise errors.InjectionFailed('\n'.join(
+                'injection "%s" failed %s: %s' % (injection, passage, exc)
+                for injection, passage, exc in failures))
 
     def _saved(self, obj, method, when, changes):
         if method != 'save':

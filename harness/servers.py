@@ -104,6 +104,7 @@ class ServerOps(object):
                       uuid)
         self._cloud.activity.wait_idle(
             self._cloud.timeout, lambda: self.describe(name))
+        self._cloud.race.check()
         try:
             server = self._api.get_server(uuid)
         except api_client.OpenStackApiNotFoundException:
@@ -190,6 +191,7 @@ class ServerOps(object):
                 expect_migration=None):
         self._cloud.activity.wait_idle(
             self._cloud.timeout, lambda: self.describe(name))
+        self._cloud.race.check()
         server = self.get(name)
         problems = []
         if server['status'] != expect_status:

@@ -1,0 +1,200 @@
+"""Race points: what a move passes through, and actions injected there.
+
+Expected orders follow Nova's documented move flows:
+
+- resize and cold migration: the conductor's MigrationTask asks the
+  scheduler, then prep_resize runs on the destination, resize_instance on
+  the source (which moves instance.host to the destination, status
+  post-migrating), and finish_resize on the destination (status finished);
+- live migration: the conductor's LiveMigrationTask checks the destination
+  (check_can_live_migrate_destination on it, which asks the source with
+  check_can_live_migrate_source), then live_migration on the source,
+  pre_live_migration on the destination, and post_live_migration_at_
+  destination once the guest runs there; the migration goes preparing,
+  running, completed.
+
+Hosts run fake.MediumFakeDriver; flavors as in test_cloud.
+"""
+
+import testtools
+
+from harness import cloud as cloud_mod
+from harness import errors
+
+SMALL = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
+LARGE = {'VCPU': 2, 'MEMORY_MB': 1024, 'DISK_GB': 2}
+RESERVED_MB = 512
+
+
+def subsequence(wanted, passages):
+    """The (point, host) pairs of ``passages`` that are in ``wanted``."""
+    names = {point for point, _ in wanted}
+    return [(p.point, p.host) for p in passages
+            if p.when == 'before' and p.point in names]
+
+
+class RaceTestCase(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.cloud = self.useFixture(cloud_mod.Cloud(test_id=self.id()))
+        self.cloud.start_compute('host1')
+        self.cloud.start_compute('host2')
+        self.cloud.create_flavor('small', vcpus=1, ram=512, disk=1)
+        self.cloud.create_flavor('large', vcpus=2, ram=1024, disk=2)
+        self.cloud.servers.boot('vm1', 'small', host='host1')
+        self.cloud.race.recording.clear()
+
+
+class TestRecording(RaceTestCase):
+
+    def test_resize_passes_its_points_in_order(self):
+        self.cloud.servers.resize('vm1', 'large')
+        passages = self.cloud.race.recording
+        wanted = [('conductor.MigrationTask', None),
+                  ('prep_resize', 'host2'),
+                  ('resize_instance', 'host1'),
+                  ('instance.host', 'host1'),
+                  ('migration.status=post-migrating', 'host1'),
+                  ('finish_resize', 'host2'),
+                  ('migration.status=finished', 'host2')]
+        got = subsequence(wanted, passages)
+        # post-migrating is saved with, or just before, the host change.
+        self.assertEqual(sorted(wanted, key=str), sorted(got, key=str))
+        order = [point for point, _ in got]
+        for before, after in (('conductor.MigrationTask', 'prep_resize'),
+                              ('prep_resize', 'resize_instance'),
+                              ('resize_instance', 'instance.host'),
+                              ('instance.host', 'finish_resize'),
+                              ('finish_resize', 'migration.status=finished')):
+            self.assertLess(order.index(before), order.index(after))
+        # Every point is passed before and after, in matching pairs.
+        befores = [(p.point, p.host) for p in passages if p.when == 'before']
+        afters = [(p.point, p.host) for p in passages if p.when == 'after']
+        self.assertEqual(sorted(befores, key=str), sorted(afters, key=str))
+
+    def test_cold_migration_passes_the_same_compute_points(self):
+        self.cloud.servers.migrate('vm1', host='host2')
+        wanted = [('prep_resize', 'host2'), ('resize_instance', 'host1'),
+                  ('finish_resize', 'host2')]
+        self.assertEqual(
+            wanted, subsequence(wanted, self.cloud.race.recording))
+
+    def test_live_migration_passes_its_points_in_order(self):
+        self.cloud.servers.live_migrate('vm1', host='host2')
+        wanted = [('conductor.LiveMigrationTask', None),
+                  ('check_can_live_migrate_destination', 'host2'),
+                  ('check_can_live_migrate_source', 'host1'),
+                  ('live_migration', 'host1'),
+                  ('_do_live_migration', 'host1'),
+                  ('pre_live_migration', 'host2'),
+                  ('_post_live_migration', 'host1'),
+                  ('post_live_migration_at_destination', 'host2')]
+        self.assertEqual(
+            wanted, subsequence(wanted, self.cloud.race.recording))
+        statuses = [p.point for p in self.cloud.race.recording
+                    if p.when == 'before'
+                    and p.point.startswith('migration.status=')]
+        for before, after in (('preparing', 'running'),
+                              ('running', 'completed')):
+            self.assertLess(statuses.index('migration.status=' + before),
+                            statuses.index('migration.status=' + after))
+
+
+class TestInjection(RaceTestCase):
+
+    def test_periodic_on_source_between_resize_instance_and_finish(self):
+        # LP#1944759's window: instance.host already names the destination
+        # but finish_resize has not run. Since the fix the source's tracker
+        # counts the outbound migration with the old flavor (old_flavor is
+        # saved with the host change), so its usage stays.
+        injection = self.cloud.race.at('finish_resize', when='before').run(
+            'update_available_resource', host='source')
+        self.cloud.servers.resize('vm1', 'large')
+        self.assertEqual(1, len(injection.fired))
+        self.assertEqual('host2', injection.fired[0].host)
+        snap = self.cloud.snapshot()
+        self.assertEqual(
+            {'migration(vm1)': {'host1': SMALL}, 'vm1': {'host2': LARGE}},
+            snap.allocations)
+        source = snap.trackers['host1']
+        self.assertEqual((1, 512 + RESERVED_MB, 1),
+                         (source.vcpus_used, source.memory_mb_used,
+                          source.local_gb_used))
+        self.cloud.servers.confirm('vm1')
+        self.cloud.run_periodics()
+        snap = self.cloud.snapshot()
+        self.assertEqual({'vm1': {'host2': LARGE}}, snap.allocations)
+        self.assertEqual(0, snap.trackers['host1'].vcpus_used)
+        self.assertEqual(2, snap.trackers['host2'].vcpus_used)
+
+    def test_fires_once_unless_asked(self):
+        once = self.cloud.race.at('prep_resize').run(
+            'update_available_resource', host='dest')
+        every = self.cloud.race.at('prep_resize', when='after',
+                                   times=None).run(
+            'update_available_resource', host='source')
+        self.cloud.servers.resize('vm1', 'large')
+        self.cloud.servers.revert('vm1')
+        self.cloud.servers.resize('vm1', 'large')
+        self.assertEqual(['host2'], [p.host for p in once.fired])
+        self.assertEqual(['host2', 'host2'], [p.host for p in every.fired])
+
+    def test_filters_by_host_and_server(self):
+        other = self.cloud.race.at('prep_resize', host='host1').run(
+            'update_available_resource', host='host1')
+        mine = self.cloud.race.at('prep_resize', server='vm1').run(
+            'update_available_resource', host='host1')
+        self.cloud.servers.resize('vm1', 'large')
+        self.assertEqual([], other.fired)
+        self.assertEqual(1, len(mine.fired))
+
+    def test_a_failed_injection_is_reported_not_swallowed(self):
+        self.cloud.race.at('prep_resize').run('no_such_task', host='dest')
+        exc = self.assertRaises(errors.InjectionFailed,
+                                self.cloud.servers.resize, 'vm1', 'large')
+        self.assertIn('no_such_task', str(exc))
+        self.assertIn('prep_resize', str(exc))
+
+    def test_roles_need_a_migration_in_flight(self):
+        self.cloud.race.at('instance.host', when='after').run(
+            'update_available_resource', host='source')
+        # A boot also moves instance.host (to where it lands), but nothing
+        # migrates: 'source' means nothing there.
+        exc = self.assertRaises(errors.InjectionFailed,
+                                self.cloud.servers.boot, 'vm2', 'small',
+                                host='host2')
+        self.assertIn('no migration is in flight for vm2', str(exc))
+
+
+class TestDeterminism(testtools.TestCase):
+    """The same scenario and injections give the same timeline, 20 times."""
+
+    RUNS = 20
+
+    def timeline(self, run):
+        with cloud_mod.Cloud(test_id='%s.%d' % (self.id(), run)) as cloud:
+            cloud.start_compute('host1')
+            cloud.start_compute('host2')
+            cloud.create_flavor('small', vcpus=1, ram=512, disk=1)
+            cloud.create_flavor('large', vcpus=2, ram=1024, disk=2)
+            snaps = []
+            cloud.servers.boot('vm1', 'small', host='host1')
+            snaps.append(cloud.snapshot())
+            cloud.race.at('finish_resize').run(
+                'update_available_resource', host='source')
+            cloud.race.at('confirm_resize', when='after').run(
+                'update_available_resource', host='dest')
+            cloud.servers.resize('vm1', 'large')
+            snaps.append(cloud.snapshot())
+            cloud.servers.confirm('vm1')
+            snaps.append(cloud.snapshot())
+            cloud.servers.delete('vm1')
+            snaps.append(cloud.snapshot())
+            return ([snap.accounting() for snap in snaps],
+                    cloud.race.passed())
+
+    def test_identical_timelines(self):
+        first = self.timeline(0)
+        for run in range(1, self.RUNS):
+            self.assertEqual(first, self.timeline(run), 'run %d' % run)
