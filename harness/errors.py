@@ -17,6 +17,10 @@ class UnknownName(HarnessError):
     """A server, host, flavor or task name the cloud does not know."""
 
 
+class InjectionFailed(HarnessError):
+    """An action injected at a race point could not run."""
+
+
 class OperationFailed(HarnessError):
     """A server operation did not reach its resting state.
 
@@ -27,3 +31,11 @@ class OperationFailed(HarnessError):
 
 class OperationTimeout(OperationFailed):
     """A server operation was still busy when its bounded wait ran out."""
+
+
+class ProfileError(HarnessError):
+    """A host profile is unknown or does not describe a possible host.
+
+    The message names the profile file and the field, and is raised before
+    any service starts.
+    """
