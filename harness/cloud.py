@@ -86,6 +86,14 @@ class Cloud(fixtures.Fixture):
         self._libvirt_hosts = None
         self._stopped = {}
         self._host_mappings = {}
+        # The scheduler reads its filters once, at start: enable the NUMA
+        # fitting that profiled hosts need, as a deployment with NUMA
+        # hosts configures it (it passes any host without NUMA topology).
+        self.useFixture(nova_fixtures.ConfPatcher(
+            group='filter_scheduler',
+            enabled_filters=list(
+                nova_env.CONF.filter_scheduler.enabled_filters) + [
+                'NUMATopologyFilter']))
         self.conductor = self._start_service('conductor')
         self.scheduler = self._start_service('scheduler')
         for name, service in (('conductor', self.conductor),

@@ -39,3 +39,24 @@ class ProfileError(HarnessError):
     The message names the profile file and the field, and is raised before
     any service starts.
     """
+
+
+class ScenarioError(HarnessError):
+    """A scenario file is malformed; raised before any service starts.
+
+    The message names the file, the step and the field.
+    """
+
+
+class ScenarioFailed(HarnessError):
+    """A scenario's expectation (or an invariant) did not hold.
+
+    ``step`` is the step that failed, ``diff`` the readable difference and
+    ``timeline`` the snapshots so far.
+    """
+
+    def __init__(self, message, step=None, diff='', timeline=None):
+        super().__init__(message)
+        self.step = step
+        self.diff = diff
+        self.timeline = timeline

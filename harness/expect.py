@@ -1,0 +1,302 @@
+"""Expectations a scenario step states, checked against a snapshot.
+
+Under ``expect:`` a step may give any of:
+
+``allocations``
+    ``{consumer: {host: amounts}}``. Consumers are servers (``vm1``) and
+    the migrations of servers (``migration(vm1)``). Amounts are a flavor
+    name (its resources, as Nova allocates them), a list of flavor names
+    (summed), or ``{RESOURCE_CLASS: n}``.
+``usages``
+    ``{host: amounts}``: Placement's usage of the host's provider.
+``tracker``
+    ``{host: flavors or {vcpus_used, memory_mb_used, local_gb_used}}``:
+    the host's resource tracker. Flavors mean the guests it counts:
+    vcpus_used = their vCPUs, memory_mb_used = their RAM plus the host's
+    reserved memory, local_gb_used = their root and ephemeral disk.
+``pinned_cpus``
+    ``{host: n | [cpu ids] | {cell id: n | [cpu ids]}}``.
+``servers``
+    ``{server: STATUS | {status, host}}``.
+``migrations``
+    ``{server: status of its latest migration}``.
+
+Exactness: a listed set is exact. Under ``allocations``, a consumer not
+named holds nothing, and a named consumer holds nothing on hosts not named
+for it; under ``usages``, ``tracker`` and ``pinned_cpus``, a scenario host
+not named holds (counts, pins) nothing. ``servers`` and ``migrations``
+check only what they name. ``{}`` or ``0`` says "nothing" explicitly.
+"""
+
+from harness import errors
+from harness import scenario as scenario_mod
+from harness import snapshot as snapshot_mod
+
+TRACKER_KEYS = ('vcpus_used', 'memory_mb_used', 'local_gb_used')
+
+
+# -- parsing (before anything runs) -----------------------------------------
+
+def parse(check, expect, scenario, state):
+    """Check an ``expect:`` mapping; return it with flavors resolved."""
+    check.mapping(expect, 'expect')
+    check.keys(expect, scenario_mod.EXPECT_KEYS)
+    known_servers = set(state.servers) | state.deleted
+    parsed = {}
+    if 'allocations' in expect:
+        parsed['allocations'] = {}
+        for consumer, by_host in check.mapping(
+                expect['allocations'], 'allocations').items():
+            field = 'allocations.%s' % consumer
+            match = scenario_mod.MIGRATION_CONSUMER.match(str(consumer))
+            server = match.group('server') if match else consumer
+            if server not in known_servers:
+                check.fail(field, 'unknown consumer %r; servers so far: %s'
+                           % (consumer, ', '.join(sorted(known_servers))
+                              or 'none'))
+            by_host = {} if by_host in (None, 0) else by_host
+            check.mapping(by_host, field)
+            parsed['allocations'][consumer] = {
+                check.known(host, scenario.hosts, field + '.host'):
+                    _amounts(check, amounts, scenario, '%s.%s'
+                             % (field, host))
+                for host, amounts in by_host.items()}
+    if 'usages' in expect:
+        parsed['usages'] = {
+            host: _amounts(check, amounts, scenario, 'usages.%s' % host)
+            for host, amounts in _by_host(check, expect['usages'],
+                                          scenario, 'usages')}
+    if 'tracker' in expect:
+        parsed['tracker'] = {
+            host: _tracker(check, value, scenario, 'tracker.%s' % host)
+            for host, value in _by_host(check, expect['tracker'], scenario,
+                                        'tracker')}
+    if 'pinned_cpus' in expect:
+        parsed['pinned_cpus'] = {
+            host: _pinned(check, value, 'pinned_cpus.%s' % host)
+            for host, value in _by_host(check, expect['pinned_cpus'],
+                                        scenario, 'pinned_cpus')}
+    if 'servers' in expect:
+        parsed['servers'] = {}
+        for server, value in check.mapping(expect['servers'],
+                                           'servers').items():
+            field = 'servers.%s' % server
+            check.known(server, known_servers, field)
+            if isinstance(value, str):
+                value = {'status': value}
+            check.mapping(value, field)
+            check.keys(value, ('status', 'host'), field=field)
+            if 'host' in value:
+                check.known(value['host'], scenario.hosts, field + '.host')
+            parsed['servers'][server] = dict(value)
+    if 'migrations' in expect:
+        parsed['migrations'] = {}
+        for server, status in check.mapping(expect['migrations'],
+                                            'migrations').items():
+            check.known(server, known_servers | state.moved,
+                        'migrations.%s' % server)
+            if server not in state.moved:
+                check.fail('migrations.%s' % server,
+                           '%s has not been moved so far' % server)
+            parsed['migrations'][server] = check.string(
+                status, 'migrations.%s' % server)
+    return parsed
+
+
+def _by_host(check, value, scenario, field):
+    for host, amounts in check.mapping(value, field).items():
+        check.known(host, scenario.hosts, field + '.host')
+        yield host, amounts
+
+
+def _flavors(check, value, scenario, field):
+    names = [value] if isinstance(value, str) else value
+    for name in names:
+        check.known(name, scenario.flavors, field)
+    return [scenario.flavors[name] for name in names]
+
+
+def _amounts(check, value, scenario, field):
+    if value in (None, 0):
+        return {}
+    if isinstance(value, (str, list)):
+        total = {}
+        for flavor in _flavors(check, value, scenario, field):
+            for rc, amount in flavor.resources().items():
+                total[rc] = total.get(rc, 0) + amount
+        return total
+    check.mapping(value, field)
+    for rc, amount in value.items():
+        check.resource_class(rc, '%s.%s' % (field, rc))
+        check.integer(amount, '%s.%s' % (field, rc), minimum=0)
+    return {rc: amount for rc, amount in value.items() if amount}
+
+
+def _tracker(check, value, scenario, field):
+    if value in (None, 0):
+        return {'guests': {key: 0 for key in TRACKER_KEYS}}
+    if isinstance(value, (str, list)):
+        flavors = _flavors(check, value, scenario, field)
+        return {'guests': {
+            'vcpus_used': sum(f.vcpus for f in flavors),
+            'memory_mb_used': sum(f.ram for f in flavors),
+            'local_gb_used': sum(f.disk + f.ephemeral for f in flavors)}}
+    check.mapping(value, field)
+    check.keys(value, TRACKER_KEYS, field=field)
+    return {'exact': {key: check.integer(value[key], '%s.%s' % (field, key),
+                                         minimum=0)
+                      for key in value}}
+
+
+def _pinned(check, value, field):
+    if isinstance(value, dict):
+        return {'cells': {check.integer(cell, field + '.cell', minimum=0):
+                          _cpus(check, cpus, '%s.%s' % (field, cell))
+                          for cell, cpus in value.items()}}
+    return {'host': _cpus(check, value, field)}
+
+
+def _cpus(check, value, field):
+    if isinstance(value, list):
+        return sorted(check.integer(cpu, field, minimum=0) for cpu in value)
+    return check.integer(value, field, minimum=0)
+
+
+# -- checking (after each step) ---------------------------------------------
+
+def check(expect, snap, scenario):
+    """Differences between ``expect`` and ``snap``, one line each."""
+    lines = []
+    if 'allocations' in expect:
+        lines += _check_allocations(expect['allocations'], snap)
+    if 'usages' in expect:
+        for host in sorted(scenario.hosts):
+            want = expect['usages'].get(host, {})
+            got = snap.usage(host) if host in snap.providers else {}
+            if want != got:
+                lines.append('usage of %s: %s' % (host, _diff(want, got)))
+    if 'tracker' in expect:
+        for host in sorted(scenario.hosts):
+            lines += _check_tracker(host, expect['tracker'].get(
+                host, {'guests': {key: 0 for key in TRACKER_KEYS}}), snap)
+    if 'pinned_cpus' in expect:
+        for host in sorted(scenario.hosts):
+            lines += _check_pinned(host, expect['pinned_cpus'].get(
+                host, {'host': 0}), snap)
+    for server, want in sorted(expect.get('servers', {}).items()):
+        got = snap.servers.get(server)
+        if got is None:
+            lines.append('server %s: expected %s, but it is gone'
+                         % (server, _fmt_server(want)))
+            continue
+        for key in ('status', 'host'):
+            if key in want and want[key] != getattr(got, key):
+                lines.append('server %s: %s expected %s, got %s'
+                             % (server, key, want[key], getattr(got, key)))
+    for server, want in sorted(expect.get('migrations', {}).items()):
+        got = snap.migrations.get(snapshot_mod.MIGRATION % server)
+        status = got.status if got else None
+        if status != want:
+            lines.append('migration of %s: status expected %s, got %s'
+                         % (server, want, status))
+    return lines
+
+
+def _check_allocations(expected, snap):
+    lines = []
+    for consumer in sorted(set(expected) | set(snap.allocations)):
+        want = expected.get(consumer, {})
+        got = snap.allocations_of(consumer)
+        if want == got:
+            continue
+        if not got:
+            lines.append('allocations of %s: expected %s, got nothing'
+                         % (consumer, _fmt_by_host(want)))
+            continue
+        if not want:
+            lines.append('allocations of %s: expected nothing, got %s'
+                         % (consumer, _fmt_by_host(got)))
+            continue
+        for host in sorted(set(want) | set(got)):
+            if want.get(host, {}) != got.get(host, {}):
+                lines.append('allocations of %s on %s: %s' % (
+                    consumer, host, _diff(want.get(host, {}),
+                                          got.get(host, {}))))
+    return lines
+
+
+def _check_tracker(host, want, snap):
+    tracker = snap.trackers.get(host)
+    if tracker is None:
+        return ['tracker of %s: no compute node record' % host]
+    got = {key: getattr(tracker, key) for key in TRACKER_KEYS}
+    if 'guests' in want:
+        reserved = (snap.providers[host].inventories.get('MEMORY_MB', {})
+                    .get('reserved', 0) if host in snap.providers else 0)
+        want = dict(want['guests'])
+        want['memory_mb_used'] += reserved
+    else:
+        want = want['exact']
+        got = {key: got[key] for key in want}
+    if want == got:
+        return []
+    return ['tracker of %s: %s' % (host, ', '.join(
+        '%s expected %s, got %s' % (key, want[key], got[key])
+        for key in TRACKER_KEYS if key in want and want[key] != got[key]))]
+
+
+def _check_pinned(host, want, snap):
+    tracker = snap.trackers.get(host)
+    cells = tracker.cells if tracker else ()
+    if 'host' in want:
+        return _compare_cpus('pinned CPUs on %s' % host, want['host'],
+                             list(tracker.pinned_cpus) if tracker else [])
+    lines = []
+    by_id = {cell.id: list(cell.pinned_cpus) for cell in cells}
+    for cell_id in sorted(set(want['cells']) | set(by_id)):
+        lines += _compare_cpus('pinned CPUs on %s cell %d' % (host, cell_id),
+                               want['cells'].get(cell_id, 0),
+                               by_id.get(cell_id, []))
+    return lines
+
+
+def _compare_cpus(what, want, got):
+    if isinstance(want, int):
+        if want != len(got):
+            return ['%s: expected %d, got %d [%s]' % (
+                what, want, len(got), snapshot_mod.format_cpus(got))]
+        return []
+    if want != sorted(got):
+        return ['%s: expected [%s], got [%s]' % (
+            what, snapshot_mod.format_cpus(want),
+            snapshot_mod.format_cpus(got))]
+    return []
+
+
+def _diff(want, got):
+    if not want:
+        return 'expected nothing, got %s' % snapshot_mod.format_resources(got)
+    if not got:
+        return 'expected %s, got nothing' % snapshot_mod.format_resources(
+            want)
+    parts = ['%s expected %s, got %s' % (rc, want.get(rc, 0), got.get(rc, 0))
+             for rc in sorted(set(want) | set(got))
+             if want.get(rc, 0) != got.get(rc, 0)]
+    return ', '.join(parts)
+
+
+def _fmt_by_host(by_host):
+    return '; '.join('%s: %s' % (host, snapshot_mod.format_resources(res))
+                     for host, res in sorted(by_host.items()))
+
+
+def _fmt_server(want):
+    return ', '.join('%s %s' % (k, v) for k, v in sorted(want.items()))
+
+
+def failure(step, lines):
+    """The ScenarioFailed message for a step's differences."""
+    return errors.ScenarioFailed(
+        'step %d (%s): expectations not met:\n  %s'
+        % (step.index, step.label, '\n  '.join(lines)),
+        step=step, diff='\n'.join(lines))

@@ -1,0 +1,247 @@
+"""Profiled hosts: Nova's real libvirt driver over a fake libvirt.
+
+Each profiled host gets its own fake libvirt connection (Nova's
+``fakelibvirt``) whose capabilities carry the profile's NUMA topology,
+composed from Nova's production ``vconfig`` classes, so the host can have
+any number of CPUs, Linux-style sibling numbering and its own page pools
+per cell. Above that connection everything is Nova's: ``LibvirtDriver``
+builds the host topology and inventory, the resource tracker claims and
+pins, the scheduler's ``NUMATopologyFilter`` fits. The fakes stop at the
+hypervisor boundary: the libvirt connection, the filesystem
+(``get_fs_info``, the node identity file, image and disk helpers) and the
+two calls that would copy a guest to another machine.
+"""
+
+import contextlib
+import io
+import urllib.parse
+import uuid
+
+import fixtures
+
+import nova.conf
+from nova.tests import fixtures as nova_fixtures
+from nova.tests.fixtures import libvirt as fakelibvirt
+from nova.virt.libvirt import config as vconfig
+import nova.virt.node
+
+from harness import errors
+from harness import perhost
+from harness import profiles
+
+CONF = nova.conf.CONF
+GiB = 1024 ** 3
+# Stable node identities: the same host keeps its compute node across
+# restarts, as a real host keeps its compute_id file.
+NODE_NAMESPACE = uuid.UUID('8f1b3c0e-6a55-4c52-9a4e-2f0d4f5b7a11')
+
+
+def numa_topology(profile):
+    """The profile's cells as libvirt's capabilities describe them."""
+    topology = vconfig.LibvirtConfigCapsNUMATopology()
+    for cell_spec in profile.cells:
+        cell = vconfig.LibvirtConfigCapsNUMACell()
+        cell.id = cell_spec.id
+        cell.memory = cell_spec.memory_mb * 1024  # KiB, as libvirt says
+        cores = sorted(cell_spec.siblings, key=min)
+        for core_id, core in enumerate(cores):
+            for cpu_id in sorted(core):
+                cpu = vconfig.LibvirtConfigCapsNUMACPU()
+                cpu.id = cpu_id
+                cpu.socket_id = cell_spec.socket
+                cpu.core_id = core_id
+                cpu.siblings = set(core)
+                cell.cpus.append(cpu)
+        cell.cpus.sort(key=lambda c: c.id)
+        for size_kb, count in sorted(cell_spec.pages.items()):
+            pages = vconfig.LibvirtConfigCapsNUMAPages()
+            pages.size = size_kb
+            pages.total = count
+            cell.mempages.append(pages)
+        topology.cells.append(cell)
+    return topology
+
+
+def host_info(profile):
+    """A ``fakelibvirt.HostInfo`` shaped like the profile's machine."""
+    # The constructor builds a topology of its own; a 1-CPU one is cheap
+    # and is replaced below.
+    info = fakelibvirt.HostInfo(cpu_nodes=1, cpu_sockets=1, cpu_cores=1,
+                                cpu_threads=1)
+    threads = profile.threads_per_core
+    info.cpus = len(profile.cpus)
+    info.cpu_nodes = len(profile.cells)
+    info.cpu_sockets = profile.sockets
+    info.cpu_threads = threads
+    info.cpu_cores = info.cpus // threads // profile.sockets
+    # libvirt-python's getInfo() gives memory in MiB (Nova reads it so in
+    # Host.get_memory_mb_total); fakelibvirt passes this field through.
+    info.kB_mem = profile.memory_mb
+    info.numa_topology = numa_topology(profile)
+    return info
+
+
+def connection(host, profile):
+    """A fresh fake libvirt connection for ``host`` running ``profile``."""
+    return fakelibvirt.Connection(
+        'qemu:///system', version=fakelibvirt.FAKE_LIBVIRT_VERSION,
+        hv_version=fakelibvirt.FAKE_QEMU_VERSION,
+        host_info=host_info(profile), hostname=host)
+
+
+class LibvirtHosts(fixtures.Fixture):
+    """Run computes on Nova's libvirt driver, each shaped by a profile.
+
+    Installed once per cloud, before the first profiled compute starts: the
+    libvirt test fixtures Nova's own functional tests use, a shared
+    instances path and per-host config (``harness.perhost``). The cloud's
+    scheduler runs ``NUMATopologyFilter`` from the start.
+    """
+
+    def _setUp(self):
+        self._profiles = {}
+        self._connections = {}
+        self._starting = None
+        self._node_uuids = {}
+        self.useFixture(nova_fixtures.ConfPatcher(
+            instances_path=self.useFixture(fixtures.TempDir()).path))
+        self.useFixture(nova_fixtures.LibvirtImageBackendFixture())
+        self.useFixture(nova_fixtures.CGroupsFixture())
+        self.useFixture(nova_fixtures.LibvirtFixture())
+        self.useFixture(nova_fixtures.OSBrickFixture())
+        self._filesystem()
+        self._moves()
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.virt.libvirt.host.Host.get_connection',
+            lambda libvirt_host: self._starting_connection()))
+        self.conf = self.useFixture(perhost.PerHostConf())
+
+    def _filesystem(self):
+        # What Nova's ServersTestBase stubs of the host's filesystem, so
+        # that no image is fetched and no disk is written.
+        for target, value in (
+                ('nova.virt.libvirt.LibvirtDriver._create_image',
+                 (False, False)),
+                ('nova.virt.libvirt.driver.libvirt_utils.is_valid_hostname',
+                 True),
+                ('nova.privsep.utils.supports_direct_io', True)):
+            self.useFixture(fixtures.MockPatch(target, return_value=value))
+        self.useFixture(fixtures.MockPatch(
+            'nova.virt.libvirt.driver.libvirt_utils.file_open',
+            side_effect=lambda *a, **k: io.BytesIO(b'')))
+        # The instances filesystem (statvfs) and the node identity file:
+        # each host has its own.
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.virt.libvirt.utils.get_fs_info', self._get_fs_info))
+        real_node_uuid = nova.virt.node.get_local_node_uuid
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.virt.node.get_local_node_uuid',
+            lambda: self._node_uuid(real_node_uuid)))
+
+    def _moves(self):
+        # The equivalents of the mocks Nova's NUMA tests put around each
+        # resize and live migration (test_numa_servers.py,
+        # LibvirtMigrationMixin), set once: a cold move copies no disk (the
+        # instances path is shared), and libvirt's migration of a running
+        # guest defines it on the destination's connection from the XML
+        # Nova wrote for that host, then reports the job complete.
+        self.useFixture(fixtures.MockPatch(
+            'nova.virt.libvirt.driver.LibvirtDriver.'
+            'migrate_disk_and_power_off', return_value='{}'))
+
+        def migrate_to_uri3(domain, dconnuri, params, flags):
+            dest = urllib.parse.urlparse(dconnuri).hostname
+            self.connection(dest).createXML(params['destination_xml'], 0)
+            domain.complete_job()
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.tests.fixtures.libvirt.Domain.migrateToURI3',
+            migrate_to_uri3))
+
+    # -- the hypervisor boundary, per host ------------------------------
+
+    def _starting_connection(self):
+        # Only a starting service's driver gets here: ``started`` pins each
+        # driver to its own connection.
+        if self._starting is None:
+            raise errors.HarnessError(
+                'a libvirt driver asked for a connection outside of a '
+                'compute start')
+        return self._starting
+
+    def _get_fs_info(self, path):
+        host = perhost.current_host()
+        if host not in self._profiles:
+            raise errors.HarnessError(
+                'filesystem info of %s asked for outside of a profiled '
+                'compute (host %r)' % (path, host))
+        total = self._profiles[host].disk_gb * GiB
+        return {'total': total, 'free': total, 'used': 0}
+
+    def _node_uuid(self, real):
+        host = perhost.current_host()
+        if host not in self._profiles:
+            return real()
+        return self._node_uuids.setdefault(
+            host, str(uuid.uuid5(NODE_NAMESPACE, host)))
+
+    # -- the interface cloud.py uses -------------------------------------
+
+    def has(self, host):
+        """Whether ``host`` was started from a profile."""
+        return host in self._profiles
+
+    def profile(self, host):
+        """The ``HostProfile`` that ``host`` runs."""
+        return self._profiles[host]
+
+    def connection(self, host):
+        """The fake libvirt connection of ``host`` (its hypervisor)."""
+        try:
+            return self._connections[host]
+        except KeyError:
+            raise errors.UnknownName(
+                'no profiled host %r; profiled: %s'
+                % (host, ', '.join(sorted(self._connections)) or 'none'))
+
+    @contextlib.contextmanager
+    def starting(self, host, profile):
+        """Start ``host`` from ``profile`` (name, path or ``HostProfile``).
+
+        The profile is loaded and checked before anything starts.
+        """
+        profile = profiles.load_profile(profile)
+        self._profiles[host] = profile
+        self.conf.set_host(host, profile.conf_overrides())
+        with self._start(host, connection(host, profile)):
+            yield
+
+    def started(self, host, service):
+        """Pin the new service's driver to its host's connection."""
+        conn = self._connections[host]
+        service.manager.driver._host.get_connection = lambda: conn
+
+    @contextlib.contextmanager
+    def restarting(self, host, old_service, keep_hypervisor_state):
+        """Start ``host`` again from its profile.
+
+        With ``keep_hypervisor_state`` the new service gets the old
+        connection, guests and all; otherwise a freshly booted machine.
+        """
+        if keep_hypervisor_state:
+            conn = old_service.manager.driver._host.get_connection()
+        else:
+            conn = connection(host, self._profiles[host])
+        with self._start(host, conn):
+            yield
+
+    @contextlib.contextmanager
+    def _start(self, host, conn):
+        self._connections[host] = conn
+        self._starting = conn
+        try:
+            with nova_fixtures.ConfPatcher(
+                    compute_driver='libvirt.LibvirtDriver'):
+                yield
+        finally:
+            self._starting = None

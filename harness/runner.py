@@ -1,0 +1,136 @@
+"""Run a scenario on a fresh cloud: each step, a snapshot, the checks.
+
+``run(scenario)`` stands up a ``Cloud`` with the scenario's hosts and
+flavors, executes each step through the cloud, snapshots after each step,
+checks the step's expectations and the given invariant checks, and
+returns the timeline. The first failed expectation raises
+``ScenarioFailed`` with the step, the difference and the timeline so far.
+"""
+
+import contextlib
+
+from harness import cloud as cloud_mod
+from harness import errors
+from harness import expect as expect_mod
+from harness import timeline as timeline_mod
+
+
+def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
+        cloud_kwargs=None, keep_going=False):
+    """Run ``scenario``; return its ``Timeline``.
+
+    :param progress: called with a line per step, if given.
+    :param checks: callables ``check(snapshot, timeline, scenario)`` that
+        return a list of problems (invariants); run after every step.
+    :param fixtures: fixtures to have in place while the cloud runs (for
+        example a bug's reintroduction).
+    :param keep_going: record each step's problems on its timeline entry
+        and go on, instead of raising at the first (for side-by-side
+        reports of a whole run).
+    """
+    timeline = timeline_mod.Timeline()
+    say = progress or (lambda line: None)
+    with contextlib.ExitStack() as stack:
+        cloud = stack.enter_context(cloud_mod.Cloud(
+            test_id=test_id or 'scenario.%s' % scenario.id,
+            conf=scenario.config, **(cloud_kwargs or {})))
+        for fixture in fixtures:
+            stack.enter_context(fixture)
+        for host in sorted(scenario.hosts.values(), key=lambda h: h.name):
+            cloud.start_compute(host.name, driver=host.driver,
+                                profile=host.profile)
+        for flavor in scenario.flavors.values():
+            cloud.create_flavor(flavor.name, vcpus=flavor.vcpus,
+                                ram=flavor.ram, disk=flavor.disk,
+                                ephemeral=flavor.ephemeral, swap=flavor.swap,
+                                extra_specs=flavor.extra_specs)
+        timeline.add(0, 'start', cloud.snapshot())
+        for step in scenario.steps:
+            error = None
+            try:
+                execute(cloud, step)
+            except errors.ScenarioFailed:
+                raise
+            except errors.HarnessError as exc:
+                error = 'the step failed: %s' % exc
+                if not keep_going:
+                    raise _failed(step, 'step %d (%s) failed: %s'
+                                  % (step.index, step.label, exc), timeline)
+            snap = cloud.reader.read(step.label)
+            entry = timeline.add(step.index, step.label, snap)
+            problems = [error] if error else []
+            problems += expect_mod.check(step.expect, snap, scenario)
+            if problems and not keep_going:
+                raise _with_timeline(
+                    expect_mod.failure(step, problems), timeline)
+            for check in checks:
+                found = check(snap, timeline, scenario)
+                if found and not keep_going:
+                    raise _failed(step, 'step %d (%s): %s' % (
+                        step.index, step.label, '\n  '.join(found)),
+                        timeline, '\n'.join(found))
+                problems += found
+            entry.problems = problems
+            say('step %d: %s ... %s' % (
+                step.index, step.label,
+                'ok' if not problems else 'FAILED\n  ' + '\n  '.join(
+                    problems)))
+    return timeline
+
+
+def execute(cloud, step):
+    """Do one step on ``cloud``."""
+    args = step.args
+    servers = cloud.servers
+    operations = {
+        'boot': lambda: servers.boot(args['server'], args['flavor'],
+                                     host=args.get('host')),
+        'resize': lambda: servers.resize(args['server'], args['flavor']),
+        'confirm': lambda: servers.confirm(args['server']),
+        'revert': lambda: servers.revert(args['server']),
+        'migrate': lambda: servers.migrate(args['server'],
+                                           host=args.get('host')),
+        'live_migrate': lambda: servers.live_migrate(
+            args['server'], host=args.get('host')),
+        'delete': lambda: servers.delete(args['server']),
+    }
+    if step.kind in operations:
+        if step.error is None:
+            operations[step.kind]()
+            return
+        try:
+            operations[step.kind]()
+        except errors.OperationFailed as exc:
+            if step.error not in str(exc):
+                raise errors.OperationFailed(
+                    'failed, but not with %r: %s' % (step.error, exc))
+            return
+        raise errors.OperationFailed(
+            'was expected to fail with %r but succeeded' % step.error)
+    elif step.kind == 'run_periodic':
+        for host in args['hosts'] or sorted(cloud.computes):
+            cloud.run_periodic(args['task'], host)
+    elif step.kind == 'advance_clock':
+        cloud.clock.advance(args['seconds'])
+    elif step.kind == 'inject':
+        cloud.race.at(args['point'], when=args['when'],
+                      host=args.get('at_host'), server=args.get('server'),
+                      times=args['times']).run(args['run'], host=args['on'])
+    elif step.kind == 'stop_compute':
+        cloud.stop_compute(args['host'])
+    elif step.kind == 'start_compute':
+        cloud.restart_compute(args['host'])
+    else:  # pragma: no cover - the loader refuses other kinds
+        raise errors.HarnessError('unknown step kind %r' % step.kind)
+
+
+def _failed(step, message, timeline, diff=''):
+    failure = errors.ScenarioFailed(message, step=step, diff=diff)
+    return _with_timeline(failure, timeline)
+
+
+def _with_timeline(failure, timeline):
+    failure.timeline = timeline
+    failure.args = ('%s\n\ntimeline so far:\n%s'
+                    % (failure.args[0], timeline.render()),)
+    return failure

@@ -1,0 +1,56 @@
+"""Every scenario file in tests/functional/scenarios, as test methods.
+
+One test class per file (so stestr's group_regex keeps a file in one
+worker) and, with ddt, one test method per scenario in it. Test IDs carry
+the file name, the scenario name and its bug IDs, so ``stestr run
+resize_confirm`` or ``stestr run 1944759`` selects them.
+"""
+
+import glob
+import os
+
+import ddt
+import testtools
+
+from harness import errors
+from harness import scenario as scenario_mod
+from harness import testing
+
+SCENARIO_DIR = os.path.join(os.path.dirname(__file__), 'scenarios')
+
+
+def _class_for(path):
+    stem = os.path.splitext(os.path.basename(path))[0]
+    name = ''.join(part.title() for part in stem.split('_'))
+    try:
+        scenarios = scenario_mod.load(path)
+    except errors.ScenarioError as exc:
+        message = str(exc)
+
+        def test_load(self):
+            self.fail(message)
+
+        return name, type(name, (testtools.TestCase,),
+                          {'test_load': test_load})
+    for scenario in scenarios:
+        # ddt names each test after its datum's __name__.
+        scenario.__name__ = scenario.id
+
+    @ddt.ddt
+    class FileScenarios(testing.ScenarioTestCase):
+
+        @ddt.data(*scenarios)
+        def test(self, scenario):
+            self.run_scenario(scenario)
+
+    FileScenarios.__name__ = FileScenarios.__qualname__ = name
+    return name, FileScenarios
+
+
+def _load_all():
+    for path in sorted(glob.glob(os.path.join(SCENARIO_DIR, '*.yaml'))):
+        name, cls = _class_for(path)
+        globals()[name] = cls
+
+
+_load_all()
