@@ -20,8 +20,9 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
     """Run ``scenario``; return its ``Timeline``.
 
     :param progress: called with a line per step, if given.
-    :param checks: callables ``check(snapshot, timeline, scenario)`` that
-        return a list of problems (invariants); run after every step.
+    :param checks: callables ``check(cloud, step, snapshot, timeline,
+        scenario)`` that return a list of problems (invariants); run after
+        every step, once its expectations held.
     :param fixtures: fixtures to have in place while the cloud runs (for
         example a bug's reintroduction).
     :param keep_going: record each step's problems on its timeline entry
@@ -64,7 +65,7 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
                 raise _with_timeline(
                     expect_mod.failure(step, problems), timeline)
             for check in checks:
-                found = check(snap, timeline, scenario)
+                found = check(cloud, step, snap, timeline, scenario)
                 if found and not keep_going:
                     raise _failed(step, 'step %d (%s): %s' % (
                         step.index, step.label, '\n  '.join(found)),

@@ -63,6 +63,28 @@ PERIODICS = ('update_available_resource', '_poll_unconfirmed_resizes',
              '_cleanup_expired_console_auth_tokens', 'report_state')
 CUSTOM_RC = re.compile(r'^CUSTOM_[A-Z0-9_]+$')
 MIGRATION_CONSUMER = re.compile(r'^migration\((?P<server>[^)]+)\)$')
+BOOL_TAG = 'tag:yaml.org,2002:bool'
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader with YAML 1.2 booleans (true/false only).
+
+    YAML 1.1 reads ``on``, ``off``, ``yes`` and ``no`` as booleans, so
+    ``inject: {on: source}`` would have a key ``True``.
+    """
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != BOOL_TAG]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+_Loader.add_implicit_resolver(
+    BOOL_TAG, re.compile(r'^(?:true|True|TRUE|false|False|FALSE)$'),
+    list('tTfF'))
+
+
+def safe_load(text):
+    """Parse YAML text safely (no Python tags), YAML 1.2 booleans."""
+    return yaml.load(text, Loader=_Loader)  # nosec - _Loader is safe
 
 
 @dataclasses.dataclass
@@ -163,7 +185,7 @@ def load(path):
     with open(path) as source:
         text = source.read()
     try:
-        document = yaml.safe_load(text)
+        document = safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, 'problem_mark', None)
         where = (' (line %d, column %d)' % (mark.line + 1, mark.column + 1)

@@ -1,0 +1,151 @@
+"""``harness``: run scenarios, list bugs, reproduce a bug.
+
+    harness run FILE...        run scenario files; a line per step, then
+                               the timeline; exit 0 pass, 1 fail, 2 bad
+                               input
+    harness bugs               the registered bugs: title, link, fix
+    harness reproduce BUG      run the bug's scenario on Nova as installed
+                               and with the bug reintroduced, and show the
+                               two allocation timelines side by side;
+                               exit 0 when the bug shows only when
+                               reintroduced, 1 otherwise, 2 for an
+                               unknown bug
+
+Bad input (a malformed scenario, an unknown bug) is one message naming
+the file, the step and the field, before any service starts.
+"""
+
+import argparse
+import logging
+import sys
+import warnings
+
+from harness import errors
+
+EXIT_PASS, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        # argparse's own usage errors exit 2 too, as bad input should.
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_BAD_INPUT, 'harness: error: %s\n' % message)
+
+
+def build_parser():
+    parser = _Parser(prog='harness', description=__doc__.split('\n')[0])
+    sub = parser.add_subparsers(dest='command', metavar='COMMAND')
+    sub.required = True
+    run = sub.add_parser('run', help='run scenario files')
+    run.add_argument('files', nargs='+', metavar='FILE')
+    run.add_argument('--no-invariants', action='store_true',
+                     help='check only the scenarios\' own expectations')
+    run.add_argument('--no-periodic-check', action='store_true',
+                     help='skip the periodic-idempotence invariant')
+    sub.add_parser('bugs', help='list the registered bugs')
+    reproduce = sub.add_parser(
+        'reproduce', help='show a bug: installed Nova vs reintroduced')
+    reproduce.add_argument('bug', metavar='BUG')
+    return parser
+
+
+def main(argv=None, out=None):
+    out = out or sys.stdout
+    args = build_parser().parse_args(argv)
+    _quiet_logging()
+    try:
+        if args.command == 'bugs':
+            return cmd_bugs(out)
+        if args.command == 'run':
+            return cmd_run(args, out)
+        return cmd_reproduce(args.bug, out)
+    except (errors.ScenarioError, errors.ProfileError,
+            errors.UnknownName) as exc:
+        print('harness: %s' % exc, file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+def _quiet_logging():
+    # Nova's services log to the test's log capture; on a terminal only
+    # warnings and worse belong next to the harness's own lines.
+    logging.getLogger().setLevel(logging.WARNING)
+    warnings.filterwarnings('ignore', category=DeprecationWarning)
+
+
+def _checks(no_invariants=False, no_periodic_check=False):
+    if no_invariants:
+        return []
+    try:
+        from harness import invariants
+    except ImportError:  # pragma: no cover - until invariants land
+        return []
+    return [invariants.Checker(periodic_idempotence=not no_periodic_check)]
+
+
+def cmd_bugs(out):
+    from harness import bugs
+    for bug in bugs.known():
+        print('LP#%s  %s\n    %s\n    fixed by %s'
+              % (bug.id, bug.title, bug.link, bug.fix), file=out)
+    return EXIT_PASS
+
+
+def cmd_run(args, out):
+    from harness import runner
+    from harness import scenario as scenario_mod
+    # Load everything first: bad input stops us before any service starts.
+    loaded = [s for path in args.files for s in scenario_mod.load(path)]
+    checks = _checks(args.no_invariants, args.no_periodic_check)
+    for scenario in loaded:
+        print('scenario: %s (%s)' % (scenario.name, scenario.path), file=out)
+        try:
+            timeline = runner.run(
+                scenario, checks=checks,
+                progress=lambda line: print('  ' + line, file=out))
+        except errors.ScenarioFailed as exc:
+            print('FAILED %s' % exc, file=out)
+            return EXIT_FAIL
+        print(timeline.render(), file=out)
+        print('passed: %s\n' % scenario.name, file=out)
+    return EXIT_PASS
+
+
+def cmd_reproduce(bug_id, out):
+    from harness import bugs
+    from harness import runner
+    from harness import scenario as scenario_mod
+    from harness import timeline as timeline_mod
+    bug = bugs.get(bug_id)
+    scenarios = scenario_mod.load(bug.scenario_path)
+    print('LP#%s: %s\n%s\nfixed by %s\n%s\n'
+          % (bug.id, bug.title, bug.link, bug.fix, bug.story), file=out)
+    shows = True
+    for scenario in scenarios:
+        print('scenario: %s' % scenario.name, file=out)
+        installed = runner.run(scenario, keep_going=True)
+        reintroduced = runner.run(scenario, keep_going=True,
+                                  fixtures=[bug.reintroduce()])
+        text, _ = timeline_mod.side_by_side(
+            installed, reintroduced, 'installed', 'reintroduced')
+        print(text, file=out)
+        for name, timeline in (('installed Nova', installed),
+                               ('with the bug reintroduced', reintroduced)):
+            failed = timeline.failed
+            if not failed:
+                print('%s: every expectation held' % name, file=out)
+            for entry in failed:
+                print('%s: step %d (%s):\n    %s' % (
+                    name, entry.index, entry.label,
+                    '\n    '.join(entry.problems)), file=out)
+        here = bool(reintroduced.failed) and not installed.failed
+        shows = shows and here
+        print('-> %s\n' % (
+            'the bug shows when reintroduced and not on installed Nova'
+            if here else 'the bug does NOT show as it should'), file=out)
+    print('verdict: %s' % ('reproduced' if shows else 'not reproduced'),
+          file=out)
+    return EXIT_PASS if shows else EXIT_FAIL
+
+
+if __name__ == '__main__':  # pragma: no cover
+    sys.exit(main())
