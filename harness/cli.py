@@ -91,10 +91,11 @@ def cmd_bugs(out):
 
 
 def cmd_run(args, out):
-    from harness import runner
     from harness import scenario as scenario_mod
-    # Load everything first: bad input stops us before any service starts.
+    # Load everything first: bad input stops us before any service starts
+    # (and before Nova is even imported).
     loaded = [s for path in args.files for s in scenario_mod.load(path)]
+    from harness import runner
     checks = _checks(args.no_invariants, args.no_periodic_check)
     for scenario in loaded:
         print('scenario: %s (%s)' % (scenario.name, scenario.path), file=out)
@@ -112,11 +113,11 @@ def cmd_run(args, out):
 
 def cmd_reproduce(bug_id, out):
     from harness import bugs
-    from harness import runner
     from harness import scenario as scenario_mod
-    from harness import timeline as timeline_mod
     bug = bugs.get(bug_id)
     scenarios = scenario_mod.load(bug.scenario_path)
+    from harness import runner
+    from harness import timeline as timeline_mod
     print('LP#%s: %s\n%s\nfixed by %s\n%s\n'
           % (bug.id, bug.title, bug.link, bug.fix, bug.story), file=out)
     shows = True

@@ -1,0 +1,52 @@
+"""``harness run`` on real Nova: exit 0 for a pass, 1 for a failure.
+
+Hosts run fake.MediumFakeDriver; a 1-vCPU, 512 MB, 1 GB flavor allocates
+exactly that on the host it boots on.
+"""
+
+import io
+import os
+
+import fixtures
+import testtools
+
+from harness import cli
+
+SCENARIO = """
+name: boot and delete
+hosts: {host1: {driver: fake}}
+flavors: {small: {vcpus: 1, ram: 512, disk: 1}}
+steps:
+  - boot: {server: vm1, flavor: small, host: host1}
+    expect: {allocations: {vm1: {host1: %s}}}
+  - delete: vm1
+    expect: {allocations: {}}
+"""
+
+
+class TestRun(testtools.TestCase):
+
+    def run_file(self, allocation):
+        tmp = self.useFixture(fixtures.TempDir()).path
+        path = os.path.join(tmp, 'boot.yaml')
+        with open(path, 'w') as f:
+            f.write(SCENARIO % allocation)
+        out = io.StringIO()
+        return cli.main(['run', '--no-invariants', path], out=out), \
+            out.getvalue()
+
+    def test_pass_prints_steps_and_timeline(self):
+        code, out = self.run_file('small')
+        self.assertEqual(cli.EXIT_PASS, code, out)
+        self.assertIn('step 1: boot vm1 (small) on host1 ... ok', out)
+        self.assertIn('step 2: delete vm1 ... ok', out)
+        self.assertIn('vm1@host1 DISK=1,MEM=512,VCPU=1', out)
+        self.assertIn('passed: boot and delete', out)
+
+    def test_failed_expectation_exits_1_with_the_difference(self):
+        code, out = self.run_file('{VCPU: 2, MEMORY_MB: 512, DISK_GB: 1}')
+        self.assertEqual(cli.EXIT_FAIL, code, out)
+        self.assertIn('step 1 (boot vm1 (small) on host1)', out)
+        self.assertIn('allocations of vm1 on host1: VCPU expected 2, got 1',
+                      out)
+        self.assertIn('timeline so far:', out)

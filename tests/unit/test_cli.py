@@ -1,0 +1,91 @@
+"""The command line's answers to bad input, and its listings (no Nova)."""
+
+import io
+import os
+import subprocess
+import sys
+
+import fixtures
+import testtools
+
+from harness import cli
+
+
+class CliTestCase(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.stderr = io.StringIO()
+        self.useFixture(fixtures.MonkeyPatch('sys.stderr', self.stderr))
+        self.tmp = self.useFixture(fixtures.TempDir()).path
+
+    def run_cli(self, *argv):
+        out = io.StringIO()
+        code = cli.main(list(argv), out=out)
+        return code, out.getvalue(), self.stderr.getvalue()
+
+    def write(self, name, text):
+        path = os.path.join(self.tmp, name)
+        with open(path, 'w') as f:
+            f.write(text)
+        return path
+
+
+class TestBadInput(CliTestCase):
+
+    def test_unknown_bug_lists_the_known_ones(self):
+        code, _, err = self.run_cli('reproduce', '999999')
+        self.assertEqual(cli.EXIT_BAD_INPUT, code)
+        self.assertIn("unknown bug '999999'", err)
+        self.assertIn('1944759', err)
+
+    def test_missing_scenario_file(self):
+        code, _, err = self.run_cli('run', os.path.join(self.tmp, 'no.yaml'))
+        self.assertEqual(cli.EXIT_BAD_INPUT, code)
+        self.assertIn('no.yaml: no such scenario file', err)
+
+    def test_malformed_scenario_names_file_step_and_field(self):
+        path = self.write('bad.yaml', (
+            'name: bad\nhosts: {h1: {driver: fake}}\n'
+            'flavors: {f: {vcpus: 1, ram: 64, disk: 1}}\n'
+            'steps:\n  - boot: {server: vm1, flavor: nope}\n'))
+        code, _, err = self.run_cli('run', path)
+        self.assertEqual(cli.EXIT_BAD_INPUT, code)
+        self.assertIn('bad.yaml, step 1, field "boot.flavor"', err)
+        self.assertIn("unknown flavor 'nope'", err)
+        # One clean line of our own, no traceback.
+        self.assertNotIn('Traceback', err)
+
+    def test_no_command_is_a_usage_error(self):
+        exc = self.assertRaises(SystemExit, cli.main, [])
+        self.assertEqual(cli.EXIT_BAD_INPUT, exc.code)
+
+    def test_unknown_option_is_a_usage_error(self):
+        argv = ['run', '--frobnicate', 'x.yaml']
+        exc = self.assertRaises(SystemExit, cli.main, argv)
+        self.assertEqual(cli.EXIT_BAD_INPUT, exc.code)
+        self.assertIn('--frobnicate', self.stderr.getvalue())
+
+    def test_bad_input_does_not_import_nova(self):
+        # Nova's import is what starts eventlet patching and takes seconds;
+        # refusing bad input must not need it. Run in a clean interpreter.
+        path = self.write('bad.yaml', 'name: [unclosed\n')
+        code = ('import sys; from harness import cli; '
+                'rc = cli.main(["run", %r]); '
+                'sys.exit(10 + rc if "nova" in sys.modules else rc)' % path)
+        result = subprocess.run([sys.executable, '-c', code],
+                                capture_output=True, text=True)
+        self.assertEqual(cli.EXIT_BAD_INPUT, result.returncode,
+                         result.stderr)
+        self.assertIn('not valid YAML', result.stderr)
+
+
+class TestBugs(CliTestCase):
+
+    def test_lists_bug_title_link_and_fix(self):
+        code, out, _ = self.run_cli('bugs')
+        self.assertEqual(cli.EXIT_PASS, code)
+        self.assertIn('LP#1944759  Store old_flavor already on source host '
+                      'during resize', out)
+        self.assertIn('https://bugs.launchpad.net/nova/+bug/1944759', out)
+        self.assertIn('b841e553214be9a732703e2dfed6c97698ef9b71', out)
