@@ -27,12 +27,18 @@ import datetime
 import warnings
 
 import fixtures
-from oslo_utils import fixture as utils_fixture
+from oslo_utils import timeutils
 
 from harness import errors
 
 HEARTBEAT = 'report_state'
 EPOCH = datetime.datetime(2026, 1, 1, 0, 0, 0)
+
+
+def _clear_time_override():
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', DeprecationWarning)
+        timeutils.clear_time_override()
 
 
 class _VirtualUtcnow(object):
@@ -70,12 +76,14 @@ class Clock(fixtures.Fixture):
         self._services = {}
         self._due = {}
         self.fired = []
+        # oslo.utils' time override (what its TimeFixture uses), not a mock:
+        # a mock would miss the column defaults that captured utcnow at
+        # import. The override functions are deprecated in favour of mocks,
+        # hence the silenced warnings.
         with warnings.catch_warnings():
-            # TimeFixture goes through set_time_override, deprecated in
-            # favour of mock.patch; a mock would miss the column defaults
-            # that captured utcnow at import.
             warnings.simplefilter('ignore', DeprecationWarning)
-            self.useFixture(utils_fixture.TimeFixture(_VirtualUtcnow(self)))
+            timeutils.set_time_override(_VirtualUtcnow(self))
+        self.addCleanup(_clear_time_override)
         self.useFixture(fixtures.MonkeyPatch(
             'oslo_service.periodic_task.now', lambda: self.now))
 

@@ -141,13 +141,15 @@ class NovaEnvironment(fixtures.Fixture):
 
     def _setUp(self):
         self.useFixture(fixtures.EnvironmentVariable('OS_LOG_CAPTURE', '0'))
+        # Logging first, so that it still captures what the executors log
+        # when they shut down in clean-up.
+        self.useFixture(log_fixture.get_logging_handle_error_fixture())
+        self.stdlog = self.useFixture(nova_fixtures.StandardLogging())
         self.useFixture(
             nova_fixtures.PropagateTestCaseIdToChildEventlets(self.test_id))
         self.useFixture(nova_fixtures.OpenStackSDKFixture())
         self.useFixture(nova_fixtures.IsolatedExecutorFixture(self.test_id))
         self.useFixture(nova_fixtures.DelayingExecutorWrapperCleanupFixture())
-        self.useFixture(log_fixture.get_logging_handle_error_fixture())
-        self.stdlog = self.useFixture(nova_fixtures.StandardLogging())
         self.useFixture(nova_fixtures.ConfFixture(CONF))
         self.useFixture(nova_fixtures.ConfPatcher(
             group='wsgi', api_paste_config=install.nova_api_paste_ini()))
