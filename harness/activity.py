@@ -14,6 +14,7 @@ import threading
 import fixtures
 
 from nova import objects
+from nova.scheduler.client import report
 from nova import thread_pool_factory
 
 from harness import errors
@@ -76,6 +77,10 @@ class Activity(fixtures.Fixture):
             self._observe(cls, 'save')
             self._observe(cls, 'create')
         self._observe(objects.Instance, 'destroy')
+        self._observe(objects.ComputeNode, 'save')
+        self.placement_writes = 0
+        for verb in ('put', 'post', 'delete'):
+            self._count_placement(verb)
 
     def _observe(self, cls, method):
         real = getattr(cls, method)
@@ -95,6 +100,27 @@ class Activity(fixtures.Fixture):
         observed.__name__ = method
         self.useFixture(fixtures.MonkeyPatch(
             '%s.%s.%s' % (cls.__module__, cls.__name__, method), observed))
+
+    def _count_placement(self, verb):
+        # Installed after the PlacementFixture, so this wraps its client.
+        path = 'nova.scheduler.client.report.SchedulerReportClient.' + verb
+        real = getattr(report.SchedulerReportClient, verb)
+        activity = self
+
+        def counted(*args, **kwargs):
+            activity.placement_writes += 1
+            return real(*args, **kwargs)
+
+        self.useFixture(fixtures.MonkeyPatch(path, counted))
+
+    @property
+    def version(self):
+        """Grows with every write Nova makes to its records or Placement.
+
+        Two moments with the same version saw the same database and
+        Placement state (in-memory state aside).
+        """
+        return self.saves + self.placement_writes
 
     def add_listener(self, callback):
         """Call ``callback(obj, method, when, changes)`` around each save.

@@ -3,6 +3,10 @@
     harness run FILE...        run scenario files; a line per step, then
                                the timeline; exit 0 pass, 1 fail, 2 bad
                                input
+    harness explore FILE...    inject periodics at every race point of
+                               the moves in the scenarios, check, shrink
+                               what fails; exit 0 clean, 1 found, 2 bad
+                               input
     harness bugs               the registered bugs: title, link, fix
     harness reproduce BUG      run the bug's scenario on Nova as installed
                                and with the bug reintroduced, and show the
@@ -42,6 +46,26 @@ def build_parser():
                      help='check only the scenarios\' own expectations')
     run.add_argument('--no-periodic-check', action='store_true',
                      help='skip the periodic-idempotence invariant')
+    run.add_argument('--reintroduce', metavar='BUG',
+                     help='run with this fixed bug put back into Nova')
+    explore = sub.add_parser(
+        'explore', help='inject periodics at every race point of moves')
+    explore.add_argument('files', nargs='+', metavar='SCENARIO')
+    explore.add_argument('--tasks', default='',
+                         help='more periodic tasks to inject, comma '
+                              'separated (update_available_resource is '
+                              'always tried)')
+    explore.add_argument('--depth', type=int, default=1, choices=(1, 2),
+                         help='injections per replay')
+    explore.add_argument('--reintroduce', metavar='BUG',
+                         help='explore with this bug put back')
+    explore.add_argument('--workers', type=int, default=None,
+                         help='replay processes (default: one per core)')
+    explore.add_argument('--limit', type=int, default=None,
+                         help='at most this many replays per scenario')
+    explore.add_argument('--out', default='explored',
+                         help='where shrunk reproducers are written')
+    explore.add_argument('--no-invariants', action='store_true')
     sub.add_parser('bugs', help='list the registered bugs')
     reproduce = sub.add_parser(
         'reproduce', help='show a bug: installed Nova vs reintroduced')
@@ -58,6 +82,8 @@ def main(argv=None, out=None):
             return cmd_bugs(out)
         if args.command == 'run':
             return cmd_run(args, out)
+        if args.command == 'explore':
+            return cmd_explore(args, out)
         return cmd_reproduce(args.bug, out)
     except (errors.ScenarioError, errors.ProfileError,
             errors.UnknownName) as exc:
@@ -95,6 +121,10 @@ def cmd_run(args, out):
     # Load everything first: bad input stops us before any service starts
     # (and before Nova is even imported).
     loaded = [s for path in args.files for s in scenario_mod.load(path)]
+    fixtures = []
+    if args.reintroduce:
+        from harness import bugs
+        fixtures.append(bugs.get(args.reintroduce))
     from harness import runner
     checks = _checks(args.no_invariants, args.no_periodic_check)
     for scenario in loaded:
@@ -102,6 +132,7 @@ def cmd_run(args, out):
         try:
             timeline = runner.run(
                 scenario, checks=checks,
+                fixtures=[bug.reintroduce() for bug in fixtures],
                 progress=lambda line: print('  ' + line, file=out))
         except errors.ScenarioFailed as exc:
             print('FAILED %s' % exc, file=out)
@@ -109,6 +140,25 @@ def cmd_run(args, out):
         print(timeline.render(), file=out)
         print('passed: %s\n' % scenario.name, file=out)
     return EXIT_PASS
+
+
+def cmd_explore(args, out):
+    from harness import bugs
+    from harness import scenario as scenario_mod
+    loaded = [s for path in args.files for s in scenario_mod.load(path)]
+    if args.reintroduce:
+        bugs.get(args.reintroduce)
+    from harness import explorer as explorer_mod
+    tasks = [t.strip() for t in args.tasks.split(',') if t.strip()]
+    explorer = explorer_mod.Explorer(
+        tasks=tasks, depth=args.depth, reintroduce=args.reintroduce,
+        workers=args.workers, out_dir=args.out, limit=args.limit,
+        invariants=not args.no_invariants,
+        progress=lambda line: print(line, file=out, flush=True))
+    reports = [explorer.explore(scenario) for scenario in loaded]
+    for report in reports:
+        print(report.summary(), file=out)
+    return EXIT_FAIL if any(r.failed for r in reports) else EXIT_PASS
 
 
 def cmd_reproduce(bug_id, out):

@@ -75,6 +75,8 @@ class Passage(object):
     # The migration in flight for the server, for hosts named by role.
     migration: typing.Any = dataclasses.field(
         default=None, repr=False, compare=False)
+    # Nova's write count when the point was passed (Activity.version).
+    version: int = dataclasses.field(default=0, repr=False, compare=False)
 
     def __str__(self):
         return '%s %s on %s%s' % (
@@ -244,7 +246,8 @@ class RacePoints(fixtures.Fixture):
         server = None
         if instance is not None:
             server = self._cloud.servers.names().get(instance.uuid)
-        passage = Passage(point, when, host, server)
+        passage = Passage(point, when, host, server,
+                          version=self._cloud.activity.version)
         if self.record:
             self.recording.append(passage)
         due = [inj for inj in self.injections if inj.matches(passage)]

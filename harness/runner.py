@@ -48,6 +48,7 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
         timeline.add(0, 'start', cloud.snapshot())
         for step in scenario.steps:
             error = None
+            passed_from = len(cloud.race.recording)
             try:
                 execute(cloud, step)
             except errors.ScenarioFailed:
@@ -59,6 +60,7 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
                                   % (step.index, step.label, exc), timeline)
             snap = cloud.reader.read(step.label)
             entry = timeline.add(step.index, step.label, snap)
+            entry.passages = cloud.race.recording[passed_from:]
             problems = [error] if error else []
             problems += expect_mod.check(step.expect, snap, scenario)
             if problems and not keep_going:

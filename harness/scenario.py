@@ -129,6 +129,8 @@ class Step(object):
     args: dict
     expect: dict
     error: typing.Optional[str] = None
+    # The step as written, so a scenario can be written back out.
+    raw: dict = dataclasses.field(default_factory=dict, repr=False)
 
     @property
     def label(self):
@@ -166,6 +168,27 @@ class Scenario(object):
     config: dict = dataclasses.field(default_factory=dict)
     # The one invariant this scenario expects to break, with the bug why.
     expected_breaks: dict = dataclasses.field(default_factory=dict)
+    # The scenario as written, so it can be changed and written back out.
+    raw: dict = dataclasses.field(default_factory=dict, repr=False)
+
+    def document(self, steps=None, name=None):
+        """The scenario as a YAML-ready mapping, with other steps if given.
+
+        ``steps`` are raw step mappings; the result loads with ``parse``.
+        """
+        doc = {key: value for key, value in self.raw.items()
+               if key != 'steps'}
+        doc['steps'] = [dict(step.raw) for step in self.steps] \
+            if steps is None else steps
+        if name:
+            doc['name'] = name
+        return doc
+
+    def dump(self, steps=None, name=None):
+        """The scenario as YAML text (see ``document``)."""
+        return yaml.safe_dump(self.document(steps, name),
+                              default_flow_style=None, sort_keys=False,
+                              width=100)
 
     @property
     def id(self):
@@ -275,7 +298,8 @@ def parse(doc, where, path=None):
                                       **values)
 
     scenario = Scenario(name=name, path=path or where, hosts=hosts,
-                        flavors=flavors, steps=[], bugs=bugs, config=config)
+                        flavors=flavors, steps=[], bugs=bugs, config=config,
+                        raw=doc)
     breaks = check.mapping(doc.get('expected_breaks', {}), 'expected_breaks')
     for invariant, bug in breaks.items():
         if str(check.integer(bug, 'expected_breaks.%s' % invariant)) \
@@ -349,7 +373,7 @@ def _parse_step(check, raw, index, scenario, state):
     expect = raw.get('expect', {}) or {}
     from harness import expect as expect_mod
     expect = expect_mod.parse(check.field('expect'), expect, scenario, state)
-    return Step(index, kind, args, expect, error)
+    return Step(index, kind, args, expect, error, raw=raw)
 
 
 def _server_arg(check, value, keys=('server',), required=('server',)):

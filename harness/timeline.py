@@ -18,6 +18,8 @@ class Entry(object):
     snapshot: snapshot_mod.Snapshot
     # What went wrong at this step (expectations, invariants), if anything.
     problems: list = dataclasses.field(default_factory=list)
+    # The race points the step passed, in order.
+    passages: list = dataclasses.field(default_factory=list)
 
 
 class Timeline(object):

@@ -1,0 +1,336 @@
+"""The race explorer: periodics at every race point of a move, shrunk.
+
+Systematic, bounded exploration in the manner of CHESS: most real races
+need one or two preemptions, so try every race point with one injection
+(``depth=1``) or every pair (``depth=2``) rather than random timings.
+
+1. Run the scenario once and record the race points each step passes.
+2. For every point a move step passes (resize, migrate, live_migrate,
+   confirm, revert), replay the scenario with an injection there: each
+   periodic task (``update_available_resource`` always) on the source, on
+   the destination, and on both in each order.
+3. After every step of every replay, check the scenario's expectations and
+   the invariant checks.
+4. Shrink each failure, as Hypothesis does, to the fewest steps and
+   injections that still fail, and write it out as a scenario file that
+   ``harness run`` runs as it stands. Replays are deterministic (the
+   cloud's clock and injections are), so a shrunk file fails every time.
+
+Replays are independent and run in worker processes, on all cores. The
+explorer knows nothing about any particular bug: what it finds, it finds
+from the points Nova passes and the checks that fail.
+"""
+
+import concurrent.futures
+import dataclasses
+import itertools
+import multiprocessing
+import os
+import time
+
+from harness import errors
+from harness import scenario as scenario_mod
+
+MOVE_STEPS = ('resize', 'migrate', 'live_migrate', 'confirm', 'revert')
+# How a replay's problem reads when its injection could not run.
+INAPPLICABLE = 'the step failed: injection'
+
+ORDERS = (('source',), ('dest',), ('source', 'dest'), ('dest', 'source'))
+
+
+@dataclasses.dataclass(frozen=True)
+class Point(object):
+    """A race point passed during one step of the recorded run."""
+    step: int          # index of the step (1-based) that passed it
+    when: str
+    point: str
+    host: str
+    server: str
+
+    def __str__(self):
+        return '%s %s on %s (step %d)' % (self.when, self.point,
+                                          self.host or '-', self.step)
+
+
+@dataclasses.dataclass(frozen=True)
+class Injection(object):
+    at: Point
+    task: str
+    hosts: tuple       # roles, in the order they run
+
+    def steps(self):
+        """Raw ``inject`` steps, one per host, to insert before the step."""
+        steps = []
+        for host in self.hosts:
+            inject = {self.at.when: self.at.point, 'run': self.task,
+                      'on': host}
+            if self.at.server:
+                inject['server'] = self.at.server
+            if self.at.host:
+                inject['at_host'] = self.at.host
+            steps.append({'inject': inject})
+        return steps
+
+    def __str__(self):
+        return '%s on %s %s' % (self.task, ' then '.join(self.hosts),
+                                self.at)
+
+
+@dataclasses.dataclass
+class Outcome(object):
+    injections: tuple
+    failed: bool
+    step: int = None
+    label: str = ''
+    problems: tuple = ()
+    shrunk_path: str = None
+    shrunk_steps: int = None
+
+    def __str__(self):
+        where = ' + '.join(str(i) for i in self.injections) or 'no injection'
+        if not self.failed:
+            return 'ok: %s' % where
+        return 'FAILED: %s\n  at step %d (%s):\n    %s' % (
+            where, self.step, self.label, '\n    '.join(self.problems))
+
+
+@dataclasses.dataclass
+class Report(object):
+    scenario: str
+    tried: int = 0
+    failed: list = dataclasses.field(default_factory=list)
+    shrunk: int = 0
+    seconds: float = 0.0
+    inapplicable: int = 0
+
+    def summary(self):
+        return ('%s: %d interleavings tried, %d failed, %d shrunk '
+                '(%d not applicable), in %.1f s'
+                % (self.scenario, self.tried, len(self.failed), self.shrunk,
+                   self.inapplicable, self.seconds))
+
+
+class Explorer(object):
+    """Explore one scenario; see the module docstring.
+
+    :param tasks: periodic tasks to inject; ``update_available_resource``
+        is always among them.
+    :param depth: injections per replay (1 or 2).
+    :param reintroduce: a bug ID whose reintroduction fixture is active in
+        every run (to show the explorer finds it).
+    :param workers: processes for replays (default: the machine's cores).
+    :param out_dir: where shrunk scenarios are written.
+    :param limit: at most this many replays (None: all).
+    :param invariants: check invariants after every step (default on).
+    """
+
+    def __init__(self, tasks=(), depth=1, reintroduce=None, workers=None,
+                 out_dir=None, limit=None, invariants=True, progress=None):
+        tasks = ['update_available_resource'] + [
+            t for t in tasks if t != 'update_available_resource']
+        for task in tasks:
+            if task not in scenario_mod.PERIODICS:
+                raise errors.ScenarioError(
+                    'unknown periodic task %r for --tasks; known: %s'
+                    % (task, ', '.join(scenario_mod.PERIODICS)))
+        if depth not in (1, 2):
+            raise errors.ScenarioError('--depth is 1 or 2, not %r' % depth)
+        self.tasks = tuple(tasks)
+        self.depth = depth
+        self.reintroduce = reintroduce
+        self.workers = workers or os.cpu_count() or 1
+        self.out_dir = out_dir or os.path.join(os.getcwd(), 'explored')
+        self.limit = limit
+        self.invariants = invariants
+        self.say = progress or (lambda line: None)
+
+    # -- exploring ---------------------------------------------------------
+
+    def explore(self, scenario):
+        started = time.monotonic()
+        report = Report(scenario.name)
+        baseline = replay(self._job(scenario, ()), record=True)
+        report.tried += 1
+        if baseline['failed']:
+            outcome = self._outcome((), baseline)
+            report.failed.append(outcome)
+            self.say(str(outcome))
+            report.seconds = time.monotonic() - started
+            return report
+        points = [Point(*p) for p in baseline['points']]
+        candidates = list(self.candidates(points))
+        if self.limit is not None:
+            candidates = candidates[:self.limit]
+        self.say('%s: %d race points in move steps, %d interleavings'
+                 % (scenario.name, len(points), len(candidates)))
+        jobs = [self._job(scenario, injections) for injections in candidates]
+        for injections, result in zip(candidates, self._map(jobs)):
+            if result['inapplicable']:
+                report.inapplicable += 1
+                continue
+            report.tried += 1
+            outcome = self._outcome(injections, result)
+            if outcome.failed:
+                report.failed.append(outcome)
+        shrunk_kinds = {}
+        for number, outcome in enumerate(report.failed, 1):
+            kind = (outcome.label, _kind(outcome.problems[0]))
+            if kind not in shrunk_kinds:
+                # One reproducer per kind of failure: the others differ
+                # only in the injection that led there.
+                self._shrink(scenario, outcome, number)
+                report.shrunk += 1
+                shrunk_kinds[kind] = outcome
+                self.say('%s\n  reproducer (%d steps): %s' % (
+                    outcome, outcome.shrunk_steps, outcome.shrunk_path))
+            else:
+                self.say('%s\n  same failure as: %s' % (
+                    outcome, shrunk_kinds[kind].shrunk_path))
+        report.seconds = time.monotonic() - started
+        return report
+
+    def candidates(self, points):
+        singles = [Injection(point, task, hosts)
+                   for point in points for task in self.tasks
+                   for hosts in ORDERS]
+        if self.depth == 1:
+            return [(single,) for single in singles]
+        return [(a, b) for a, b in itertools.combinations(singles, 2)
+                if a.at != b.at]
+
+    def _job(self, scenario, injections):
+        steps = [dict(step.raw) for step in scenario.steps]
+        # Insert from the last step back, so earlier indexes stay right.
+        for injection in sorted(injections, key=lambda i: -i.at.step):
+            position = injection.at.step - 1
+            steps[position:position] = injection.steps()
+        return {'document': scenario.document(steps),
+                'where': scenario.path,
+                'reintroduce': self.reintroduce,
+                'invariants': self.invariants}
+
+    def _map(self, jobs):
+        if self.workers <= 1 or len(jobs) <= 1:
+            return [replay(job) for job in jobs]
+        context = multiprocessing.get_context('spawn')
+        with concurrent.futures.ProcessPoolExecutor(
+                max_workers=self.workers, mp_context=context) as pool:
+            return list(pool.map(replay, jobs))
+
+    def _outcome(self, injections, result):
+        return Outcome(tuple(injections), result['failed'], result['step'],
+                       result['label'], tuple(result['problems']))
+
+    # -- shrinking ---------------------------------------------------------
+
+    def _shrink(self, scenario, outcome, number):
+        """Drop steps and injections while the replay still fails alike."""
+        steps = self._job(scenario, outcome.injections)['document']['steps']
+        # Steps after the one that failed cannot matter.
+        steps = steps[:outcome.step]
+        changed = True
+        while changed:
+            changed = False
+            for position in range(len(steps) - 1, -1, -1):
+                trial = steps[:position] + steps[position + 1:]
+                if self._still_fails(scenario, trial, outcome):
+                    steps = trial
+                    changed = True
+                    break
+        name = '%s (explored %d)' % (scenario.name, number)
+        os.makedirs(self.out_dir, exist_ok=True)
+        slug = scenario.id.split('__', 1)[-1][:60]
+        path = os.path.join(self.out_dir, '%s_explored_%d.yaml'
+                            % (slug, number))
+        with open(path, 'w') as out:
+            out.write('# Found by harness explore: %s\n' % ' + '.join(
+                str(i) for i in outcome.injections))
+            out.write('# It failed: %s\n' % outcome.problems[0])
+            out.write('# Replay: harness run %s%s\n' % (
+                '--reintroduce %s ' % self.reintroduce
+                if self.reintroduce else '', path))
+            out.write(scenario.dump(steps, name=name))
+        outcome.shrunk_path = path
+        outcome.shrunk_steps = len(steps)
+
+    def _still_fails(self, scenario, steps, outcome):
+        """Whether ``steps`` fail with the same kind of problem."""
+        if not steps:
+            return False
+        document = scenario.document(steps)
+        try:
+            scenario_mod.parse(scenario_mod.safe_load(scenario.dump(steps)),
+                               scenario.path, scenario.path)
+        except errors.ScenarioError:
+            return False
+        result = replay({'document': document, 'where': scenario.path,
+                         'reintroduce': self.reintroduce,
+                         'invariants': self.invariants})
+        kind = _kind(outcome.problems[0])
+        return result['failed'] and any(
+            _kind(problem) == kind for problem in result['problems'])
+
+
+def _kind(problem):
+    """What a problem is about: the text before its first colon."""
+    return problem.split(':', 1)[0]
+
+
+def replay(job, record=False):
+    """Run one scenario document; return a plain (picklable) result.
+
+    Runs in a worker process as well as in the explorer's own.
+    """
+    from harness import bugs
+    from harness import runner
+    scenario = scenario_mod.parse(job['document'], job['where'],
+                                  job['where'])
+    fixtures = []
+    if job['reintroduce']:
+        fixtures.append(bugs.get(job['reintroduce']).reintroduce())
+    checks = []
+    if job['invariants']:
+        try:
+            from harness import invariants
+        except ImportError:  # pragma: no cover - until invariants land
+            invariants = None
+        if invariants is not None:
+            checks.append(invariants.Checker())
+    timeline = runner.run(scenario, keep_going=True, fixtures=fixtures,
+                          checks=checks)
+    result = {'failed': False, 'step': None, 'label': '', 'problems': [],
+              'points': [], 'inapplicable': False}
+    for entry in timeline.failed:
+        if any(INAPPLICABLE in problem for problem in entry.problems):
+            # The injection could not run there (no migration in flight to
+            # name a source or destination): not a finding.
+            result['inapplicable'] = True
+            return result
+    if timeline.failed:
+        first = timeline.failed[0]
+        result.update(failed=True, step=first.index, label=first.label,
+                      problems=list(first.problems))
+    if record:
+        result['points'] = recorded_points(scenario, timeline)
+    return result
+
+
+def recorded_points(scenario, timeline):
+    """The distinct points the move steps passed, one per Nova state.
+
+    Two points of a step passed at the same ``version`` (no write to
+    Nova's records or Placement between them) would show an injected
+    periodic the same state; the first stands for both.
+    """
+    kinds = {step.index: step.kind for step in scenario.steps}
+    points, seen = [], set()
+    for entry in timeline:
+        if kinds.get(entry.index) not in MOVE_STEPS:
+            continue
+        for passage in entry.passages:
+            key = (entry.index, passage.version)
+            if key not in seen:
+                seen.add(key)
+                points.append((entry.index, passage.when, passage.point,
+                               passage.host, passage.server))
+    return points
