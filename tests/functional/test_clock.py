@@ -94,6 +94,19 @@ class TestAdvance(testtools.TestCase):
                                 'update_available_resource', 'host9')
         self.assertIn('host1', str(exc))
 
+    def test_tasks_nova_disables_run_only_when_asked(self):
+        # heal_instance_info_cache_interval defaults to -1 in Nova 34: the
+        # task is not scheduled, yet it can be run by name.
+        self.assertNotIn('_heal_instance_info_cache',
+                         self.cloud.clock.tasks_of('host1'))
+        self.assertIn('_heal_instance_info_cache',
+                      self.cloud.clock.runnable_tasks('host1'))
+        self.cloud.servers.boot('vm1', 'small', host='host1')
+        self.cloud.clock.run('_heal_instance_info_cache', 'host1')
+        self.assertNotIn('_heal_instance_info_cache',
+                         [task for _, _, task in self.cloud.clock.advance(
+                             120)])
+
     def test_time_only_moves_forward(self):
         self.assertRaises(errors.HarnessError, self.cloud.clock.advance, -1)
 

@@ -1,0 +1,44 @@
+"""A bounded exploration, as CI runs it: one scenario at depth 1.
+
+With LP#1944759 put back, exploring a plain pinned resize and confirm
+(no injection written anywhere) must find that a periodic on the source
+before the destination's finish_resize loses the outbound migration's
+pinned CPUs, and shrink it to a reproducer that fails as it stands.
+"""
+
+import os
+
+import fixtures
+import testtools
+
+from harness import bugs
+from harness import explorer
+from harness import runner
+from harness import scenario as scenario_mod
+
+SCENARIO = os.path.join(os.path.dirname(__file__), 'explore',
+                        'pinned_resize_confirm.yaml')
+
+
+class TestExplore(testtools.TestCase):
+
+    def test_finds_and_shrinks_a_reintroduced_race(self):
+        out = self.useFixture(fixtures.TempDir()).path
+        bug = '1944759'
+        found = explorer.Explorer(reintroduce=bug, out_dir=out,
+                                  invariants=False).explore(
+            scenario_mod.load(SCENARIO)[0])
+        self.assertGreater(found.tried, 10)
+        lost_pins = [o for o in found.failed
+                     if any('pinned CPUs on src' in p for p in o.problems)]
+        self.assertNotEqual([], lost_pins, found.summary())
+        shrunk = [o for o in lost_pins if o.shrunk_path]
+        self.assertEqual(1, len(shrunk))
+        # The reproducer fails as it stands (with the bug put back), and
+        # no longer than the original scenario plus its injection.
+        reproducer = scenario_mod.load(shrunk[0].shrunk_path)[0]
+        self.assertLessEqual(len(reproducer.steps), 5)
+        self.assertIn('inject', [step.kind for step in reproducer.steps])
+        timeline = runner.run(reproducer, keep_going=True,
+                              fixtures=[bugs.get(bug).reintroduce()])
+        self.assertNotEqual([], timeline.failed)

@@ -1,0 +1,72 @@
+"""The explorer's plan: which interleavings, and nothing bug-specific."""
+
+import os
+import re
+
+import testtools
+
+from harness import bugs
+from harness import errors
+from harness import explorer
+
+SOURCE = os.path.join(os.path.dirname(explorer.__file__), 'explorer.py')
+
+
+class TestNoBugSpecificCode(testtools.TestCase):
+
+    def test_explorer_names_no_bug_and_no_reintroduction(self):
+        with open(SOURCE) as f:
+            text = f.read()
+        for bug in bugs.known():
+            self.assertNotIn(bug.id, text)
+        self.assertNotIn('reintroduce import', text)
+        self.assertIsNone(re.search(r'\b\d{6,7}\b', text))
+        # It injects periodics at points it recorded, not at points it
+        # was told about.
+        self.assertNotIn('finish_resize', text)
+        self.assertNotIn('old_flavor', text)
+
+
+class TestCandidates(testtools.TestCase):
+
+    points = [explorer.Point(2, 'before', 'finish_resize', 'dst', 'vm1'),
+              explorer.Point(3, 'after', 'confirm_resize', 'src', 'vm1')]
+
+    def test_depth_one_tries_each_point_with_each_host_order(self):
+        plan = explorer.Explorer(workers=1).candidates(self.points)
+        self.assertEqual(2 * 4, len(plan))
+        self.assertEqual(
+            [('source',), ('dest',), ('source', 'dest'), ('dest', 'source')],
+            [c[0].hosts for c in plan[:4]])
+        self.assertTrue(all(c[0].task == 'update_available_resource'
+                            for c in plan))
+
+    def test_more_tasks_multiply_the_plan(self):
+        plan = explorer.Explorer(
+            tasks=['_poll_unconfirmed_resizes'], workers=1).candidates(
+            self.points)
+        self.assertEqual(2 * 2 * 4, len(plan))
+
+    def test_depth_two_tries_pairs_at_different_points(self):
+        plan = explorer.Explorer(depth=2, workers=1).candidates(self.points)
+        self.assertEqual(4 * 4, len(plan))
+        self.assertTrue(all(a.at != b.at for a, b in plan))
+
+    def test_injection_steps_name_the_point_and_hosts(self):
+        injection = explorer.Injection(self.points[0],
+                                       'update_available_resource',
+                                       ('dest', 'source'))
+        self.assertEqual(
+            [{'inject': {'before': 'finish_resize',
+                         'run': 'update_available_resource', 'on': 'dest',
+                         'server': 'vm1', 'at_host': 'dst'}},
+             {'inject': {'before': 'finish_resize',
+                         'run': 'update_available_resource',
+                         'on': 'source', 'server': 'vm1',
+                         'at_host': 'dst'}}],
+            injection.steps())
+
+    def test_bad_options_are_refused(self):
+        self.assertRaises(errors.ScenarioError, explorer.Explorer,
+                          tasks=['no_such_task'])
+        self.assertRaises(errors.ScenarioError, explorer.Explorer, depth=3)
