@@ -101,10 +101,7 @@ def _quiet_logging():
 def _checks(no_invariants=False, no_periodic_check=False):
     if no_invariants:
         return []
-    try:
-        from harness import invariants
-    except ImportError:  # pragma: no cover - until invariants land
-        return []
+    from harness import invariants
     return [invariants.Checker(periodic_idempotence=not no_periodic_check)]
 
 
@@ -138,6 +135,12 @@ def cmd_run(args, out):
             print('FAILED %s' % exc, file=out)
             return EXIT_FAIL
         print(timeline.render(), file=out)
+        missing = [name for check in checks
+                   for name in check.missing_breaks(scenario)]
+        if missing:
+            print('FAILED %s: expected %s to break, but it held'
+                  % (scenario.name, ', '.join(missing)), file=out)
+            return EXIT_FAIL
         print('passed: %s\n' % scenario.name, file=out)
     return EXIT_PASS
 

@@ -290,12 +290,8 @@ def replay(job, record=False):
         fixtures.append(bugs.get(job['reintroduce']).reintroduce())
     checks = []
     if job['invariants']:
-        try:
-            from harness import invariants
-        except ImportError:  # pragma: no cover - until invariants land
-            invariants = None
-        if invariants is not None:
-            checks.append(invariants.Checker())
+        from harness import invariants
+        checks.append(invariants.Checker())
     timeline = runner.run(scenario, keep_going=True, fixtures=fixtures,
                           checks=checks)
     result = {'failed': False, 'step': None, 'label': '', 'problems': [],

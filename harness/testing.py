@@ -4,17 +4,26 @@ import testtools
 from testtools import content
 
 from harness import errors
+from harness import invariants
 from harness import runner
 
 
 class ScenarioTestCase(testtools.TestCase):
-    """Runs scenarios; a failure carries the diff and timeline as details.
+    """Runs scenarios with the invariants on; failures carry details.
 
-    stestr and subunit carry testtools details, so the gate shows the
-    timeline with the failure.
+    A failure adds the diff and the timeline as testtools details, which
+    stestr and subunit carry to the gate's report.
     """
 
+    #: Invariant 5 runs every compute's update_available_resource after
+    #: each step; a class whose scenarios rely on trackers staying stale
+    #: between steps turns it off.
+    periodic_idempotence = True
+
     def run_scenario(self, scenario, **kwargs):
+        checker = invariants.Checker(
+            periodic_idempotence=self.periodic_idempotence)
+        kwargs.setdefault('checks', [checker])
         try:
             timeline = runner.run(scenario, test_id=self.id(), **kwargs)
         except errors.ScenarioFailed as exc:
@@ -24,4 +33,9 @@ class ScenarioTestCase(testtools.TestCase):
             if exc.diff:
                 self.addDetail('diff', content.text_content(exc.diff))
             raise self.failureException(str(exc))
+        missing = checker.missing_breaks(scenario)
+        if missing:
+            self.fail('expected %s to break (bug %s), but it held' % (
+                ', '.join(missing), ', '.join(
+                    scenario.expected_breaks[name] for name in missing)))
         return timeline

@@ -1,0 +1,767 @@
+"""Invariants of Nova's resource accounting, checked after every step.
+
+Each invariant is a small function over snapshots (``harness.snapshot``)
+that returns a list of problems, one string each, starting with the
+invariant's name; an empty list means it holds. Only
+``periodics_idempotent`` needs a cloud, to run the periodics it checks.
+Nothing here imports Nova.
+
+``usages_add_up(snap)``
+    Placement's usage of each provider, class by class, is the sum of the
+    allocations against it.
+
+``allocations_where_server_is(snap)``
+    A server's allocations lie only in the provider tree of its host, or
+    of the destination of a move of it still in flight (a live migration
+    holds the destination for the instance while ``instance.host`` is still
+    the source). A migration consumer's allocations lie only in the tree of
+    the migration's source host (a same-host resize has source == dest),
+    and only while its move is in flight: the server is in VERIFY_RESIZE,
+    or the migration's status is not final (``FINAL_STATUSES``). A
+    consumer that is neither a server nor a migration holds nothing (after
+    a delete it is a leak).
+
+``one_compute_node_per_consumer(snap)``
+    No consumer holds allocations against more than one compute node
+    tree. Since Queens every move Nova makes with migration-based
+    allocations (resize, cold migration, live migration) splits the
+    double-up between two consumers: the migration holds the source, the
+    instance the destination; a same-host resize puts both consumers on
+    one node. Written-down exception: an evacuation still in flight (type
+    ``evacuation``, status ``accepted``, ``pre-migrating`` or ``done``):
+    Nova's evacuate does not use a migration consumer, so the scheduler
+    doubles the instance's allocation onto the destination, and the source
+    drops its part only when its compute starts again
+    (``_destroy_evacuated_instances`` sets the migration ``completed``).
+
+``tracker_agrees(snap, dedicated=None, windows=None, disk_exact=True)``
+    Host by host, each resource tracker counts what Placement holds in its
+    host's provider tree: ``vcpus_used - VCPU reserved`` is the VCPU plus
+    PCPU usage, ``memory_mb_used - MEMORY_MB reserved`` the MEMORY_MB
+    usage, ``local_gb_used - DISK_GB reserved`` the DISK_GB usage (at most
+    that when ``disk_exact`` is false: Placement counts swap, the tracker
+    does not), and the number of pinned CPUs the PCPU usage. Every pinned
+    CPU belongs to its cell's ``pcpus`` and to the host's
+    ``cpu_dedicated_set`` (``dedicated``: host -> set of CPU ids, for
+    profiled hosts) and is pinned in one cell only. The snapshot keeps a
+    cell's pinned CPUs as a set, so a CPU pinned twice shows as fewer
+    pinned CPUs than PCPUs allocated.
+
+    The tracker is reconciled only by ``update_available_resource``;
+    between runs Nova updates it by claims, and two of Nova's own code
+    paths leave it behind Placement until the host's next run. These are
+    the tolerated windows (``tracker_windows`` opens them, the periodic on
+    the host closes them), each a bound on how far the tracker may be off:
+
+    - live migration to host D: only a NUMA live migration makes a claim
+      on D (``_live_migration_claim``); the guest otherwise reaches D's
+      tracker at D's next periodic (the source is reconciled:
+      ``_post_live_migration`` runs ``update_available_resource``). D's
+      tracker may count up to the guest's allocation on D less, pinned
+      CPUs included (a NUMA guest is pinned on D by its claim; with the
+      bound, either is accepted).
+    - delete of a guest that was ever moved: the compute's delete path
+      (``_complete_deletion`` -> ``ResourceTracker.update_usage``) only
+      releases guests in ``tracked_instances``. A guest the tracker counts
+      as a migration (it arrived by resize or migration since the host's
+      last periodic; or a same-host resize was confirmed, which discards
+      it from ``tracked_instances``; or it came back by revert after a
+      periodic saw it leave) keeps counting, pinned CPUs included, until
+      the host's next periodic. The host's tracker may count up to the
+      guest's last allocation there more.
+
+    - delete of a guest while its compute is down: the API deletes it
+      locally and drops its allocations; the compute's record counts it
+      until the compute starts again (startup runs the periodic).
+
+    LP#1944759 is not in any window: a periodic on the source between
+    ``resize_instance`` and ``finish_resize`` that drops the outbound
+    migration leaves the source tracker below Placement, which still holds
+    the migration's PCPUs there.
+
+``periodics_idempotent(cloud, before, hosts)``
+    Running the periodics on every host, in the order given, moves no
+    allocation, no usage and no provider generation. The periodics are
+    ``update_available_resource`` only: of the compute manager's periodic
+    tasks it is the one that can change Placement without time passing
+    (``_remove_deleted_instances_allocations`` and the inventory it
+    reports). ``_poll_unconfirmed_resizes``, ``_reclaim_queued_deletes``,
+    ``_poll_shelved_instances`` and ``_cleanup_running_deleted_instances``
+    touch allocations only once a configured time has passed;
+    ``_run_pending_deletes`` and ``_cleanup_incomplete_migrations`` only
+    delete instance files. The tracker's own view is not compared: putting
+    it right is the periodic's job.
+
+``nothing_leaks(snap, reconciled=None)``
+    Once no server is left, no allocation, no consumer and no usage
+    remains in Placement. A tracker is reconciled only by its periodic, so
+    the trackers are checked in ``reconciled`` (a snapshot taken after
+    ``update_available_resource`` ran on every host with no server left,
+    e.g. by ``periodics_idempotent``) or for the hosts in
+    ``reconciled_hosts``: they count nothing beyond the reserved amounts,
+    pin no CPU and use no CPU, memory or page of any cell.
+
+``within_capacity(snap)``
+    No usage exceeds ``(total - reserved) * allocation_ratio``.
+
+``Checker`` runs them all with the runner's check signature; see there.
+"""
+
+import time
+
+INVARIANTS = ('usages_add_up', 'allocations_where_server_is',
+              'one_compute_node_per_consumer', 'tracker_agrees',
+              'periodics_idempotent', 'nothing_leaks', 'within_capacity')
+
+# Migration statuses after which a move holds nothing any more.
+FINAL_STATUSES = frozenset(('confirmed', 'reverted', 'completed', 'error',
+                            'failed', 'cancelled', 'done'))
+# An evacuation whose source has not cleaned up yet.
+EVACUATING = frozenset(('accepted', 'pre-migrating', 'done'))
+LIVE_MIGRATION = 'live-migration'
+EVACUATION = 'evacuation'
+RECONCILE = 'update_available_resource'
+# What tracker_agrees compares, per host.
+TRACKER_KEYS = ('vcpus', 'memory_mb', 'local_gb', 'pinned')
+
+
+def _fmt(resources):
+    return ' '.join('%s=%s' % (rc, resources[rc])
+                    for rc in sorted(resources)) or 'nothing'
+
+
+def _root(snap, provider):
+    rp = snap.providers.get(provider)
+    return rp.root if rp is not None else provider
+
+
+def _host_roots(snap):
+    """Host name -> the compute node root providers on it."""
+    roots = {}
+    for node, tracker in snap.trackers.items():
+        if node in snap.providers:
+            roots.setdefault(tracker.host, set()).add(_root(snap, node))
+    return roots
+
+
+def _root_host(snap, root):
+    tracker = snap.trackers.get(root)
+    return tracker.host if tracker is not None else root
+
+
+def _held_in(snap, consumer, roots):
+    """What ``consumer`` holds in the trees of ``roots``, summed."""
+    total = {}
+    for provider, resources in snap.allocations_of(consumer).items():
+        if _root(snap, provider) in roots:
+            for rc, amount in resources.items():
+                total[rc] = total.get(rc, 0) + amount
+    return total
+
+
+# -- 1 ------------------------------------------------------------------------
+
+def usages_add_up(snap):
+    problems = []
+    for name in sorted(snap.providers):
+        total = {}
+        held = snap.allocations_against(name)
+        for resources in held.values():
+            for rc, amount in resources.items():
+                total[rc] = total.get(rc, 0) + amount
+        usages = snap.providers[name].usages
+        for rc in sorted(set(total) | set(usages)):
+            if total.get(rc, 0) != usages.get(rc, 0):
+                parts = ', '.join(
+                    '%s=%s' % (consumer, held[consumer][rc])
+                    for consumer in sorted(held) if rc in held[consumer])
+                problems.append(
+                    'usages_add_up: provider %s, %s: Placement usage %s, '
+                    'allocations add up to %s (%s)' % (
+                        name, rc, usages.get(rc, 0), total.get(rc, 0),
+                        parts or 'no consumer'))
+    return problems
+
+
+# -- 2 ------------------------------------------------------------------------
+
+def _in_flight(snap, migration):
+    server = snap.servers.get(migration.server)
+    return (migration.status not in FINAL_STATUSES
+            or (server is not None and server.status == 'VERIFY_RESIZE'
+                and _latest(snap, migration.server) is migration))
+
+
+def _latest(snap, server):
+    from harness import snapshot as snapshot_mod
+    return snap.migrations.get(snapshot_mod.MIGRATION % server)
+
+
+def _migrations_of(snap, server):
+    return [m for m in snap.migrations.values() if m.server == server]
+
+
+def allocations_where_server_is(snap):
+    problems = []
+    host_roots = _host_roots(snap)
+    for consumer in sorted(snap.allocations):
+        held = snap.allocations[consumer]
+        migration = snap.migrations.get(consumer)
+        server = snap.servers.get(consumer)
+        if migration is not None:
+            if not _in_flight(snap, migration):
+                problems.append(
+                    'allocations_where_server_is: consumer %s (status %s, '
+                    'server %s) holds %s although no move of %s is in '
+                    'flight' % (consumer, migration.status,
+                                _server_state(snap, migration.server),
+                                _fmt_held(held), migration.server))
+                continue
+            allowed = {migration.source}
+            what = 'its source %s' % migration.source
+        elif server is not None:
+            allowed = {server.host} if server.host else set()
+            moving = sorted(m.dest for m in _migrations_of(snap, consumer)
+                            if m.status not in FINAL_STATUSES and m.dest)
+            allowed.update(moving)
+            what = 'its host %s%s' % (
+                server.host, ' or the destination %s of its move in flight'
+                % ', '.join(moving) if moving else '')
+        else:
+            problems.append(
+                'allocations_where_server_is: consumer %s holds %s but is '
+                'no server or migration (a leak of a deleted server?)'
+                % (consumer, _fmt_held(held)))
+            continue
+        roots = set()
+        for host in allowed:
+            roots |= host_roots.get(host, {host})
+        for provider in sorted(held):
+            if _root(snap, provider) not in roots:
+                problems.append(
+                    'allocations_where_server_is: consumer %s holds %s on '
+                    '%s, which is not %s' % (
+                        consumer, _fmt(held[provider]), provider, what))
+    return problems
+
+
+def _server_state(snap, name):
+    server = snap.servers.get(name)
+    if server is None:
+        return 'gone'
+    return '%s on %s' % (server.status, server.host)
+
+
+def _fmt_held(held):
+    return '; '.join('%s on %s' % (_fmt(res), provider)
+                     for provider, res in sorted(held.items()))
+
+
+# -- 3 ------------------------------------------------------------------------
+
+def one_compute_node_per_consumer(snap):
+    problems = []
+    nodes = set(snap.compute_nodes())
+    for consumer in sorted(snap.allocations):
+        held = snap.allocations[consumer]
+        roots = sorted({_root(snap, provider) for provider in held}
+                       & nodes)
+        if len(roots) < 2:
+            continue
+        evacuation = _latest(snap, consumer)
+        if (evacuation is not None and evacuation.type == EVACUATION
+                and evacuation.status in EVACUATING
+                and set(roots) <= {evacuation.source, evacuation.dest}):
+            # Written down: an evacuation doubles the instance's allocation
+            # until the source compute restarts and cleans up.
+            continue
+        problems.append(
+            'one_compute_node_per_consumer: consumer %s holds allocations '
+            'against %d compute nodes: %s' % (
+                consumer, len(roots), '; '.join(
+                    '%s: %s' % (root, _fmt(_held_in(snap, consumer, {root})))
+                    for root in roots)))
+    return problems
+
+
+# -- 4 ------------------------------------------------------------------------
+
+def _placement_view(snap, roots):
+    """What Placement holds in the trees of ``roots``, in tracker terms."""
+    usage = {}
+    for name, rp in snap.providers.items():
+        if rp.root in roots:
+            for rc, amount in rp.usages.items():
+                usage[rc] = usage.get(rc, 0) + amount
+    return {'vcpus': usage.get('VCPU', 0) + usage.get('PCPU', 0),
+            'memory_mb': usage.get('MEMORY_MB', 0),
+            'local_gb': usage.get('DISK_GB', 0),
+            'pinned': usage.get('PCPU', 0)}
+
+
+def _reserved(snap, node, rc):
+    rp = snap.providers.get(node)
+    if rp is None:
+        return 0
+    return rp.inventories.get(rc, {}).get('reserved', 0)
+
+
+def _tracker_view(snap, node):
+    tracker = snap.trackers[node]
+    return {'vcpus': tracker.vcpus_used - _reserved(snap, node, 'VCPU'),
+            'memory_mb': (tracker.memory_mb_used
+                          - _reserved(snap, node, 'MEMORY_MB')),
+            'local_gb': (tracker.local_gb_used
+                         - _reserved(snap, node, 'DISK_GB')),
+            'pinned': len(tracker.pinned_cpus)}
+
+
+def tracker_view(snap, node):
+    """The guests a tracker counts, in ``TRACKER_KEYS`` (reserved off)."""
+    return _tracker_view(snap, node)
+
+
+def tracker_agrees(snap, dedicated=None, windows=None, disk_exact=True):
+    """See the module docstring; ``windows`` from ``tracker_windows``."""
+    problems = []
+    windows = windows or {}
+    dedicated = dedicated or {}
+    for node in sorted(snap.trackers):
+        tracker = snap.trackers[node]
+        host = tracker.host
+        if node not in snap.providers:
+            continue
+        roots = {_root(snap, node)}
+        want = _placement_view(snap, roots)
+        got = _tracker_view(snap, node)
+        if not tracker.cells:
+            # No NUMA topology: nothing can be pinned; PCPU is not counted
+            # apart from VCPU.
+            got['pinned'] = want['pinned']
+        window = windows.get(host, {})
+        below = window.get('below', {})
+        above = window.get('above', {})
+        for key in TRACKER_KEYS:
+            low = want[key] - below.get(key, 0)
+            high = want[key] + above.get(key, 0)
+            if key == 'local_gb' and not disk_exact:
+                low = min(low, 0)
+            if low <= got[key] <= high:
+                continue
+            tolerated = ''
+            if low != high:
+                tolerated = ' (tolerated %s..%s: %s)' % (
+                    low, high, window.get('why', ''))
+            problems.append(
+                'tracker_agrees: host %s, %s: tracker counts %s, Placement '
+                '%s%s (%s)' % (host, _KEY_NAMES[key], got[key], want[key],
+                               tolerated, _consumers_on(snap, roots, key)))
+        problems += _pinning_problems(snap, node, dedicated.get(host))
+    return problems
+
+
+_KEY_NAMES = {'vcpus': 'vcpus_used (VCPU+PCPU)',
+              'memory_mb': 'memory_mb_used (MEMORY_MB)',
+              'local_gb': 'local_gb_used (DISK_GB)',
+              'pinned': 'pinned CPUs (PCPU)'}
+_KEY_RCS = {'vcpus': ('VCPU', 'PCPU'), 'memory_mb': ('MEMORY_MB',),
+            'local_gb': ('DISK_GB',), 'pinned': ('PCPU',)}
+
+
+def _consumers_on(snap, roots, key):
+    parts = []
+    for consumer in sorted(snap.allocations):
+        held = _held_in(snap, consumer, roots)
+        amount = sum(held.get(rc, 0) for rc in _KEY_RCS[key])
+        if amount:
+            parts.append('%s=%s' % (consumer, amount))
+    return 'Placement consumers: %s' % (', '.join(parts) or 'none')
+
+
+def _pinning_problems(snap, node, dedicated):
+    problems = []
+    tracker = snap.trackers[node]
+    seen = {}
+    for cell in tracker.cells:
+        for cpu in cell.pinned_cpus:
+            if cpu in seen:
+                problems.append(
+                    'tracker_agrees: host %s: CPU %d is pinned in cells %d '
+                    'and %d' % (tracker.host, cpu, seen[cpu], cell.id))
+            seen[cpu] = cell.id
+        outside = sorted(set(cell.pinned_cpus) - set(cell.pcpus))
+        if outside:
+            problems.append(
+                'tracker_agrees: host %s cell %d: pinned CPUs %s are not '
+                'among the cell\'s dedicated CPUs %s' % (
+                    tracker.host, cell.id, _cpus(outside), _cpus(cell.pcpus)))
+        if dedicated is not None:
+            outside = sorted(set(cell.pinned_cpus) - set(dedicated))
+            if outside:
+                problems.append(
+                    'tracker_agrees: host %s cell %d: pinned CPUs %s lie '
+                    'outside cpu_dedicated_set %s' % (
+                        tracker.host, cell.id, _cpus(outside),
+                        _cpus(dedicated) or 'unset'))
+    return problems
+
+
+def _cpus(cpus):
+    from harness import snapshot as snapshot_mod
+    return '[%s]' % snapshot_mod.format_cpus(cpus)
+
+
+def tracker_windows(windows, before, after, reconciled=(), down=()):
+    """The tolerated windows after a step; see the module docstring.
+
+    :param windows: host -> {'below': {key: n}, 'above': {key: n}, 'why'}
+        open before the step (not changed).
+    :param before: the snapshot before the step; ``after`` after it.
+    :param reconciled: hosts where ``update_available_resource`` ran after
+        everything the step did (their windows close).
+    :param down: hosts whose compute is stopped (a guest deleted there is
+        deleted locally by the API; the record keeps counting it until the
+        compute starts again and runs the periodic at startup).
+    :returns: the windows open after the step.
+    """
+    opened = {host: {'below': dict(w.get('below', {})),
+                     'above': dict(w.get('above', {})),
+                     'why': w.get('why', '')}
+              for host, w in windows.items()}
+    host_roots = _host_roots(after)
+
+    def widen(host, side, held, why):
+        window = opened.setdefault(host, {'below': {}, 'above': {},
+                                          'why': ''})
+        for key in TRACKER_KEYS:
+            amount = sum(held.get(rc, 0) for rc in _KEY_RCS[key])
+            if amount:
+                window[side][key] = window[side].get(key, 0) + amount
+        window['why'] = '; '.join(filter(None, (window['why'], why)))
+
+    for consumer, migration in sorted(after.migrations.items()):
+        if migration.type != LIVE_MIGRATION or \
+                migration.status != 'completed':
+            continue
+        earlier = before.migrations.get(consumer)
+        if earlier is not None and earlier.uuid == migration.uuid and \
+                earlier.status == 'completed':
+            continue
+        roots = host_roots.get(migration.dest, {migration.dest})
+        held = _held_in(after, migration.server, roots)
+        widen(migration.dest, 'below', held,
+              '%s live-migrated here, not yet counted before the next '
+              'periodic' % migration.server)
+
+    before_roots = _host_roots(before)
+    for name, server in sorted(before.servers.items()):
+        if name in after.servers or not server.host:
+            continue
+        if server.host in down:
+            why = '%s deleted while its compute was down' % name
+        elif _migrations_of(before, name):
+            why = ('%s (moved before) deleted, counted until the next '
+                   'periodic' % name)
+        else:
+            continue
+        roots = before_roots.get(server.host, {server.host})
+        widen(server.host, 'above', _held_in(before, name, roots), why)
+
+    for host in reconciled:
+        opened.pop(host, None)
+    return {host: w for host, w in opened.items()
+            if any(w['below'].values()) or any(w['above'].values())}
+
+
+# -- 5 ------------------------------------------------------------------------
+
+def periodic_changes(before, after, hosts=()):
+    """Problems for what moved in Placement between two snapshots."""
+    order = ' then '.join(hosts) or 'every host'
+    problems = []
+    for consumer in sorted(set(before.allocations) | set(after.allocations)):
+        was = before.allocations_of(consumer)
+        now = after.allocations_of(consumer)
+        for provider in sorted(set(was) | set(now)):
+            if was.get(provider, {}) != now.get(provider, {}):
+                problems.append(
+                    'periodics_idempotent: %s on %s moved consumer %s on %s: '
+                    '%s -> %s' % (RECONCILE, order, consumer, provider,
+                                  _fmt(was.get(provider, {})),
+                                  _fmt(now.get(provider, {}))))
+    for name in sorted(set(before.providers) | set(after.providers)):
+        old = before.providers.get(name)
+        new = after.providers.get(name)
+        if old is None or new is None:
+            problems.append(
+                'periodics_idempotent: %s on %s %s provider %s' % (
+                    RECONCILE, order,
+                    'created' if old is None else 'deleted', name))
+            continue
+        for rc in sorted(set(old.usages) | set(new.usages)):
+            if old.usages.get(rc, 0) != new.usages.get(rc, 0):
+                problems.append(
+                    'periodics_idempotent: %s on %s moved the usage of %s, '
+                    '%s: %s -> %s' % (RECONCILE, order, name, rc,
+                                      old.usages.get(rc, 0),
+                                      new.usages.get(rc, 0)))
+        if old.generation != new.generation:
+            problems.append(
+                'periodics_idempotent: %s on %s moved the generation of '
+                'provider %s: %s -> %s' % (RECONCILE, order, name,
+                                           old.generation, new.generation))
+    return problems
+
+
+def periodics_idempotent(cloud, before, hosts):
+    """Run the periodic on ``hosts`` in order; (problems, after snapshot).
+
+    Injections waiting for a later step neither fire nor record while the
+    check runs.
+    """
+    race = cloud.race
+    saved = race.injections, race.record
+    race.injections, race.record = [], False
+    try:
+        for host in hosts:
+            cloud.run_periodic(RECONCILE, host)
+    finally:
+        race.injections, race.record = saved
+    after = cloud.snapshot()
+    return periodic_changes(before, after, hosts), after
+
+
+# -- 6 ------------------------------------------------------------------------
+
+def nothing_leaks(snap, reconciled=None, reconciled_hosts=()):
+    """See the module docstring.
+
+    :param reconciled: a snapshot taken after the periodic ran on every
+        host with no server left (its trackers are checked).
+    :param reconciled_hosts: hosts whose trackers in ``snap`` itself are
+        reconciled (their periodic ran with no server left).
+    """
+    if snap.servers:
+        return []
+    problems = []
+    for consumer in sorted(snap.allocations):
+        problems.append(
+            'nothing_leaks: no server is left, but consumer %s holds %s'
+            % (consumer, _fmt_held(snap.allocations[consumer])))
+    for name in sorted(snap.providers):
+        usages = snap.providers[name].usages
+        if usages:
+            problems.append(
+                'nothing_leaks: no server is left, but provider %s has '
+                'usage %s' % (name, _fmt(usages)))
+    checks = []
+    if reconciled is not None and not reconciled.servers:
+        checks.append((reconciled, sorted(reconciled.trackers)))
+    if reconciled_hosts:
+        checks.append((snap, sorted(
+            node for node, tracker in snap.trackers.items()
+            if tracker.host in reconciled_hosts)))
+    for view, nodes in checks:
+        for node in nodes:
+            problems += _tracker_leaks(view, node)
+    return problems
+
+
+def _tracker_leaks(snap, node):
+    problems = []
+    tracker = snap.trackers[node]
+    counted = _tracker_view(snap, node)
+    for key in ('vcpus', 'memory_mb', 'local_gb'):
+        if counted[key]:
+            problems.append(
+                'nothing_leaks: no server is left, but after %s the '
+                'tracker of %s counts %s %s beyond the reserved amount'
+                % (RECONCILE, tracker.host, counted[key], _KEY_NAMES[key]))
+    for cell in tracker.cells:
+        used_pages = {size: page['used'] for size, page in cell.pages.items()
+                      if page.get('used')}
+        if cell.pinned_cpus or cell.cpu_usage or cell.memory_usage or \
+                used_pages:
+            problems.append(
+                'nothing_leaks: no server is left, but after %s the '
+                'tracker of %s cell %d still has pinned CPUs %s, cpu_usage '
+                '%s, memory_usage %s, pages used %s' % (
+                    RECONCILE, tracker.host, cell.id,
+                    _cpus(cell.pinned_cpus), cell.cpu_usage,
+                    cell.memory_usage, used_pages or 'none'))
+    return problems
+
+
+# -- 7 ------------------------------------------------------------------------
+
+def within_capacity(snap):
+    problems = []
+    for name in sorted(snap.providers):
+        rp = snap.providers[name]
+        for rc, used in sorted(rp.usages.items()):
+            inventory = rp.inventories.get(rc)
+            if inventory is None:
+                problems.append(
+                    'within_capacity: provider %s uses %s %s but has no '
+                    'inventory of it' % (name, used, rc))
+                continue
+            capacity = ((inventory['total'] - inventory.get('reserved', 0))
+                        * inventory.get('allocation_ratio', 1.0))
+            if used > capacity:
+                problems.append(
+                    'within_capacity: provider %s, %s: usage %s exceeds '
+                    'capacity %s = (total %s - reserved %s) x '
+                    'allocation_ratio %s (consumers: %s)' % (
+                        name, rc, used, _number(capacity),
+                        inventory['total'], inventory.get('reserved', 0),
+                        inventory.get('allocation_ratio', 1.0), ', '.join(
+                            '%s=%s' % (c, res[rc]) for c, res in sorted(
+                                snap.allocations_against(name).items())
+                            if rc in res)))
+    return problems
+
+
+def _number(value):
+    return int(value) if float(value).is_integer() else value
+
+
+# -- the checker ---------------------------------------------------------
+
+class Checker(object):
+    """All invariants, as a check for ``runner.run(checks=[...])``.
+
+    Called after every step as ``checker(cloud, step, snapshot, timeline,
+    scenario)``; returns the problems, each starting with its invariant's
+    name. Invariants 1-4, 6 and 7 read the step's snapshot; then, with
+    ``periodic_idempotence``, ``update_available_resource`` runs on every
+    running compute, in name order after odd steps and reversed after even
+    ones, and nothing in Placement may move. That run reconciles every
+    tracker: it closes every tracker window, lets ``nothing_leaks`` check
+    the trackers as soon as no server is left, and means a later step sees
+    reconciled trackers (a scenario whose expectations rely on a tracker
+    staying stale across steps needs it off).
+
+    Expected breaks: an invariant in ``scenario.expected_breaks`` is not
+    reported; its problems are recorded in ``broken`` (invariant -> list
+    of ``(step index, problem)``), so a test asserts the bug still shows
+    with ``missing_breaks(scenario)`` (the expected invariants that never
+    broke) being empty.
+
+    ``timings`` holds the seconds spent per invariant (``periodics_idempotent``
+    includes running the periodics and reading the snapshot after).
+    """
+
+    def __init__(self, periodic_idempotence=True, enabled=None):
+        unknown = set(enabled or ()) - set(INVARIANTS)
+        if unknown:
+            raise ValueError('unknown invariants %s; known: %s' % (
+                ', '.join(sorted(unknown)), ', '.join(INVARIANTS)))
+        self.enabled = set(enabled) if enabled is not None else \
+            set(INVARIANTS)
+        if not periodic_idempotence:
+            self.enabled.discard('periodics_idempotent')
+        self.timings = {name: 0.0 for name in INVARIANTS}
+        self.calls = 0
+        self._timeline = None
+        self._reset()
+
+    def _reset(self):
+        self.broken = {}
+        self.windows = {}
+        self.reconciled_hosts = set()
+        self.steps = 0
+
+    def missing_breaks(self, scenario):
+        """The invariants ``scenario`` expects to break that never did."""
+        return sorted(name for name in scenario.expected_breaks
+                      if name not in self.broken)
+
+    def __call__(self, cloud, step, snap, timeline, scenario):
+        if timeline is not self._timeline:
+            self._timeline = timeline
+            self._reset()
+        self.calls += 1
+        self.steps += 1
+        entries = list(timeline)
+        before = entries[-2].snapshot if len(entries) > 1 else snap
+        found = {}
+        reconciled = self._hosts_reconciled_by(step, cloud)
+
+        if 'tracker_agrees' in self.enabled:
+            start = time.perf_counter()
+            self.windows = tracker_windows(
+                self.windows, before, snap, reconciled,
+                down=set(scenario.hosts) - set(cloud.computes))
+            found['tracker_agrees'] = tracker_agrees(
+                snap, self._dedicated(cloud, scenario), self.windows,
+                disk_exact=not any(f.swap for f in
+                                   scenario.flavors.values()))
+            self.timings['tracker_agrees'] += time.perf_counter() - start
+        for name, func in (('usages_add_up', usages_add_up),
+                           ('allocations_where_server_is',
+                            allocations_where_server_is),
+                           ('one_compute_node_per_consumer',
+                            one_compute_node_per_consumer),
+                           ('within_capacity', within_capacity)):
+            if name in self.enabled:
+                start = time.perf_counter()
+                found[name] = func(snap)
+                self.timings[name] += time.perf_counter() - start
+
+        if snap.servers:
+            self.reconciled_hosts = set()
+        else:
+            self.reconciled_hosts |= set(reconciled)
+        after = None
+        if 'periodics_idempotent' in self.enabled:
+            start = time.perf_counter()
+            hosts = sorted(cloud.computes)
+            if self.steps % 2 == 0:
+                hosts.reverse()
+            found['periodics_idempotent'], after = periodics_idempotent(
+                cloud, snap, hosts)
+            # Every tracker is reconciled now.
+            self.windows = {}
+            self.timings['periodics_idempotent'] += (
+                time.perf_counter() - start)
+        if 'nothing_leaks' in self.enabled:
+            start = time.perf_counter()
+            found['nothing_leaks'] = nothing_leaks(
+                snap, reconciled=after,
+                reconciled_hosts=self.reconciled_hosts)
+            self.timings['nothing_leaks'] += time.perf_counter() - start
+
+        problems = []
+        expected = getattr(scenario, 'expected_breaks', {}) or {}
+        for name in INVARIANTS:
+            for problem in found.get(name, ()):
+                if name in expected:
+                    self.broken.setdefault(name, []).append(
+                        (step.index, problem))
+                else:
+                    problems.append(problem)
+        return problems
+
+    @staticmethod
+    def _hosts_reconciled_by(step, cloud):
+        """Hosts where the step ran the periodic after all its work.
+
+        A compute that starts runs it at startup (``pre_start_hook``).
+        """
+        if step.kind == 'start_compute':
+            return {step.args['host']}
+        if step.kind != 'run_periodic' or step.args.get('task') != RECONCILE:
+            return set()
+        return set(step.args.get('hosts') or cloud.computes)
+
+    @staticmethod
+    def _dedicated(cloud, scenario):
+        """Host -> cpu_dedicated_set of the profiled hosts, as plain sets."""
+        dedicated = {}
+        for name, host in scenario.hosts.items():
+            if host.profile is None:
+                continue
+            hosts = cloud.libvirt_hosts()
+            if hosts.has(name):
+                dedicated[name] = frozenset(hosts.profile(name).dedicated_cpus)
+        return dedicated
