@@ -55,6 +55,54 @@ REGISTRY = {bug.id: bug for bug in (
               'finish_resize dropped the pinned CPUs of the outbound '
               'migration; confirm then failed, revert left the source '
               'short until the next periodic.'),
+    Bug(id='1707071',
+        title='Compute nodes will fight over allocations during migration',
+        fix='5390210a4fa46e2af6b6aec9b41c03147b52760c Remove provider '
+            'allocs in confirm/revert resize (with 09e169bd7a74 '
+            '"placement: refactor healing of allocations in RT")',
+        reintroduction='harness.reintroduce:ComputesHealInstanceAllocations',
+        story='During a move, update_available_resource on the source and '
+              'on the destination each rewrote the instance\'s '
+              'allocations from its own view: the host tracking the '
+              'instance PUT its flavor against itself alone, a host seeing '
+              'allocations of an instance it did not track deleted them. '
+              'The last periodic won, leaving the instance against the '
+              'wrong node, two nodes, or none.'),
+    Bug(id='1679750',
+        title='Allocations are not cleaned up in placement for instance '
+              '\'local delete\' case',
+        fix='If507e23f0b7e5fa417041c3870d77786498f741d (Change-Id; sha '
+            'not in the stored corpora) Delete allocations from API if '
+            'nova-compute is down',
+        reintroduction='harness.reintroduce:LocalDeleteKeepsAllocations',
+        story='Deleting a server while its compute was down deleted the '
+              'instance in the API but left its allocations against the '
+              'down compute node until that compute came back.'),
+    Bug(id='1818914',
+        title='Hypervisor resource usage on source still shows old flavor '
+              'usage after resize confirm until update_available_resource '
+              'periodic runs',
+        fix='sha-unverified: the ResourceTracker.drop_move_claim change '
+            'for LP#1818914 (usage dropped even when the migration is not '
+            'tracked)',
+        reintroduction='harness.reintroduce:'
+                       'DropMoveClaimOnlyForTrackedMigrations',
+        story='Confirming a resize freed nothing on the source compute '
+              'node record: drop_move_claim subtracted the old flavor only '
+              'for a migration it tracked, and the source tracks the '
+              'outbound migration only after its periodic has run.'),
+    Bug(id='1953359',
+        title='Destination periodic counts an incoming resize with the '
+              'source-side NUMA topology before finish_resize',
+        fix='sha-unverified: the ResourceTracker._update_available_resource'
+            ' change for LP#1953359 (apply the migration context of '
+            'incoming, unfinished migrations)',
+        reintroduction='harness.reintroduce:'
+                       'PeriodicIgnoresIncomingMigrationContext',
+        story='Between resize_instance moving instance.host and '
+              'finish_resize applying the migration context, the '
+              'destination\'s periodic pinned the CPUs the guest holds on '
+              'the source instead of those claimed on the destination.'),
 )}
 
 

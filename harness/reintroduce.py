@@ -7,6 +7,8 @@ its bug's fixture. They are for that proof and for ``harness reproduce``;
 nothing else uses them.
 """
 
+import threading
+
 import fixtures
 
 from nova.compute import task_states
@@ -43,3 +45,204 @@ class OldFlavorSetOnlyAtDestination(fixtures.Fixture):
 
         self.useFixture(fixtures.MonkeyPatch(
             'nova.objects.instance.Instance.save', save))
+
+
+class ComputesHealInstanceAllocations(fixtures.Fixture):
+    """LP#1707071 as it was: each compute's periodic "heals" allocations.
+
+    Fixed by 5390210a4fa46e2af6b6aec9b41c03147b52760c ("Remove provider
+    allocs in confirm/revert resize", Fixes-bug) on top of
+    09e169bd7a74deaf52d9d6d38ff37799cab24157 ("placement: refactor healing
+    of allocations in RT", Partial-bug), both master, Pike; Queens then
+    gave the source side of a move to the migration record. Before
+    09e169bd, ``update_available_resource`` on every compute rewrote
+    Placement from its own view: each instance the host tracks got its
+    allocations PUT as its flavor against this compute node alone (a PUT
+    replaces everything the consumer holds), and every consumer holding
+    allocations against the node that the host did not track as an
+    instance had all of its allocations DELETEd. During a move both hosts
+    see the instance, so source and destination overwrote each other
+    ("compute nodes fight over allocations"). 09e169bd made the heal
+    delete only for local-deleted instances and write nothing else; that
+    policy is today's ``ResourceTracker._remove_deleted_instances_allocations``
+    (the method 09e169bd introduced).
+
+    This fixture replaces exactly that method, called at the same point of
+    the periodic with the same arguments, by the old heal: a PUT of
+    ``{this node: flavor}`` for each tracked instance whose allocations
+    differ, then a DELETE of each untracked instance consumer against the
+    node. Migration consumers are left alone: they did not exist before
+    the fix (the old heal only knew instances), and keeping them makes the
+    patch no wider than the fight it restores. Nothing else changes.
+    """
+
+    def _setUp(self):
+        from nova.scheduler import utils as scheduler_utils
+
+        def heal(rt, context, cn, migrations, instance_by_uuid):
+            client = rt.reportclient
+            migration_uuids = {m.uuid for m in migrations if 'uuid' in m}
+            for uuid in sorted(rt.tracked_instances):
+                instance = instance_by_uuid.get(uuid)
+                if instance is None:
+                    continue
+                mine = {cn.uuid: {'resources': scheduler_utils.
+                                  resources_from_flavor(instance,
+                                                        instance.flavor)}}
+                current = client.get_allocs_for_consumer(context, uuid)
+                held = {rp: {'resources': alloc['resources']}
+                        for rp, alloc in current['allocations'].items()}
+                if held != mine:
+                    client.put_allocations(context, uuid, {
+                        'allocations': mine,
+                        'consumer_generation': current.get(
+                            'consumer_generation'),
+                        'project_id': instance.project_id,
+                        'user_id': instance.user_id})
+            against_node = client.get_allocations_for_resource_provider(
+                context, cn.uuid).allocations
+            for consumer in sorted(against_node):
+                if (consumer not in rt.tracked_instances
+                        and consumer not in migration_uuids):
+                    client.delete_allocation_for_instance(
+                        context, consumer, force=True)
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.compute.resource_tracker.ResourceTracker.'
+            '_remove_deleted_instances_allocations', heal))
+
+
+class LocalDeleteKeepsAllocations(fixtures.Fixture):
+    """LP#1679750 as it was: a local delete left the allocations behind.
+
+    Fixed by the change "Delete allocations from API if nova-compute is
+    down" (Change-Id If507e23f0b7e5fa417041c3870d77786498f741d, master,
+    Rocky; Closes-Bug: #1679750). When the server's compute is down, the
+    API deletes the instance itself (``API._local_delete``); before the
+    fix it did not touch Placement, so the instance's allocations stayed
+    against the down compute node until that compute came back and its
+    periodic found them belonging to a deleted instance. The fix added one
+    call to ``_local_delete``: ``placementclient.
+    delete_allocation_for_instance(context, instance.uuid, force=True)``.
+
+    This fixture makes exactly that call do nothing while ``_local_delete``
+    runs; every other caller of the report client (computes, conductor,
+    the API's other paths) is untouched.
+    """
+
+    def _setUp(self):
+        from nova.compute import api as compute_api
+        from nova.scheduler.client import report
+
+        state = threading.local()
+        real_local_delete = compute_api.API._local_delete
+        real_delete = report.SchedulerReportClient.\
+            delete_allocation_for_instance
+
+        def _local_delete(api, *args, **kwargs):
+            state.local_delete = True
+            try:
+                return real_local_delete(api, *args, **kwargs)
+            finally:
+                state.local_delete = False
+
+        def delete_allocation_for_instance(client, *args, **kwargs):
+            if getattr(state, 'local_delete', False):
+                return False
+            return real_delete(client, *args, **kwargs)
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.compute.api.API._local_delete', _local_delete))
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.scheduler.client.report.SchedulerReportClient.'
+            'delete_allocation_for_instance',
+            delete_allocation_for_instance))
+
+
+class DropMoveClaimOnlyForTrackedMigrations(fixtures.Fixture):
+    """LP#1818914 as it was: confirm freed the source only via a periodic.
+
+    Fixed by the change for LP#1818914 in ``ResourceTracker.
+    drop_move_claim`` (sha-unverified: the fixing commit's sha is not in
+    the stored corpora; master, Stein; Nova's functional test
+    ``test_resize_confirm_assert_hypervisor_usage_no_periodics`` guards
+    it). Before it, ``drop_move_claim`` subtracted the flavor's usage only
+    inside ``if instance['uuid'] in self.tracked_migrations:``; for an
+    instance the tracker did not track as a migration it only removed the
+    instance from ``tracked_instances``. The source of a resize tracks the
+    outbound migration only once its periodic has run, so confirm, which
+    passes the old flavor explicitly, freed nothing on the source's
+    compute node record until the next ``update_available_resource``.
+    The fix moved ``if instance_type is not None:`` (today ``if flavor is
+    not None:`` in ``_drop_move_claim``) out of that branch.
+
+    This fixture restores the guard: when the instance is not in
+    ``tracked_migrations``, ``_drop_move_claim`` is called with no flavor,
+    which skips exactly the subtraction (and its save), while the
+    bookkeeping after it (popping ``tracked_migrations``, discarding from
+    ``tracked_instances``) runs as before.
+    """
+
+    def _setUp(self):
+        from nova.compute import resource_tracker
+
+        real = resource_tracker.ResourceTracker._drop_move_claim
+
+        def _drop_move_claim(rt, context, instance, nodename, flavor=None,
+                             prefix='new_'):
+            if instance['uuid'] not in rt.tracked_migrations:
+                flavor = None
+            return real(rt, context, instance, nodename, flavor=flavor,
+                        prefix=prefix)
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.compute.resource_tracker.ResourceTracker._drop_move_claim',
+            _drop_move_claim))
+
+
+class PeriodicIgnoresIncomingMigrationContext(fixtures.Fixture):
+    """LP#1953359 as it was: the destination's periodic used the old NUMA.
+
+    Fixed by the change for LP#1953359 in ``ResourceTracker.
+    _update_available_resource`` (sha-unverified: the fixing commit's sha
+    is not in the stored corpora; master; the code cites the bug).
+    Between ``resize_instance`` on the source pointing ``instance.host``
+    at the destination and ``finish_resize`` on the destination applying
+    the migration context, the destination's periodic counts the instance
+    as its own, with the instance's current (source) flavor and NUMA
+    topology, not the ones it claimed on the destination. The fix applies
+    the migration context of such instances (incoming, unfinished
+    migrations) in memory before counting usage; before it, nothing did.
+
+    This fixture makes ``Instance.apply_migration_context`` a no-op while
+    ``_update_available_resource`` runs on a compute (the loop the fix
+    added is its only caller there); everywhere else, including
+    ``finish_resize``, it applies the context as usual.
+    """
+
+    def _setUp(self):
+        from nova.compute import resource_tracker
+
+        state = threading.local()
+        real_update = resource_tracker.ResourceTracker.\
+            _update_available_resource
+        real_apply = objects.Instance.apply_migration_context
+
+        def _update_available_resource(rt, *args, **kwargs):
+            state.periodic = True
+            try:
+                return real_update(rt, *args, **kwargs)
+            finally:
+                state.periodic = False
+
+        def apply_migration_context(instance):
+            if getattr(state, 'periodic', False):
+                return None
+            return real_apply(instance)
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.compute.resource_tracker.ResourceTracker.'
+            '_update_available_resource', _update_available_resource))
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.objects.instance.Instance.apply_migration_context',
+            apply_migration_context))
