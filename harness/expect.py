@@ -39,7 +39,7 @@ TRACKER_KEYS = ('vcpus_used', 'memory_mb_used', 'local_gb_used')
 
 def parse(check, expect, scenario, state):
     """Check an ``expect:`` mapping; return it with flavors resolved."""
-    check.mapping(expect, 'expect')
+    check.mapping(expect, '')
     check.keys(expect, scenario_mod.EXPECT_KEYS)
     known_servers = set(state.servers) | state.deleted
     parsed = {}
@@ -112,7 +112,7 @@ def _by_host(check, value, scenario, field):
 def _flavors(check, value, scenario, field):
     names = [value] if isinstance(value, str) else value
     for name in names:
-        check.known(name, scenario.flavors, field)
+        check.known(name, scenario.flavors, field, noun='flavor')
     return [scenario.flavors[name] for name in names]
 
 

@@ -46,11 +46,14 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
                                 ephemeral=flavor.ephemeral, swap=flavor.swap,
                                 extra_specs=flavor.extra_specs)
         timeline.add(0, 'start', cloud.snapshot())
+        injections = []
         for step in scenario.steps:
             error = None
             passed_from = len(cloud.race.recording)
             try:
-                execute(cloud, step)
+                injection = execute(cloud, step)
+                if injection is not None:
+                    injections.append((step, injection))
             except errors.ScenarioFailed:
                 raise
             except errors.HarnessError as exc:
@@ -78,11 +81,22 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
                 step.index, step.label,
                 'ok' if not problems else 'FAILED\n  ' + '\n  '.join(
                     problems)))
+        # An injection nothing passed is a step that silently did nothing
+        # (a misspelt point, or a point this flow never passes).
+        unfired = ['inject at step %d (%s) never fired: the run never '
+                   'passed %s %s' % (step.index, step.label,
+                                     injection.when, injection.point)
+                   for step, injection in injections if not injection.fired]
+        if unfired:
+            if not keep_going:
+                raise _failed(scenario.steps[-1], '\n'.join(unfired),
+                              timeline, '\n'.join(unfired))
+            timeline.entries[-1].problems += unfired
     return timeline
 
 
 def execute(cloud, step):
-    """Do one step on ``cloud``."""
+    """Do one step on ``cloud``; an ``inject`` returns its injection."""
     args = step.args
     servers = cloud.servers
     operations = {
@@ -116,9 +130,10 @@ def execute(cloud, step):
     elif step.kind == 'advance_clock':
         cloud.clock.advance(args['seconds'])
     elif step.kind == 'inject':
-        cloud.race.at(args['point'], when=args['when'],
-                      host=args.get('at_host'), server=args.get('server'),
-                      times=args['times']).run(args['run'], host=args['on'])
+        return cloud.race.at(
+            args['point'], when=args['when'], host=args.get('at_host'),
+            server=args.get('server'), times=args['times']).run(
+            args['run'], host=args['on'])
     elif step.kind == 'stop_compute':
         cloud.stop_compute(args['host'])
     elif step.kind == 'start_compute':

@@ -64,6 +64,8 @@ PERIODICS = ('update_available_resource', '_poll_unconfirmed_resizes',
 CUSTOM_RC = re.compile(r'^CUSTOM_[A-Z0-9_]+$')
 MIGRATION_CONSUMER = re.compile(r'^migration\((?P<server>[^)]+)\)$')
 BOOL_TAG = 'tag:yaml.org,2002:bool'
+POINT_NAME = re.compile(r'^((conductor|scheduler)\.)?[A-Za-z_][A-Za-z0-9_]*$'
+                        r'|^instance\.host$|^migration\.status=[a-z-]+$')
 
 
 class _Loader(yaml.SafeLoader):
@@ -74,6 +76,21 @@ class _Loader(yaml.SafeLoader):
     """
 
 
+def _mapping_without_duplicates(loader, node, deep=False):
+    keys = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in keys:
+            raise yaml.constructor.ConstructorError(
+                'while reading a mapping', node.start_mark,
+                'the key %r is given twice' % (key,), key_node.start_mark)
+        keys.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_Loader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+    _mapping_without_duplicates)
 _Loader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != BOOL_TAG]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
@@ -205,8 +222,12 @@ def load(path):
     """Load and check the scenarios in ``path``; return a list."""
     if not os.path.isfile(path):
         raise errors.ScenarioError('%s: no such scenario file' % path)
-    with open(path) as source:
-        text = source.read()
+    try:
+        with open(path, encoding='utf-8') as source:
+            text = source.read()
+    except UnicodeDecodeError as exc:
+        raise errors.ScenarioError(
+            '%s: not UTF-8 text (byte %d)' % (path, exc.start))
     try:
         document = safe_load(text)
     except yaml.YAMLError as exc:
@@ -290,10 +311,13 @@ def parse(doc, where, path=None):
         extra = check.mapping(spec.get('extra_specs', {}),
                               field + '.extra_specs')
         extra = {str(k): str(v) for k, v in extra.items()}
-        for key in extra:
+        for key, value in extra.items():
             if key.startswith('resources:'):
                 check.resource_class(key.split(':', 1)[1],
                                      field + '.extra_specs.' + key)
+                if not re.match(r'^\d+$', value):
+                    check.fail(field + '.extra_specs.' + key,
+                               'expected a whole number, got %r' % value)
         flavors[flavor_name] = Flavor(flavor_name, extra_specs=extra,
                                       **values)
 
@@ -381,6 +405,7 @@ def _server_arg(check, value, keys=('server',), required=('server',)):
         value = {'server': value}
     check.mapping(value, 'the step')
     check.keys(value, keys, required=required)
+    check.string(value['server'], 'server')
     return dict(value)
 
 
@@ -485,8 +510,7 @@ def _parse_advance(check, value, scenario, state, error):
         value = value['seconds']
     if isinstance(value, bool) or not isinstance(value, (int, float)) \
             or value < 0:
-        check.fail('advance_clock', 'seconds as a number >= 0, not %r'
-                   % (value,))
+        check.fail('', 'seconds as a number >= 0, not %r' % (value,))
     return {'seconds': value}
 
 
@@ -498,6 +522,11 @@ def _parse_inject(check, value, scenario, state, error):
     if len(whens) != 1:
         check.fail('the step', 'say "before: <point>" or "after: <point>"')
     point = check.string(value[whens[0]], whens[0])
+    if not POINT_NAME.match(point):
+        check.fail(whens[0], '%r is not a race point name (a compute RPC '
+                   'method such as finish_resize, conductor.<...>, '
+                   'scheduler.<...>, instance.host or '
+                   'migration.status=<status>)' % point)
     task = check.string(value['run'], 'run')
     if task not in PERIODICS:
         check.fail('run', 'unknown periodic task %r; known: %s'
@@ -574,6 +603,9 @@ class _Checker(object):
         return _Checker(self.where, self.step, self._name(name) + '.')
 
     def _name(self, field):
+        if field in ('', 'the step'):
+            # A problem with the whole value: name the value itself.
+            return self.prefix.rstrip('.') or field
         return self.prefix + field
 
     def fail(self, field, message):
@@ -615,11 +647,11 @@ class _Checker(object):
                 self.fail((field + '.' if field else '') + key,
                           'missing')
 
-    def known(self, value, names, field):
+    def known(self, value, names, field, noun=None):
         self.string(value, field)
         if value not in names:
             self.fail(field, 'unknown %s %r; known: %s' % (
-                field.rsplit('.', 1)[-1], value,
+                noun or field.rsplit('.', 1)[-1], value,
                 ', '.join(sorted(names)) or 'none'))
         return value
 

@@ -50,3 +50,29 @@ class TestRun(testtools.TestCase):
         self.assertIn('allocations of vm1 on host1: VCPU expected 2, got 1',
                       out)
         self.assertIn('timeline so far:', out)
+
+
+class TestInjectionsMustFire(testtools.TestCase):
+
+    def test_an_injection_nothing_passed_fails_the_scenario(self):
+        from harness import errors
+        from harness import runner
+        from harness import scenario as scenario_mod
+        # A resize passes finish_resize, never finish_revert_resize.
+        scenario = scenario_mod.parse(scenario_mod.safe_load("""
+name: injection at a point the flow never passes
+hosts: {src: {driver: fake}, dst: {driver: fake}}
+flavors:
+  small: {vcpus: 1, ram: 512, disk: 1}
+  large: {vcpus: 2, ram: 1024, disk: 2}
+steps:
+  - boot: {server: vm1, flavor: small, host: src}
+  - inject: {before: finish_revert_resize, run: update_available_resource,
+             on: source}
+  - resize: {server: vm1, flavor: large}
+"""), 'inline')
+        exc = self.assertRaises(errors.ScenarioFailed, runner.run, scenario,
+                                test_id=self.id())
+        self.assertIn('inject at step 2', str(exc))
+        self.assertIn('never fired: the run never passed before '
+                      'finish_revert_resize', str(exc))
