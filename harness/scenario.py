@@ -195,6 +195,12 @@ class Scenario(object):
         """
         doc = {key: value for key, value in self.raw.items()
                if key != 'steps'}
+        # Profiles given by a path relative to this file, made absolute so
+        # the document loads from anywhere.
+        doc['hosts'] = {
+            name: dict(spec or {}, **({'profile': self.hosts[name].profile}
+                                      if self.hosts[name].profile else {}))
+            for name, spec in self.raw['hosts'].items()}
         doc['steps'] = [dict(step.raw) for step in self.steps] \
             if steps is None else steps
         if name:
@@ -292,7 +298,9 @@ def parse(doc, where, path=None):
                 check.fail(field, 'a host has a profile (libvirt) or a '
                            'driver, not both')
             _check_profile(check, profile, field + '.profile', path)
-        hosts[host_name] = Host(host_name, DRIVERS.get(driver), profile)
+        hosts[host_name] = Host(host_name, DRIVERS.get(driver),
+                                _resolve_relative(profile, path)
+                                if profile else None)
     if not hosts:
         check.fail('hosts', 'name at least one host')
 
@@ -355,10 +363,11 @@ def _check_profile(check, profile, field, path):
 
 
 def _resolve_relative(profile, path):
+    """A profile path relative to the scenario file, made absolute."""
     if path and (os.sep in profile or profile.endswith('.yaml')):
         candidate = os.path.join(os.path.dirname(path), profile)
         if os.path.exists(candidate):
-            return candidate
+            return os.path.abspath(candidate)
     return profile
 
 

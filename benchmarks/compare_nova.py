@@ -1,0 +1,114 @@
+"""Side by side: Nova's own functional tests and the harness's equivalents.
+
+Runs, alternating, in one process, N times each:
+
+- Nova's ``ServerMovingTests.test_resize_confirm`` and the scenario
+  ``benchmarks/scenarios/resize_confirm.yaml`` (same hosts, flavors,
+  operations and periodic runs);
+- Nova's ``NUMAServersTest.test_resize_confirm_bug_1944759`` and
+  ``benchmarks/scenarios/resize_confirm_bug_1944759.yaml``.
+
+The scenarios run with invariants 1-4, 6 and 7 on (5 runs periodics of
+its own; the scenarios already run the periodics Nova's tests run). It
+prints min and median per test and the ratio harness/Nova of the medians;
+the last line is ``ratio: X``, the worse of the two ratios.
+
+    tox -e bench                      # or: python benchmarks/compare_nova.py
+    python benchmarks/compare_nova.py --runs 5
+
+Nova's own tests look for api-paste.ini under site-packages (a source
+tree's layout) while the wheel installs it under <prefix>/etc/nova; with
+``--link-api-paste`` the script links it there so they can run.
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+PAIRS = (
+    ('resize_confirm',
+     'nova.tests.functional.test_servers.ServerMovingTests.'
+     'test_resize_confirm',
+     os.path.join(HERE, 'scenarios', 'resize_confirm.yaml')),
+    ('resize_confirm_bug_1944759',
+     'nova.tests.functional.libvirt.test_numa_servers.NUMAServersTest.'
+     'test_resize_confirm_bug_1944759',
+     os.path.join(HERE, 'scenarios', 'resize_confirm_bug_1944759.yaml')),
+)
+
+
+def link_api_paste():
+    from harness import install
+    import nova
+    site = os.path.dirname(os.path.dirname(os.path.abspath(nova.__file__)))
+    target = os.path.join(site, 'etc', 'nova', 'api-paste.ini')
+    if not os.path.exists(target):
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        os.symlink(install.nova_api_paste_ini(), target)
+        print('linked %s -> %s' % (target, install.nova_api_paste_ini()))
+
+
+def run_nova(test_name):
+    suite = unittest.defaultTestLoader.loadTestsFromName(test_name)
+    result = unittest.TestResult()
+    started = time.monotonic()
+    suite.run(result)
+    elapsed = time.monotonic() - started
+    if not result.wasSuccessful():
+        problems = result.errors + result.failures
+        raise SystemExit('Nova test %s failed:\n%s'
+                         % (test_name, problems[0][1]))
+    return elapsed
+
+
+def run_harness(path):
+    from harness import invariants
+    from harness import runner
+    from harness import scenario as scenario_mod
+    scenario = scenario_mod.load(path)[0]
+    checker = invariants.Checker(periodic_idempotence=False)
+    started = time.monotonic()
+    runner.run(scenario, checks=[checker])
+    return time.monotonic() - started
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--runs', type=int, default=5)
+    parser.add_argument('--link-api-paste', action='store_true')
+    args = parser.parse_args(argv)
+    # Import (and patch eventlet) the way both suites do, before timing.
+    from harness import cloud  # noqa: F401
+    import nova.tests.functional  # noqa: F401
+    if args.link_api_paste:
+        link_api_paste()
+    times = {name: {'nova': [], 'harness': []} for name, _, _ in PAIRS}
+    for run in range(args.runs):
+        for name, nova_test, scenario_path in PAIRS:
+            times[name]['nova'].append(run_nova(nova_test))
+            times[name]['harness'].append(run_harness(scenario_path))
+            print('run %d %s: nova %.2f s, harness %.2f s' % (
+                run + 1, name, times[name]['nova'][-1],
+                times[name]['harness'][-1]), flush=True)
+    ratios = []
+    print()
+    print('%-28s %9s %9s %9s %9s %7s' % ('test', 'nova min', 'nova med',
+                                         'harn min', 'harn med', 'ratio'))
+    for name, _, _ in PAIRS:
+        nova_t, harness_t = times[name]['nova'], times[name]['harness']
+        ratio = statistics.median(harness_t) / statistics.median(nova_t)
+        ratios.append(ratio)
+        print('%-28s %9.2f %9.2f %9.2f %9.2f %7.2f' % (
+            name, min(nova_t), statistics.median(nova_t), min(harness_t),
+            statistics.median(harness_t), ratio))
+    print('ratio: %.2f' % max(ratios))
+
+
+if __name__ == '__main__':
+    main()
