@@ -1,0 +1,72 @@
+"""What the invariant checks cost per step, against a scenario's wall time.
+
+Runs scenario files with the invariant Checker and prints, per scenario
+and in total: wall time, steps, the time of invariants 1-4, 6 and 7 (they
+read the snapshot the step already took) and, separately, of invariant 5
+(periodic idempotence: the periodics themselves).
+
+    python benchmarks/invariants_cost.py tests/functional/scenarios
+    python benchmarks/invariants_cost.py --no-periodic FILE...
+"""
+
+import argparse
+import glob
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+
+from harness import invariants  # noqa: E402
+from harness import runner  # noqa: E402
+from harness import scenario as scenario_mod  # noqa: E402
+
+
+def scenario_files(paths):
+    for path in paths:
+        if os.path.isdir(path):
+            yield from sorted(glob.glob(os.path.join(path, '*.yaml')))
+        else:
+            yield path
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('paths', nargs='+')
+    parser.add_argument('--no-periodic', action='store_true',
+                        help='leave invariant 5 off')
+    args = parser.parse_args(argv)
+    wall = cheap = periodic = 0.0
+    steps = 0
+    for path in scenario_files(args.paths):
+        for scenario in scenario_mod.load(path):
+            checker = invariants.Checker(
+                periodic_idempotence=not args.no_periodic)
+            started = time.perf_counter()
+            timeline = runner.run(scenario, checks=[checker],
+                                  keep_going=True)
+            elapsed = time.perf_counter() - started
+            spent = sum(seconds for name, seconds in checker.timings.items()
+                        if name != 'periodics_idempotent')
+            p5 = checker.timings['periodics_idempotent']
+            wall, cheap, periodic = wall + elapsed, cheap + spent, \
+                periodic + p5
+            steps += checker.calls
+            print('%-70s %6.2f s %3d steps  inv1-4,6,7 %6.1f ms (%.2f%%)  '
+                  'inv5 %5.2f s (%4.1f%%)%s' % (
+                      scenario.id[:70], elapsed, checker.calls,
+                      spent * 1000, 100 * spent / elapsed, p5,
+                      100 * p5 / elapsed,
+                      '  PROBLEMS' if timeline.failed else ''), flush=True)
+    print('total: %.1f s, %d steps; invariants 1-4, 6, 7: %.3f s (%.2f%% '
+          'of wall, %.2f ms/step); invariant 5: %.1f s (%.1f%% of wall, '
+          '%.0f ms/step)' % (
+              wall, steps, cheap, 100 * cheap / max(wall, 1e-9),
+              1000 * cheap / max(steps, 1), periodic,
+              100 * periodic / max(wall, 1e-9),
+              1000 * periodic / max(steps, 1)))
+
+
+if __name__ == '__main__':
+    main()
