@@ -533,13 +533,16 @@ def periodics_idempotent(cloud, before, hosts):
 
 # -- 6 ------------------------------------------------------------------------
 
-def nothing_leaks(snap, reconciled=None, reconciled_hosts=()):
+def nothing_leaks(snap, reconciled=None, reconciled_hosts=(),
+                  running=None):
     """See the module docstring.
 
     :param reconciled: a snapshot taken after the periodic ran on every
-        host with no server left (its trackers are checked).
+        running host with no server left (their trackers are checked).
     :param reconciled_hosts: hosts whose trackers in ``snap`` itself are
         reconciled (their periodic ran with no server left).
+    :param running: hosts whose compute runs; a stopped compute's record
+        stays as it last saved it, so it is not checked (``None``: all).
     """
     if snap.servers:
         return []
@@ -556,7 +559,9 @@ def nothing_leaks(snap, reconciled=None, reconciled_hosts=()):
                 'usage %s' % (name, _fmt(usages)))
     checks = []
     if reconciled is not None and not reconciled.servers:
-        checks.append((reconciled, sorted(reconciled.trackers)))
+        checks.append((reconciled, sorted(
+            node for node, tracker in reconciled.trackers.items()
+            if running is None or tracker.host in running)))
     if reconciled_hosts:
         checks.append((snap, sorted(
             node for node, tracker in snap.trackers.items()
@@ -720,15 +725,19 @@ class Checker(object):
                 hosts.reverse()
             found['periodics_idempotent'], after = periodics_idempotent(
                 cloud, snap, hosts)
-            # Every tracker is reconciled now.
-            self.windows = {}
+            # Every running compute's tracker is reconciled now; a stopped
+            # one keeps its stale record, and its window, until it starts.
+            self.windows = {host: window
+                            for host, window in self.windows.items()
+                            if host not in cloud.computes}
             self.timings['periodics_idempotent'] += (
                 time.perf_counter() - start)
         if 'nothing_leaks' in self.enabled:
             start = time.perf_counter()
             found['nothing_leaks'] = nothing_leaks(
                 snap, reconciled=after,
-                reconciled_hosts=self.reconciled_hosts)
+                reconciled_hosts=self.reconciled_hosts,
+                running=set(cloud.computes))
             self.timings['nothing_leaks'] += time.perf_counter() - start
 
         problems = []

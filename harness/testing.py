@@ -19,10 +19,14 @@ class ScenarioTestCase(testtools.TestCase):
     #: each step; a class whose scenarios rely on trackers staying stale
     #: between steps turns it off.
     periodic_idempotence = True
+    #: The invariants checked (all by default); a class narrowing them says
+    #: why next to it.
+    invariants = None
 
     def run_scenario(self, scenario, **kwargs):
         checker = invariants.Checker(
-            periodic_idempotence=self.periodic_idempotence)
+            periodic_idempotence=self.periodic_idempotence,
+            enabled=self.invariants)
         kwargs.setdefault('checks', [checker])
         try:
             timeline = runner.run(scenario, test_id=self.id(), **kwargs)

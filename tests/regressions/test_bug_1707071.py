@@ -23,6 +23,7 @@ an operation passes and compare Placement before and after each one.
 from harness import bugs
 from harness import cloud as cloud_mod
 from harness import errors
+from harness import invariants as invariants_mod
 from harness import race as race_mod
 from harness import scenario as scenario_mod
 from harness import testing
@@ -124,6 +125,15 @@ class _PeriodicsEverywhere(object):
 
 
 class TestBug1707071(testing.ScenarioTestCase):
+
+    # This bug is about Placement's allocations, which every invariant but
+    # tracker_agrees covers. The scenarios inject a destination periodic
+    # before finish_resize to provoke trampling; on Nova 34 that periodic
+    # also makes the destination's tracker count the incoming guest with
+    # its old flavor until its next periodic, a separate, transient finding
+    # (findings/resize_dest_periodic_before_finish_resize.yaml).
+    invariants = [name for name in invariants_mod.INVARIANTS
+                  if name != 'tracker_agrees']
 
     @bugs.related_bug('1707071')
     def test_bug_1707071_resize_confirm_resize_back_revert(self):

@@ -566,6 +566,15 @@ class TestNothingLeaks(testtools.TestCase):
         self.assertEqual(expected, invariants.nothing_leaks(
             snap, reconciled_hosts={'dst'}))
 
+    def test_a_stopped_compute_keeps_its_last_record(self):
+        # The periodic ran on the running computes only: dst is stopped,
+        # its record is what it last saved, not a leak (yet).
+        snap = build({}, trackers={'dst': {'vcpus_used': 2}})
+        self.assertEqual([], invariants.nothing_leaks(
+            build({}), reconciled=snap, running={'src'}))
+        self.assertEqual(1, len(invariants.nothing_leaks(
+            build({}), reconciled=snap, running={'src', 'dst'})))
+
     def test_breaks_for_pinned_cpus_after_the_periodic(self):
         snap = build({}, hosts=('pin',),
                      inventories={'pin': inventory(vcpu=2, pcpu=6)},
