@@ -42,6 +42,7 @@ import re
 import yaml
 
 from harness import errors
+from harness import snapshot
 
 PROFILE_DIR = os.path.join(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -245,14 +246,7 @@ def parse_cpu_spec(spec):
 
 def format_cpu_set(cpus):
     """CPU IDs as a compact spec: 0-3,8."""
-    spans = []
-    for cpu in sorted(cpus):
-        if spans and cpu == spans[-1][1] + 1:
-            spans[-1][1] = cpu
-        else:
-            spans.append([cpu, cpu])
-    return ','.join('%d' % a if a == b else '%d-%d' % (a, b)
-                    for a, b in spans)
+    return snapshot.format_cpus(cpus)
 
 
 # -- validation -----------------------------------------------------------

@@ -456,24 +456,18 @@ def _parse_resize(check, value, scenario, state, error):
     return args
 
 
-def _parse_migrate(check, value, scenario, state, error):
-    args = _server_arg(check, value, ('server', 'host'))
-    _needs(check, state, args['server'], ('active',), 'migrate')
-    if args.get('host') is not None:
-        check.known(args['host'], scenario.hosts, 'host')
-    if not error:
-        state.servers[args['server']] = 'verify'
+def _parse_move(doing, waits_for_confirm):
+    """A cold or live migration to an optional host."""
+    def parse(check, value, scenario, state, error):
+        args = _server_arg(check, value, ('server', 'host'))
+        _needs(check, state, args['server'], ('active',), doing)
+        if args.get('host') is not None:
+            check.known(args['host'], scenario.hosts, 'host')
+        if waits_for_confirm and not error:
+            state.servers[args['server']] = 'verify'
         state.moved.add(args['server'])
-    return args
-
-
-def _parse_live_migrate(check, value, scenario, state, error):
-    args = _server_arg(check, value, ('server', 'host'))
-    _needs(check, state, args['server'], ('active',), 'live-migrate')
-    if args.get('host') is not None:
-        check.known(args['host'], scenario.hosts, 'host')
-    state.moved.add(args['server'])
-    return args
+        return args
+    return parse
 
 
 def _parse_finish_move(doing):
@@ -577,8 +571,8 @@ def _parse_compute(doing):
 _STEP_PARSERS = {
     'boot': _parse_boot,
     'resize': _parse_resize,
-    'migrate': _parse_migrate,
-    'live_migrate': _parse_live_migrate,
+    'migrate': _parse_move('migrate', waits_for_confirm=True),
+    'live_migrate': _parse_move('live-migrate', waits_for_confirm=False),
     'confirm': _parse_finish_move('confirm'),
     'revert': _parse_finish_move('revert'),
     'delete': _parse_delete,
