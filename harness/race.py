@@ -41,6 +41,7 @@ from nova.compute import rpcapi as compute_rpcapi
 from nova.conductor.tasks import base as conductor_tasks
 from nova import context as nova_context
 from nova import objects
+from nova import thread_pool_factory
 
 from harness import activity
 from harness import errors
@@ -77,6 +78,12 @@ class Passage(object):
         default=None, repr=False, compare=False)
     # Nova's write count when the point was passed (Activity.version).
     version: int = dataclasses.field(default=0, repr=False, compare=False)
+    # Whether an injected periodic here had to wait for the tracker's lock,
+    # and the (task, host) runs done once it was released.
+    deferred: bool = dataclasses.field(default=False, repr=False,
+                                       compare=False)
+    deferred_runs: list = dataclasses.field(default_factory=list, repr=False,
+                                            compare=False)
 
     def __str__(self):
         return '%s %s on %s%s' % (
@@ -206,14 +213,29 @@ class RacePoints(fixtures.Fixture):
         self.injections = []
 
     def run_task(self, task, host, passage):
-        """Run a periodic for an injection, host named or by role."""
+        """Run a periodic for an injection, host named or by role.
+
+        At a point inside the resource tracker's lock (a periodic needs
+        that lock), the periodic starts there but waits for the lock, as a
+        real periodic would: it runs as soon as the code at the point
+        releases it, before the operation goes on to its next RPC.
+        """
         target = self.resolve_host(host, passage)
         lock = lockutils.internal_fair_lock(RT_LOCK)
         if lock.is_writer(check_pending=False):
-            raise errors.HarnessError(
-                'cannot run %s on %s at %s: the code at that point holds '
-                'the resource tracker lock, which the periodic needs'
-                % (task, target, passage))
+            passage.deferred = True
+            points = self
+
+            def run_when_released():
+                try:
+                    points._cloud.clock.run(task, target, wait=False)
+                    passage.deferred_runs.append((task, target))
+                except Exception as exc:
+                    points.failures.append(
+                        ('%s on %s' % (task, target), passage, exc))
+
+            thread_pool_factory.spawn(run_when_released)
+            return
         self._cloud.clock.run(task, target, wait=False)
 
     def resolve_host(self, host, passage):

@@ -198,3 +198,31 @@ class TestDeterminism(testtools.TestCase):
         first = self.timeline(0)
         for run in range(1, self.RUNS):
             self.assertEqual(first, self.timeline(run), 'run %d' % run)
+
+
+class TestInjectionInsideTheTrackerLock(RaceTestCase):
+    """At a point inside the resource tracker's lock, the periodic waits.
+
+    The source saves migration.status=confirmed inside drop_move_claim,
+    under the tracker's lock (the fix for LP#1879878 put it there); a
+    periodic started at that moment waits for the lock and runs once
+    confirm has released it, so it sees a confirmed migration and counts
+    nothing for it on the source.
+    """
+
+    def test_periodic_waits_for_the_lock_and_runs_after_it(self):
+        self.cloud.servers.resize('vm1', 'large')
+        injection = self.cloud.race.at(
+            'migration.status=confirmed', when='before').run(
+            'update_available_resource', host='source')
+        self.cloud.servers.confirm('vm1')
+        self.assertEqual(1, len(injection.fired))
+        self.assertTrue(injection.fired[0].deferred)
+        self.assertEqual([('update_available_resource', 'host1')],
+                         injection.fired[0].deferred_runs)
+        snap = self.cloud.snapshot()
+        self.assertEqual({'vm1': {'host2': LARGE}}, snap.allocations)
+        source = snap.trackers['host1']
+        self.assertEqual((0, RESERVED_MB, 0),
+                         (source.vcpus_used, source.memory_mb_used,
+                          source.local_gb_used))
