@@ -103,6 +103,21 @@ REGISTRY = {bug.id: bug for bug in (
               'finish_resize applying the migration context, the '
               'destination\'s periodic pinned the CPUs the guest holds on '
               'the source instead of those claimed on the destination.'),
+    Bug(id='1879878',
+        title='VM become Error after confirming resize with Error info '
+              'CPUUnpinningInvalid on source node',
+        fix='sha-unverified: "Move confirm resize under semaphore" '
+            '(master, Victoria; adds ResourceTracker.'
+            'drop_move_claim_at_source, saving migration.status under the '
+            'tracker\'s lock)',
+        reintroduction='harness.reintroduce:'
+                       'ConfirmMarksMigrationBeforeTrackerLock',
+        story='Confirm saved migration.status=confirmed before taking the '
+              'resource tracker\'s lock to drop the move claim; a periodic '
+              'on the source in between counted nothing for the guest and '
+              'the drop then subtracted the old flavor again: negative '
+              'usage, and for a pinned guest CPUUnpinningInvalid with the '
+              'server in ERROR.'),
 )}
 
 
