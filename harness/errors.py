@@ -60,3 +60,20 @@ class ScenarioFailed(HarnessError):
         self.step = step
         self.diff = diff
         self.timeline = timeline
+
+
+def show(value, limit=60):
+    """A piece of untrusted input, safe and short, for an error message.
+
+    Never formats a whole structure (an alias bomb expands without end)
+    nor a huge number (Python refuses to print one).
+    """
+    if isinstance(value, bool) or value is None or isinstance(value, float):
+        return repr(value)
+    if isinstance(value, int):
+        return repr(value) if abs(value) < 10 ** 18 else 'a very large number'
+    if isinstance(value, str):
+        text = repr(value[:limit])
+        return text if len(value) <= limit else text[:-1] + "...'"
+    kinds = {dict: 'a mapping', list: 'a list'}
+    return kinds.get(type(value), type(value).__name__)

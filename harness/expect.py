@@ -51,8 +51,9 @@ def parse(check, expect, scenario, state):
             match = scenario_mod.MIGRATION_CONSUMER.match(str(consumer))
             server = match.group('server') if match else consumer
             if server not in known_servers:
-                check.fail(field, 'unknown consumer %r; servers so far: %s'
-                           % (consumer, ', '.join(sorted(known_servers))
+                check.fail(field, 'unknown consumer %s; servers so far: %s'
+                           % (errors.show(consumer),
+                              ', '.join(sorted(known_servers))
                               or 'none'))
             by_host = {} if by_host in (None, 0) else by_host
             check.mapping(by_host, field)

@@ -39,10 +39,9 @@ import glob
 import os
 import re
 
-import yaml
-
 from harness import errors
 from harness import snapshot
+from harness import yamlsafe
 
 PROFILE_DIR = os.path.join(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -50,6 +49,12 @@ PROFILE_DIR = os.path.join(
 
 # Page sizes as profiles write them -> KiB, as libvirt and Nova count them.
 PAGE_SIZES = {'4K': 4, '2M': 2048, '1G': 1024 * 1024}
+# Bounds on what a profile may say, so that bad input fails fast instead of
+# building a billion CPUs: the largest real hosts have a few thousand CPUs
+# and some TiB per cell (counts are in pages, MiB or GB).
+MAX_CPU_ID = 16383
+MAX_COUNT = 10 ** 12
+MAX_RATIO = 10000
 PAGE_NAMES = {kib: name for name, kib in PAGE_SIZES.items()}
 
 TOP_KEYS = {'description': True, 'sockets': True, 'disk_gb': True,
@@ -199,17 +204,16 @@ def load_profile(name_or_path):
     if isinstance(name_or_path, HostProfile):
         return name_or_path
     path = profile_path(name_or_path)
-    with open(path) as f:
-        text = f.read()
     try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, 'problem_mark', None)
-        where = (' (line %d, column %d)' % (mark.line + 1, mark.column + 1)
-                 if mark else '')
-        raise errors.ProfileError('%s: not valid YAML%s: %s'
-                                  % (path, where, getattr(exc, 'problem',
-                                                          None) or exc))
+        with open(path, encoding='utf-8') as f:
+            text = f.read()
+    except UnicodeDecodeError as exc:
+        raise errors.ProfileError('%s: not UTF-8 text (byte %d)'
+                                  % (path, exc.start))
+    except OSError as exc:
+        raise errors.ProfileError('%s: cannot be read: %s'
+                                  % (path, exc.strerror))
+    doc = yamlsafe.load(text, path, errors.ProfileError)
     name = os.path.splitext(os.path.basename(path))[0]
     return _Validator(path).profile(name, doc)
 
@@ -227,6 +231,8 @@ def parse_cpu_spec(spec):
     if spec is None or spec == '':
         return frozenset()
     if isinstance(spec, int) and not isinstance(spec, bool):
+        if not 0 <= spec <= MAX_CPU_ID:
+            raise ValueError('CPU IDs go from 0 to %d' % MAX_CPU_ID)
         return frozenset([spec])
     if not isinstance(spec, str):
         raise ValueError('a CPU spec is a string like "0-3,8"')
@@ -234,12 +240,19 @@ def parse_cpu_spec(spec):
     for item in spec.split(','):
         match = _SPEC_ITEM.match(item)
         if not match:
-            raise ValueError('bad CPU spec item %r in %r' % (item, spec))
+            raise ValueError('bad CPU spec item %r in %r'
+                             % (item[:40], spec[:80]))
         neg, first, last = match.groups()
+        if len(first) > 6 or (last is not None and len(last) > 6):
+            raise ValueError('CPU IDs go up to %d' % MAX_CPU_ID)
         first = int(first)
         last = int(last) if last is not None else first
         if last < first:
-            raise ValueError('bad CPU range %r in %r' % (item, spec))
+            raise ValueError('bad CPU range %r in %r'
+                             % (item[:40], spec[:80]))
+        if last > MAX_CPU_ID:
+            raise ValueError('CPU %d is beyond the largest CPU ID a host '
+                             'here may have (%d)' % (last, MAX_CPU_ID))
         (exclude if neg else include).update(range(first, last + 1))
     return frozenset(include - exclude)
 
@@ -275,18 +288,24 @@ class _Validator(object):
                 self.fail(field, 'missing required key %r' % key)
         return value
 
-    def integer(self, field, value, minimum=0):
+    def integer(self, field, value, minimum=0, maximum=MAX_COUNT):
         if isinstance(value, bool) or not isinstance(value, int):
-            self.fail(field, 'must be an integer, not %r' % (value,))
+            self.fail(field, 'must be an integer, not %s'
+                      % errors.show(value))
         if value < minimum:
-            self.fail(field, 'must be at least %d, not %d' % (minimum, value))
+            self.fail(field, 'must be at least %d, not %s'
+                      % (minimum, errors.show(value)))
+        if value > maximum:
+            self.fail(field, 'must be at most %d, not %s'
+                      % (maximum, errors.show(value)))
         return value
 
     def number(self, field, value):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            self.fail(field, 'must be a number, not %r' % (value,))
-        if value <= 0:
-            self.fail(field, 'must be greater than 0, not %r' % (value,))
+            self.fail(field, 'must be a number, not %s' % errors.show(value))
+        if not 0 < value <= MAX_RATIO:
+            self.fail(field, 'must be greater than 0 and at most %d, not %s'
+                      % (MAX_RATIO, errors.show(value)))
         return float(value)
 
     def cpu_spec(self, field, value):
@@ -296,9 +315,9 @@ class _Validator(object):
             self.fail(field, str(exc))
 
     def page_size(self, field, value):
-        if value not in PAGE_SIZES:
-            self.fail(field, 'unknown page size %r; use one of %s'
-                      % (value, ', '.join(PAGE_SIZES)))
+        if not isinstance(value, (str, int)) or value not in PAGE_SIZES:
+            self.fail(field, 'unknown page size %s; use one of %s'
+                      % (errors.show(value), ', '.join(PAGE_SIZES)))
         return PAGE_SIZES[value]
 
     # -- the document -----------------------------------------------------
@@ -316,9 +335,15 @@ class _Validator(object):
         layout = None
         if 'layout' in doc:
             layout = self.mapping('layout', doc['layout'], LAYOUT_KEYS)
-            self.integer('layout.cores_per_cell', layout['cores_per_cell'], 1)
+            self.integer('layout.cores_per_cell', layout['cores_per_cell'], 1,
+                         maximum=MAX_CPU_ID + 1)
             self.integer('layout.threads_per_core',
-                         layout['threads_per_core'], 1)
+                         layout['threads_per_core'], 1, maximum=8)
+            if layout['cores_per_cell'] * layout['threads_per_core'] * len(
+                    doc['cells'] if isinstance(doc['cells'], list) else ()
+            ) > MAX_CPU_ID + 1:
+                self.fail('layout', 'more than %d CPUs in all'
+                          % (MAX_CPU_ID + 1))
             if layout['numbering'] not in NUMBERINGS:
                 self.fail('layout.numbering', 'must be one of %s, not %r'
                           % (', '.join(NUMBERINGS), layout['numbering']))

@@ -42,6 +42,7 @@ import os_resource_classes
 import yaml
 
 from harness import errors
+from harness import yamlsafe
 
 OPERATIONS = ('boot', 'resize', 'confirm', 'revert', 'migrate',
               'live_migrate', 'delete')
@@ -63,45 +64,13 @@ PERIODICS = ('update_available_resource', '_poll_unconfirmed_resizes',
              '_cleanup_expired_console_auth_tokens', 'report_state')
 CUSTOM_RC = re.compile(r'^CUSTOM_[A-Z0-9_]+$')
 MIGRATION_CONSUMER = re.compile(r'^migration\((?P<server>[^)]+)\)$')
-BOOL_TAG = 'tag:yaml.org,2002:bool'
 POINT_NAME = re.compile(r'^((conductor|scheduler)\.)?[A-Za-z_][A-Za-z0-9_]*$'
                         r'|^instance\.host$|^migration\.status=[a-z-]+$')
 
 
-class _Loader(yaml.SafeLoader):
-    """PyYAML's safe loader with YAML 1.2 booleans (true/false only).
-
-    YAML 1.1 reads ``on``, ``off``, ``yes`` and ``no`` as booleans, so
-    ``inject: {on: source}`` would have a key ``True``.
-    """
-
-
-def _mapping_without_duplicates(loader, node, deep=False):
-    keys = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in keys:
-            raise yaml.constructor.ConstructorError(
-                'while reading a mapping', node.start_mark,
-                'the key %r is given twice' % (key,), key_node.start_mark)
-        keys.add(key)
-    return loader.construct_mapping(node, deep=deep)
-
-
-_Loader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-    _mapping_without_duplicates)
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != BOOL_TAG]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
-_Loader.add_implicit_resolver(
-    BOOL_TAG, re.compile(r'^(?:true|True|TRUE|false|False|FALSE)$'),
-    list('tTfF'))
-
-
 def safe_load(text):
-    """Parse YAML text safely (no Python tags), YAML 1.2 booleans."""
-    return yaml.load(text, Loader=_Loader)  # nosec - _Loader is safe
+    """Parse YAML text safely (see ``harness.yamlsafe``)."""
+    return yamlsafe.parse(text)
 
 
 @dataclasses.dataclass
@@ -234,15 +203,7 @@ def load(path):
     except UnicodeDecodeError as exc:
         raise errors.ScenarioError(
             '%s: not UTF-8 text (byte %d)' % (path, exc.start))
-    try:
-        document = safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, 'problem_mark', None)
-        where = (' (line %d, column %d)' % (mark.line + 1, mark.column + 1)
-                 if mark else '')
-        raise errors.ScenarioError(
-            '%s%s: not valid YAML: %s' % (
-                path, where, getattr(exc, 'problem', None) or exc))
+    document = yamlsafe.load(text, path, errors.ScenarioError)
     if isinstance(document, dict):
         documents = [document]
     elif isinstance(document, list) and document:
@@ -288,6 +249,8 @@ def parse(doc, where, path=None):
         check.mapping(spec, field)
         check.keys(spec, ('profile', 'driver'), field=field)
         driver = spec.get('driver')
+        if driver is not None:
+            check.string(driver, field + '.driver')
         if driver is not None and driver not in DRIVERS:
             check.fail(field + '.driver', 'unknown driver %r; known: %s'
                        % (driver, ', '.join(sorted(DRIVERS))))
@@ -307,6 +270,7 @@ def parse(doc, where, path=None):
     flavors = {}
     for flavor_name, spec in check.mapping(doc.get('flavors', {}),
                                            'flavors').items():
+        check.string(flavor_name, 'flavors')
         field = 'flavors.%s' % flavor_name
         check.mapping(spec, field)
         check.keys(spec, ('vcpus', 'ram', 'disk', 'ephemeral', 'swap',
@@ -318,14 +282,21 @@ def parse(doc, where, path=None):
                   if key in spec}
         extra = check.mapping(spec.get('extra_specs', {}),
                               field + '.extra_specs')
+        for key, value in extra.items():
+            if not isinstance(value, (str, int, float, bool)) or \
+                    isinstance(value, int) and abs(value) > 10 ** 12:
+                check.fail('%s.extra_specs.%s' % (field, errors.show(key)),
+                           'expected a short text or number, got %s'
+                           % errors.show(value))
         extra = {str(k): str(v) for k, v in extra.items()}
         for key, value in extra.items():
             if key.startswith('resources:'):
                 check.resource_class(key.split(':', 1)[1],
                                      field + '.extra_specs.' + key)
-                if not re.match(r'^\d+$', value):
+                if not re.match(r'^\d{1,12}$', value):
                     check.fail(field + '.extra_specs.' + key,
-                               'expected a whole number, got %r' % value)
+                               'expected a whole number, got %s'
+                               % errors.show(value))
         flavors[flavor_name] = Flavor(flavor_name, extra_specs=extra,
                                       **values)
 
@@ -512,8 +483,9 @@ def _parse_advance(check, value, scenario, state, error):
         check.keys(value, ('seconds',), required=('seconds',))
         value = value['seconds']
     if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or value < 0:
-        check.fail('', 'seconds as a number >= 0, not %r' % (value,))
+            or not 0 <= value <= 10 ** 9:
+        check.fail('', 'seconds as a number from 0 to 10**9, not %s'
+                   % errors.show(value))
     return {'seconds': value}
 
 
@@ -606,6 +578,8 @@ class _Checker(object):
         return _Checker(self.where, self.step, self._name(name) + '.')
 
     def _name(self, field):
+        field = str(field) if isinstance(field, (str, int, float, bool)) \
+            else errors.show(field)
         if field in ('', 'the step'):
             # A problem with the whole value: name the value itself.
             return self.prefix.rstrip('.') or field
@@ -631,18 +605,24 @@ class _Checker(object):
             self.fail(field, 'expected a name, got %s' % _kind(value))
         return value
 
-    def integer(self, value, field, minimum=None):
+    def integer(self, value, field, minimum=None, maximum=10 ** 12):
         if isinstance(value, bool) or not isinstance(value, int):
             self.fail(field, 'expected a whole number, got %s'
                       % _kind(value))
         if minimum is not None and value < minimum:
-            self.fail(field, 'must be at least %d, got %d' % (minimum, value))
+            self.fail(field, 'must be at least %d, got %s'
+                      % (minimum, errors.show(value)))
+        if value > maximum:
+            self.fail(field, 'must be at most %d, got %s'
+                      % (maximum, errors.show(value)))
         return value
 
     def keys(self, value, allowed, required=(), field=''):
         for key in value:
             if key not in allowed:
-                self.fail((field + '.' if field else '') + str(key),
+                self.fail((field + '.' if field else '') + errors.show(key)
+                          if not isinstance(key, str) else
+                          (field + '.' if field else '') + key,
                           'unknown field; expected one of: %s'
                           % ', '.join(allowed))
         for key in required:
@@ -653,13 +633,15 @@ class _Checker(object):
     def known(self, value, names, field, noun=None):
         self.string(value, field)
         if value not in names:
-            self.fail(field, 'unknown %s %r; known: %s' % (
-                noun or field.rsplit('.', 1)[-1], value,
-                ', '.join(sorted(names)) or 'none'))
+            self.fail(field, 'unknown %s %s; known: %s' % (
+                noun or field.rsplit('.', 1)[-1], errors.show(value),
+                ', '.join(sorted(str(name) for name in names)) or 'none'))
         return value
 
     def resource_class(self, value, field):
-        if value not in os_resource_classes.STANDARDS and \
-                not CUSTOM_RC.match(str(value)):
-            self.fail(field, 'unknown resource class %r' % (value,))
+        if not isinstance(value, str) or (
+                value not in os_resource_classes.STANDARDS
+                and not CUSTOM_RC.match(value)):
+            self.fail(field, 'unknown resource class %s'
+                      % errors.show(value))
         return value

@@ -203,7 +203,7 @@ class TestBadInput(LoaderTestCase):
     def test_wrong_type_in_a_step(self):
         self.assertRefused(
             HEAD + '  - advance_clock: soon\n',
-            "seconds as a number >= 0, not 'soon'", step=2)
+            "seconds as a number from 0 to 10**9, not 'soon'", step=2)
 
     def test_wrong_type_in_expect(self):
         self.assertRefused(
