@@ -43,6 +43,7 @@ from nova.virt import images  # noqa: E402
 from nova.virt.libvirt import driver as libvirt_driver  # noqa: E402
 
 from harness import install  # noqa: E402
+from harness import offline  # noqa: E402
 
 CONF = nova.conf.CONF
 CELL0_NAME = 'cell0'
@@ -176,6 +177,7 @@ class NovaEnvironment(fixtures.Fixture):
         self.test_id = test_id
 
     def _setUp(self):
+        self.useFixture(offline.NoNetwork())
         self.useFixture(fixtures.EnvironmentVariable('OS_LOG_CAPTURE', '0'))
         # Logging first, so that it still captures what the executors log
         # when they shut down in clean-up.

@@ -18,10 +18,13 @@ behaviour:
   run that periodic first, as Nova's own tests do.
 """
 
+import socket
+
 import testtools
 
 from harness import cloud as cloud_mod
 from harness import errors
+from harness import offline
 
 SMALL = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
 LARGE = {'VCPU': 2, 'MEMORY_MB': 1024, 'DISK_GB': 2}
@@ -215,3 +218,16 @@ class TestLiveMigrate(CloudTestCase):
         self.assertEqual('host2', server['OS-EXT-SRV-ATTR:host'])
         self.assertEqual({'vm1': {'host2': SMALL}},
                          self.cloud.snapshot().allocations)
+
+
+class TestOffline(testtools.TestCase):
+
+    def test_a_real_connection_fails_at_once_with_the_address(self):
+        self.useFixture(cloud_mod.Cloud(test_id=self.id()))
+        exc = self.assertRaises(offline.NetworkAttempt,
+                                socket.create_connection, ('127.0.0.1', 9))
+        self.assertIn('(connect to 127.0.0.1 port 9)', str(exc))
+        sock = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+        self.addCleanup(sock.close)
+        self.assertRaises(offline.NetworkAttempt, sock.connect_ex,
+                          ('::1', 9))
