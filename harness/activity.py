@@ -4,8 +4,9 @@ The cloud runs RPC casts as calls (Nova's ``CastAsCallFixture``), so an API
 request returns only when every RPC chain it started has returned. What can
 still be running afterwards is work Nova handed to its executors (the build
 of a server, a live migration). ``Activity`` counts those tasks as they are
-submitted and finished, and records every save of an instance or a
-migration, so a wait is one condition variable, woken by Nova itself.
+submitted and finished, so a wait is one condition variable, woken by
+Nova itself. It also observes saves of instances, migrations and compute
+nodes, and Placement writes, for race points and the explorer.
 """
 
 import contextlib
@@ -92,9 +93,7 @@ class Activity(fixtures.Fixture):
             activity._notify(obj, method, 'before', changes)
             result = real(obj, *args, **kwargs)
             activity._notify(obj, method, 'after', changes)
-            with activity._cond:
-                activity.saves += 1
-                activity._cond.notify_all()
+            activity.saves += 1
             return result
 
         observed.__name__ = method
@@ -139,12 +138,6 @@ class Activity(fixtures.Fixture):
         with self._cond:
             self._pending.pop(future, None)
             self._cond.notify_all()
-
-    @property
-    def busy(self):
-        """Names of the executor tasks still running."""
-        with self._cond:
-            return sorted(self._pending.values())
 
     def wait_idle(self, timeout, describe):
         """Block until no executor task runs, or raise after ``timeout``.

@@ -106,18 +106,14 @@ class Cloud(fixtures.Fixture):
     # -- services -----------------------------------------------------
 
     def _start_service(self, binary, host=None, **kwargs):
-        # No heartbeat timer: the service group sees services up because
-        # their records are fresh; nothing runs in the background.
-        kwargs.setdefault('report_interval', 0)
-        kwargs.setdefault('periodic_enable', False)
-        if host is not None:
-            with nova_fixtures.ConfPatcher(host=host):
-                fixture = nova_fixtures.ServiceFixture(
-                    binary, host, **kwargs)
-                self.useFixture(fixture)
-        else:
-            fixture = self.useFixture(
-                nova_fixtures.ServiceFixture(binary, host, **kwargs))
+        # No timers: heartbeats and periodic tasks run only when the clock
+        # says so (see harness.clock).
+        conf = (nova_fixtures.ConfPatcher(host=host) if host
+                else contextlib.nullcontext())
+        with conf:
+            fixture = self.useFixture(nova_fixtures.ServiceFixture(
+                binary, host, report_interval=0, periodic_enable=False,
+                **kwargs))
         return fixture.service
 
     def start_compute(self, host, driver=None, profile=None):
@@ -141,6 +137,10 @@ class Cloud(fixtures.Fixture):
                 with hosts.starting(host, profile):
                     service = self._start_compute_service(host)
                 hosts.started(host, service)
+        return self._running(host, service)
+
+    def _running(self, host, service):
+        """Put a started compute under the clock's and race points' watch."""
         self.computes[host] = service
         self.clock.add_service(host, service)
         self.race.attach(service, host)
@@ -167,13 +167,10 @@ class Cloud(fixtures.Fixture):
             'nova.virt.driver.load_compute_driver',
             lambda *a, **k: keep_driver)
             if keep_driver is not None else contextlib.nullcontext())
-        with patch, nova_fixtures.ConfPatcher(host=host):
-            fixture = nova_fixtures.ServiceFixture(
-                'compute', host, cell=cell, report_interval=0,
-                periodic_enable=False,
+        with patch:
+            service = self._start_service(
+                'compute', host, cell=cell,
                 topic_alt=compute_rpcapi.RPC_TOPIC_ALT)
-            self.useFixture(fixture)
-        service = fixture.service
         with context.target_cell(ctxt, cell) as cctxt:
             for node in objects.ComputeNodeList.get_all_by_host(cctxt, host):
                 if not node.mapped:
@@ -217,10 +214,7 @@ class Cloud(fixtures.Fixture):
         else:
             driver = old.manager.driver if keep_hypervisor_state else None
             service = self._start_compute_service(host, keep_driver=driver)
-        self.computes[host] = service
-        self.clock.add_service(host, service)
-        self.race.attach(service, host)
-        return service
+        return self._running(host, service)
 
     # -- periodic tasks -------------------------------------------------
 

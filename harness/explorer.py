@@ -259,8 +259,7 @@ class Explorer(object):
             return False
         document = scenario.document(steps)
         try:
-            scenario_mod.parse(scenario_mod.safe_load(scenario.dump(steps)),
-                               scenario.path, scenario.path)
+            scenario_mod.parse(document, scenario.path, scenario.path)
         except errors.ScenarioError:
             return False
         result = replay({'document': document, 'where': scenario.path,

@@ -37,7 +37,6 @@ import typing
 import fixtures
 from oslo_concurrency import lockutils
 
-from nova.compute import rpcapi as compute_rpcapi
 from nova.conductor.tasks import base as conductor_tasks
 from nova import context as nova_context
 from nova import objects
@@ -55,15 +54,6 @@ COMPUTE_STEPS = ('_do_live_migration', '_post_live_migration',
                  '_rollback_live_migration')
 # The resource tracker's lock; a periodic cannot start inside it.
 RT_LOCK = 'compute_resources'
-
-
-def compute_rpc_methods():
-    """The compute RPC API's method names (the receiving side's points)."""
-    return sorted(
-        name for name in vars(compute_rpcapi.ComputeAPI)
-        if not name.startswith('_') and callable(
-            getattr(compute_rpcapi.ComputeAPI, name))
-        and name not in ('router', 'get_client', 'get_cell_client'))
 
 
 @dataclasses.dataclass

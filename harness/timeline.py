@@ -43,10 +43,6 @@ class Timeline(object):
     def __len__(self):
         return len(self.entries)
 
-    def accounting(self):
-        """Per step, the accounting part of the snapshot (comparable)."""
-        return [(e.label, e.snapshot.accounting()) for e in self.entries]
-
     def render(self, title=None):
         rows = [['#', 'step', 'allocations', 'pinned CPUs']]
         for entry in self.entries:
