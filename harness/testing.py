@@ -8,7 +8,11 @@ from harness import invariants
 from harness import runner
 
 
-class ScenarioTestCase(testtools.TestCase):
+class TestCase(testtools.TestCase):
+    """Base of every test in the suite (leak checks are wired in here)."""
+
+
+class ScenarioTestCase(TestCase):
     """Runs scenarios with the invariants on; failures carry details.
 
     A failure adds the diff and the timeline as testtools details, which
