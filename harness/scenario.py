@@ -9,6 +9,7 @@ mappings)::
     hosts:
       src: {profile: dev-1s-8c-smt2}     # libvirt over a profiled host
       dst: {driver: fake}                # or Nova's fake driver
+      bad: {driver: fake, fail: confirm_migration}  # a hypervisor fault
     flavors:
       small: {vcpus: 1, ram: 512, disk: 1}
       pin2: {vcpus: 2, ram: 512, disk: 1,
@@ -19,6 +20,12 @@ mappings)::
       - resize: {server: vm1, flavor: pin2}
       - confirm: vm1
       - delete: vm1
+
+A fake host may be given a hypervisor fault: ``fail: <method>`` makes that
+driver method raise on that host, so the step that calls it fails the way
+a real hypervisor failing there would make it fail (see ``harness.faults``);
+everything above the driver is Nova as installed. Today the one method is
+``confirm_migration`` (``FAULT_METHODS`` says why).
 
 Steps: ``boot``, ``resize``, ``confirm``, ``revert``, ``migrate``,
 ``live_migrate``, ``delete``, ``run_periodic``, ``advance_clock``,
@@ -52,6 +59,13 @@ EXPECT_KEYS = ('allocations', 'usages', 'tracker', 'pinned_cpus', 'servers',
                'migrations')
 ROLES = ('source', 'dest')
 DRIVERS = {'fake': 'fake.MediumFakeDriver'}
+# Driver methods a fake host may be made to fail in (harness.faults): those
+# whose failure stays on the compute that has it. The cloud runs casts as
+# calls, so a failure in a method reached by a cast from another compute
+# (finish_migration from resize_instance, migrate_disk_and_power_off from
+# prep_resize, ...) would travel back into the caller's error handling, a
+# path real Nova never takes; confirm_migration is cast from the API.
+FAULT_METHODS = ('confirm_migration',)
 PERIODICS = ('update_available_resource', '_poll_unconfirmed_resizes',
              '_cleanup_incomplete_migrations', '_run_pending_deletes',
              '_reclaim_queued_deletes', '_heal_instance_info_cache',
@@ -247,13 +261,16 @@ def parse(doc, where, path=None):
         check.string(host_name, 'hosts')
         spec = {} if spec is None else spec
         check.mapping(spec, field)
-        check.keys(spec, ('profile', 'driver'), field=field)
+        check.keys(spec, ('profile', 'driver', 'fail'), field=field)
         driver = spec.get('driver')
         if driver is not None:
             check.string(driver, field + '.driver')
         if driver is not None and driver not in DRIVERS:
             check.fail(field + '.driver', 'unknown driver %r; known: %s'
                        % (driver, ', '.join(sorted(DRIVERS))))
+        compute_driver = DRIVERS.get(driver)
+        if spec.get('fail') is not None:
+            compute_driver = _fault_driver(check, spec, field)
         profile = spec.get('profile')
         if profile is not None:
             check.string(profile, field + '.profile')
@@ -261,7 +278,7 @@ def parse(doc, where, path=None):
                 check.fail(field, 'a host has a profile (libvirt) or a '
                            'driver, not both')
             _check_profile(check, profile, field + '.profile', path)
-        hosts[host_name] = Host(host_name, DRIVERS.get(driver),
+        hosts[host_name] = Host(host_name, compute_driver,
                                 _resolve_relative(profile, path)
                                 if profile else None)
     if not hosts:
@@ -321,6 +338,20 @@ def parse(doc, where, path=None):
     if not scenario.steps:
         check.fail('steps', 'a scenario needs at least one step')
     return scenario
+
+
+def _fault_driver(check, spec, field):
+    """The compute driver of a fake host whose ``fail:`` method fails."""
+    method = check.string(spec['fail'], field + '.fail')
+    if spec.get('driver') != 'fake':
+        check.fail(field + '.fail', 'only a host with "driver: fake" can '
+                   'be given a hypervisor fault')
+    if method not in FAULT_METHODS:
+        check.fail(field + '.fail', 'unknown driver method %s; a fault can '
+                   'be put in: %s' % (errors.show(method),
+                                      ', '.join(FAULT_METHODS)))
+    from harness import faults
+    return faults.driver_name(method)
 
 
 def _check_profile(check, profile, field, path):
@@ -423,7 +454,8 @@ def _parse_resize(check, value, scenario, state, error):
     check.known(args['flavor'], scenario.flavors, 'flavor')
     if not error:
         state.servers[args['server']] = 'verify'
-        state.moved.add(args['server'])
+    # A resize that fails on a compute has a migration (in error) too.
+    state.moved.add(args['server'])
     return args
 
 

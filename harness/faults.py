@@ -1,0 +1,67 @@
+"""Hypervisor faults: fake drivers whose one move step fails.
+
+A scenario host may say ``{driver: fake, fail: confirm_migration}``: its
+compute then runs Nova's ``fake.MediumFakeDriver`` (the same resources as
+``driver: fake``) except that the named driver method raises
+``InjectedFault``, as a real hypervisor failing at that step would. Nova's
+own functional tests do the same (``fake.FakeFinishMigrationFailDriver``,
+``mock.patch`` of ``FakeDriver.confirm_migration``); only the hypervisor
+fails, every line of Nova above the driver runs as installed.
+
+Which methods a scenario may name is ``scenario.FAULT_METHODS``: those
+whose failure stays on the compute that has it. The cloud runs RPC casts
+as calls, so a failure reached by a cast from another compute would travel
+back into that compute's error handling, which real Nova never does; the
+one effect of that on ``confirm_migration`` (cast from the API) is that
+the API request answers 500 where real Nova answered 202/204 before the
+failure.
+
+Nova loads a compute driver by a name under ``nova.virt``
+(``compute_driver = fake.MediumFakeDriver``), so this module makes itself
+importable as ``nova.virt.harness_faults``: ``driver_name(method)`` is the
+``compute_driver`` value for a host whose ``method`` fails.
+"""
+
+import sys
+
+from nova import exception
+from nova.virt import fake
+
+from harness import scenario
+
+#: The driver methods a scenario may make fail.
+METHODS = scenario.FAULT_METHODS
+ALIAS = 'nova.virt.harness_faults'
+
+
+class InjectedFault(exception.NovaException):
+    msg_fmt = 'injected hypervisor fault: %(method)s failed on %(host)s'
+
+
+def _class_name(method):
+    return 'MediumFakeDriverFailing%s' % ''.join(
+        part.capitalize() for part in method.split('_'))
+
+
+def _failing(method):
+    def fail(self, *args, **kwargs):
+        raise InjectedFault(method=method,
+                            host=getattr(self, '_host', None) or '?')
+    fail.__name__ = method
+    # FakeDriver.init_host keeps the host name in _host.
+    doc = 'MediumFakeDriver whose %s raises InjectedFault.' % method
+    return type(_class_name(method), (fake.MediumFakeDriver,),
+                {method: fail, '__doc__': doc})
+
+
+for _method in METHODS:
+    setattr(sys.modules[__name__], _class_name(_method), _failing(_method))
+sys.modules.setdefault(ALIAS, sys.modules[__name__])
+
+
+def driver_name(method):
+    """The ``compute_driver`` for a fake host whose ``method`` fails."""
+    if method not in METHODS:
+        raise ValueError('unknown driver method %r; known: %s'
+                         % (method, ', '.join(METHODS)))
+    return '%s.%s' % (ALIAS.split('.', 2)[2], _class_name(method))
