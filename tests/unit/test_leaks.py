@@ -1,0 +1,265 @@
+"""The leak check fails a test for each kind of thing it leaves behind.
+
+Each case runs a deliberately leaky test (``Leaky``) inside itself, as
+stestr would run it, and reads the failure the leak check gave it. The
+leak check undoes what it can (attributes, CONF, greenthreads, temp
+entries), so the outer test, itself leak-checked, stays clean; what it
+cannot undo (a thread, a file in the working directory) the outer test
+undoes itself.
+"""
+
+import os
+import socket
+import tempfile
+import threading
+
+import eventlet
+import fixtures
+from oslo_config import cfg
+import testtools
+
+from harness import errors
+from harness import leaks
+from harness import testing
+
+GROUP = 'harness_leaks_test'
+PROBE_OPT = cfg.StrOpt('probe', default='as shipped')
+# Registered at import, as real options are, so that no test registers it.
+cfg.CONF.register_opt(PROBE_OPT, group=GROUP)
+
+#: A module global a leaky test rebinds (``tests.*`` modules are watched).
+PROBE = 'as imported'
+
+_RELEASE = threading.Event()
+
+
+class Leaky(testing.TestCase):
+    """Tests that leave one thing behind each (no ``test_`` methods)."""
+
+    def nothing(self):
+        pass
+
+    def patch_and_restore(self):
+        # Put back by its own clean-up, which runs before the leak check.
+        self.useFixture(fixtures.MonkeyPatch(
+            'socket.getfqdn', lambda *a: 'patched'))
+        self.useFixture(fixtures.MonkeyPatch(
+            'tests.unit.test_leaks.PROBE', 'patched'))
+        cfg.CONF.set_override('probe', 'patched', group=GROUP)
+        self.addCleanup(cfg.CONF.clear_override, 'probe', group=GROUP)
+
+    def conf_override(self):
+        cfg.CONF.set_override('probe', 'left over', group=GROUP)
+
+    def conf_default(self):
+        cfg.CONF.set_default('probe', 'new default', group=GROUP)
+
+    def conf_register(self):
+        cfg.CONF.register_opt(cfg.StrOpt('late'), group=GROUP)
+
+    def module_global(self):
+        global PROBE
+        PROBE = 'left over'
+
+    def stdlib_function(self):
+        socket.getfqdn = lambda *a: 'left over'
+
+    def class_attribute(self):
+        errors.HarnessError.probe = 'left over'
+
+    def environment(self):
+        os.environ['HARNESS_LEAKS_PROBE'] = 'left over'
+
+    def thread(self):
+        threading.Thread(target=_RELEASE.wait, name='leaky-thread',
+                         daemon=True).start()
+
+    def greenthread(self):
+        eventlet.spawn(eventlet.sleep, 60)
+        eventlet.sleep(0)
+
+    def greenthread_not_started(self):
+        eventlet.spawn_after(60, _parked)
+
+    def greenthread_started_in_the_grace(self):
+        eventlet.spawn(_parked)
+
+    def greenthread_that_ends(self):
+        # Still running at the end of the test, done within the grace.
+        eventlet.spawn(eventlet.sleep, 0.05)
+        eventlet.sleep(0)
+
+    def temp_dir(self):
+        tempfile.mkdtemp(prefix='leaky-')
+
+    def temp_file(self):
+        fd, _path = tempfile.mkstemp(prefix='leaky-')
+        os.close(fd)
+
+    def sqlite_in_tempdir(self):
+        open(os.path.join(tempfile.gettempdir(), 'leaky.sqlite'),
+             'w').close()
+
+    def sqlite_in_cwd(self):
+        open('leaky.db', 'w').close()
+
+    def chdir(self):
+        os.chdir(tempfile.gettempdir())
+
+    def two_things(self):
+        self.conf_override()
+        self.module_global()
+
+
+def _parked():
+    eventlet.sleep(60)
+
+
+class TestLeakCheck(testing.TestCase):
+
+    def run_leaky(self, name):
+        """Run ``Leaky.<name>``; return the leak check's message or None."""
+        result = testtools.TestResult()
+        Leaky(name).run(result)
+        self.assertEqual([], result.errors)
+        if result.wasSuccessful():
+            return None
+        self.assertEqual(1, len(result.failures))
+        text = result.failures[0][1]
+        self.assertIn('harness.leaks.LeakError', text)
+        return text[text.index('LeakError: ') + len('LeakError: '):]
+
+    def assertLeaks(self, name, *expected):
+        message = self.run_leaky(name)
+        self.assertIsNotNone(message, '%s leaked nothing' % name)
+        self.assertIn('left %d thing(s) behind' % len(expected), message)
+        for text in expected:
+            self.assertIn('\n  ' + text, message)
+        return message
+
+    def test_clean_test_passes(self):
+        self.assertIsNone(self.run_leaky('nothing'))
+
+    def test_what_the_test_restores_is_no_leak(self):
+        self.assertIsNone(self.run_leaky('patch_and_restore'))
+        self.assertEqual('as imported', PROBE)
+
+    def test_conf_override(self):
+        self.assertLeaks(
+            'conf_override', "CONF: [%s] probe override is 'left over' "
+            "(was (unset))" % GROUP)
+        self.assertEqual('as shipped', cfg.CONF[GROUP].probe)
+
+    def test_conf_default(self):
+        self.assertLeaks(
+            'conf_default', "CONF: [%s] probe default is 'new default' "
+            "(was (unset))" % GROUP)
+        self.assertEqual('as shipped', cfg.CONF[GROUP].probe)
+
+    def test_conf_registered_option(self):
+        self.addCleanup(cfg.CONF.unregister_opt, cfg.StrOpt('late'),
+                        group=GROUP)
+        self.assertLeaks('conf_register',
+                         'CONF: option [%s] late registered' % GROUP)
+
+    def test_module_global(self):
+        self.assertLeaks(
+            'module_global', "monkeypatch: tests.unit.test_leaks.PROBE is "
+            "'left over' (was 'as imported')")
+        self.assertEqual('as imported', PROBE)
+
+    def test_stdlib_function(self):
+        real = socket.getfqdn
+        self.assertLeaks('stdlib_function',
+                         'monkeypatch: socket.getfqdn is <')
+        self.assertIs(real, socket.getfqdn)
+
+    def test_class_attribute(self):
+        self.assertLeaks('class_attribute',
+                         "monkeypatch: harness.errors.HarnessError.probe "
+                         "added ('left over')")
+        self.assertNotIn('probe', vars(errors.HarnessError))
+
+    def test_environment(self):
+        self.assertLeaks('environment', "environment: HARNESS_LEAKS_PROBE "
+                         "is 'left over' (was (unset))")
+        self.assertNotIn('HARNESS_LEAKS_PROBE', os.environ)
+
+    def test_thread(self):
+        self.addCleanup(_RELEASE.clear)
+        try:
+            message = self.assertLeaks('thread', "thread 'leaky-thread'")
+        finally:
+            _RELEASE.set()
+            for thread in threading.enumerate():
+                if thread.name == 'leaky-thread':
+                    thread.join()
+        self.assertIn('still running', message)
+
+    def test_greenthread(self):
+        self.assertLeaks('greenthread', 'greenthread GreenThread running '
+                         '<eventlet.greenthread.sleep>\n')
+
+    def test_greenthread_not_started(self):
+        self.assertLeaks('greenthread_not_started',
+                         'greenthread GreenThread spawned but not started '
+                         '(<tests.unit.test_leaks._parked>)')
+
+    def test_greenthread_spawned_without_a_yield(self):
+        self.assertLeaks('greenthread_started_in_the_grace',
+                         'greenthread GreenThread running '
+                         '<tests.unit.test_leaks._parked>, in _parked() at '
+                         'tests/unit/test_leaks.py:')
+
+    def test_greenthread_that_ends_within_the_grace_is_no_leak(self):
+        self.assertIsNone(self.run_leaky('greenthread_that_ends'))
+
+    def test_temp_dir(self):
+        self.assertLeaks('temp_dir', 'temp dir %s%sleaky-' % (
+            tempfile.gettempdir(), os.sep))
+        self.assertEqual([], [name for name in os.listdir(
+            tempfile.gettempdir()) if name.startswith('leaky-')])
+
+    def test_temp_file(self):
+        self.assertLeaks('temp_file', 'temp file %s%sleaky-' % (
+            tempfile.gettempdir(), os.sep))
+
+    def test_sqlite_file_in_tempdir(self):
+        self.assertLeaks('sqlite_in_tempdir', 'sqlite file %s' % (
+            os.path.join(tempfile.gettempdir(), 'leaky.sqlite')))
+
+    def test_sqlite_file_in_cwd(self):
+        cwd = self.useFixture(fixtures.TempDir()).path
+        self.addCleanup(os.chdir, os.getcwd())
+        os.chdir(cwd)
+        self.assertLeaks('sqlite_in_cwd', 'sqlite file %s' % (
+            os.path.join(cwd, 'leaky.db')))
+
+    def test_working_directory(self):
+        here = os.getcwd()
+        self.assertLeaks('chdir', 'working directory is %s (was %s)' % (
+            tempfile.gettempdir(), here))
+        self.assertEqual(here, os.getcwd())
+
+    def test_one_message_names_each_thing(self):
+        self.assertLeaks(
+            'two_things', 'CONF: [%s] probe override' % GROUP,
+            'monkeypatch: tests.unit.test_leaks.PROBE')
+
+    def test_allowlisted_leak_does_not_fail(self):
+        allowed = dict(leaks.ALLOWED)
+        allowed[('monkeypatch', 'tests.unit.test_leaks.PROBE')] = 'a test'
+        self.useFixture(fixtures.MonkeyPatch(
+            'harness.leaks.ALLOWED', allowed))
+        self.assertIsNone(self.run_leaky('module_global'))
+        self.assertEqual('as imported', PROBE)
+
+    def test_temp_dir_is_private_to_the_process(self):
+        self.assertIn('harness-%d-' % os.getpid(), tempfile.gettempdir())
+        self.assertEqual(tempfile.gettempdir(), os.environ['TMPDIR'])
+
+    def test_cost_is_counted(self):
+        checks, seconds = leaks.cost()
+        self.run_leaky('nothing')
+        self.assertEqual(checks + 1, leaks.cost()[0])
+        self.assertGreater(leaks.cost()[1], seconds)
