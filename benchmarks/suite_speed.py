@@ -1,0 +1,160 @@
+"""The functional suite's wall time, mean per test, worker speed-up, memory.
+
+Runs the suite (by default the functional env's selection) under stestr
+once per worker count, and prints for each: tests run and failed, wall
+time, mean time per test, and each worker's peak resident memory (VmHWM,
+read from /proc while it runs). The last line is ``speedup: X``, the wall
+time with the fewest workers over the wall time with the most.
+
+    python benchmarks/suite_speed.py                    # 1 and 2 workers
+    python benchmarks/suite_speed.py --workers 2 --filter test_numa
+
+It asserts nothing: it prints figures. stestr balances workers by the
+test times it recorded before, so run the suite once first in a fresh
+clone (a run with no history splits the tests blind).
+"""
+
+import argparse
+import io
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import subunit
+import testtools
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+FUNCTIONAL = r'^tests\.(functional|regressions)\.'
+
+
+def _children(pid):
+    try:
+        with open('/proc/%d/task/%d/children' % (pid, pid)) as f:
+            return [int(p) for p in f.read().split()]
+    except OSError:
+        return []
+
+
+def _descendants(pid):
+    found, todo = [], [pid]
+    while todo:
+        for child in _children(todo.pop()):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _peak_kb(pid):
+    """VmHWM (peak resident set) of a live process, in kB, or None."""
+    try:
+        with open('/proc/%d/status' % pid) as f:
+            for line in f:
+                if line.startswith('VmHWM:'):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+
+
+def _is_worker(pid):
+    """A Python process running tests (not stestr's listing, not a shell)."""
+    try:
+        with open('/proc/%d/cmdline' % pid, 'rb') as f:
+            argv = f.read().split(b'\0')
+    except OSError:
+        return False
+    return (b'python' in os.path.basename(argv[0])
+            and b'stestr.subunit_runner.run' in argv
+            and b'--list' not in argv)
+
+
+class MemoryWatch(threading.Thread):
+    """Polls a process tree; keeps each stestr worker's highest VmHWM."""
+
+    def __init__(self, pid, interval=0.2):
+        super().__init__(daemon=True)
+        self.pid, self.interval = pid, interval
+        self.peaks = {}
+        self.done = threading.Event()
+
+    def run(self):
+        while not self.done.is_set():
+            for pid in _descendants(self.pid):
+                if pid in self.peaks or _is_worker(pid):
+                    kb = _peak_kb(pid)
+                    if kb is not None:
+                        self.peaks[pid] = max(kb, self.peaks.get(pid, 0))
+            self.done.wait(self.interval)
+
+
+def summarise(stream_bytes):
+    """(tests, failed, sum of test durations) from a subunit v2 stream."""
+    durations, statuses = {}, {}
+
+    def on_test(test):
+        statuses[test['id']] = test['status']
+        start, stop = test['timestamps']
+        if start and stop:
+            durations[test['id']] = (stop - start).total_seconds()
+
+    result = testtools.StreamToDict(on_test)
+    result.startTestRun()
+    subunit.ByteStreamToStreamResult(io.BytesIO(stream_bytes)).run(result)
+    result.stopTestRun()
+    ran = [t for t, s in statuses.items() if s in ('success', 'fail')]
+    failed = [t for t, s in statuses.items() if s == 'fail']
+    return len(ran), failed, sum(durations[t] for t in ran
+                                 if t in durations)
+
+
+def run_suite(workers, test_filter):
+    cmd = [sys.executable, '-m', 'stestr', 'run', '--subunit',
+           '--concurrency', str(workers), test_filter]
+    started = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE)
+    watch = MemoryWatch(proc.pid)
+    watch.start()
+    out, _ = proc.communicate()
+    wall = time.monotonic() - started
+    watch.done.set()
+    watch.join()
+    tests, failed, busy = summarise(out)
+    return {'workers': workers, 'wall': wall, 'tests': tests,
+            'failed': failed, 'mean': busy / tests if tests else 0.0,
+            'peaks_mb': sorted((kb / 1024.0 for kb in watch.peaks.values()),
+                               reverse=True)}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--workers', type=int, nargs='+', default=[1, 2])
+    parser.add_argument('--filter', default=FUNCTIONAL,
+                        help='stestr test filter (default: %(default)s)')
+    args = parser.parse_args(argv)
+    if any(n < 1 for n in args.workers):
+        parser.error('--workers: each count must be 1 or more')
+    results = []
+    for workers in args.workers:
+        result = run_suite(workers, args.filter)
+        results.append(result)
+        print('workers %d: %d tests, %d failed, wall %.1f s, mean %.2f s '
+              'per test, peak memory per worker: %s' % (
+                  workers, result['tests'], len(result['failed']),
+                  result['wall'], result['mean'],
+                  ', '.join('%.0f MB' % mb for mb in result['peaks_mb'])
+                  or 'not seen'), flush=True)
+        for test_id in result['failed']:
+            print('  failed: %s' % test_id)
+    if len(results) > 1:
+        fewest = min(results, key=lambda r: r['workers'])
+        most = max(results, key=lambda r: r['workers'])
+        print('speedup: %.2f (%d workers over %d)' % (
+            fewest['wall'] / most['wall'], most['workers'],
+            fewest['workers']))
+    return 1 if any(r['failed'] for r in results) else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
