@@ -118,6 +118,19 @@ REGISTRY = {bug.id: bug for bug in (
               'the drop then subtracted the old flavor again: negative '
               'usage, and for a pinned guest CPUUnpinningInvalid with the '
               'server in ERROR.'),
+    Bug(id='1821594',
+        title='Error in confirm_migration leaves stale allocations and '
+              '\'confirming\' migration state',
+        fix='sha-unverified: "Delete allocations even if _confirm_resize '
+            'raises" (master, Train; the allocation delete moved into a '
+            'finally around ComputeManager._confirm_resize)',
+        reintroduction='harness.reintroduce:'
+                       'ConfirmFailureKeepsSourceAllocations',
+        story='When the source hypervisor failed to clean up during '
+              'confirm, the server went to ERROR on the destination and '
+              'the old flavor the migration record held against the '
+              'source was never freed: the delete came only after a '
+              'successful clean-up.'),
 )}
 
 
