@@ -1,0 +1,905 @@
+"""Determinism: every scenario and regression test, run N times, compared.
+
+    python tools/determinism.py [--runs 50] [--busy K] [--workers 2]
+                                [--select REGEX] [--json OUT] [--dump DIR]
+
+What it runs is what the functional suite runs: every test of
+``tests/functional/test_scenarios.py`` (one per scenario in
+``tests/functional/scenarios``) and of ``tests/regressions/test_*.py``.
+Each run is the test itself, loaded by its ID and run by unittest, so a
+scenario runs with its test class's settings (``periodic_idempotence``,
+``invariants``, expected breaks, any set-up the class adds) without this
+script repeating them. A test whose body is only
+``self.run_scenario(SCENARIO)`` is listed under the scenario's ID; any
+other test (a Python-only regression test) under its own.
+
+Per run it records:
+
+- the verdict: ``pass``, ``skip: REASON`` or ``fail``/``error`` with the
+  exception's message, its volatile parts (UUIDs, addresses, temporary
+  paths, wall-clock times) normalised;
+- a digest of its timelines, taken as they are (nothing normalised):
+  every timeline the test made (the rendered table, then per step the full
+  snapshot, provider generations, server and migration states and the
+  problems; see ``timeline_text``);
+- a digest of its race points: the points each step passed and the
+  recording of every cloud the test stood up, each with Nova's write count
+  when it was passed (``points_text``).
+
+Runs go round-robin (first run of every test, then the second...) to
+``--workers`` spawned processes, each of which runs many. ``--busy K``
+keeps K more processes burning CPU while it runs. A test is flaky when
+its runs give more than one verdict, timeline or race-point digest; for
+each, the first lines where two runs differ are printed (``--dump DIR``
+writes every distinct text of a flaky test in full).
+
+Exit status: 0 every test gave one verdict and one timeline; 1 a flake
+(or a worker process died); 2 bad arguments; 130 interrupted.
+"""
+
+import argparse
+import collections
+import concurrent.futures
+import dataclasses
+import hashlib
+import json
+import multiprocessing
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+EXIT_OK, EXIT_FLAKY, EXIT_BAD_ARGS, EXIT_INTERRUPTED = 0, 1, 2, 130
+# The modules the functional suite's scenario and regression tests live in.
+SCENARIO_MODULE = 'tests.functional.test_scenarios'
+REGRESSION_DIR = os.path.join(ROOT, 'tests', 'regressions')
+SCENARIO_DIRS = (os.path.join(ROOT, 'tests', 'functional', 'scenarios'),
+                 os.path.join(ROOT, 'tests', 'regressions', 'scenarios'))
+# Lines of context around the first divergence of two timelines.
+CONTEXT = 3
+
+
+class UsageError(Exception):
+    """Bad arguments: one message, exit 2."""
+
+
+# -- normalising verdicts ------------------------------------------------
+
+VOLATILE = (
+    (re.compile(r'\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
+                r'[0-9a-f]{12}\b', re.I), '<uuid>'),
+    (re.compile(r'\breq-<uuid>'), '<request>'),
+    (re.compile(r'\b0x[0-9a-f]{4,}\b', re.I), '<address>'),
+    (re.compile(r'\b\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?'
+                r'(Z|[+-]\d\d:?\d\d)?'), '<timestamp>'),
+    (re.compile(r'/tmp/[A-Za-z0-9_.-]+'), '<tmp>'),
+    (re.compile(r'\bpid[ =:]+\d+\b'), 'pid <pid>'),
+    (re.compile(r'\b\d+\.\d+ ?(s|seconds|ms)\b'), '<duration>'),
+)
+
+
+def normalise(text):
+    """``text`` with its volatile parts replaced by placeholders."""
+    for pattern, replacement in VOLATILE:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def exception_message(traceback_text):
+    """The exception part of a formatted traceback (type and message).
+
+    The frames are left out: the message is what a test reports; for a
+    chained exception it is the last one's.
+    """
+    lines = traceback_text.rstrip('\n').split('\n')
+    start = 0
+    for number, line in enumerate(lines):
+        if line.startswith('Traceback (most recent call last)'):
+            start = number + 1
+    for number in range(start, len(lines)):
+        line = lines[number]
+        if line and not line.startswith(' '):
+            return '\n'.join(lines[number:]).strip()
+    return traceback_text.strip()
+
+
+def verdict(outcome, message=''):
+    """A run's verdict as one string, volatile parts normalised."""
+    if not message:
+        return outcome
+    return '%s: %s' % (outcome, normalise(message))
+
+
+# -- comparing runs ------------------------------------------------------
+
+def digest(text):
+    return hashlib.sha256(text.encode('utf-8')).hexdigest()[:16]
+
+
+def first_divergence(left, right, context=CONTEXT):
+    """Where two texts first differ: ``(line number, lines)`` or None.
+
+    ``lines`` shows ``context`` lines either side of the first differing
+    line of each, prefixed ``a`` and ``b``; the line number is 1-based.
+    """
+    a, b = left.split('\n'), right.split('\n')
+    for number in range(max(len(a), len(b))):
+        one = a[number] if number < len(a) else None
+        two = b[number] if number < len(b) else None
+        if one != two:
+            break
+    else:
+        return None
+    start = max(0, number - context)
+    shown = []
+    for prefix, lines in (('a', a), ('b', b)):
+        for index in range(start, min(len(lines), number + context + 1)):
+            mark = '>' if index == number else ' '
+            shown.append('%s%s %4d  %s' % (prefix, mark, index + 1,
+                                           lines[index]))
+        if number >= len(lines):
+            shown.append('%s> %4d  (ends)' % (prefix, number + 1))
+    return number + 1, shown
+
+
+@dataclasses.dataclass
+class Run(object):
+    item: str
+    number: int
+    verdict: str
+    timeline: str      # digest of ``timeline_text``
+    points: str        # digest of ``points_text``
+    seconds: float
+    worker: int = 0
+    rss_mb: float = 0.0
+
+
+@dataclasses.dataclass
+class Summary(object):
+    item: str
+    runs: int
+    verdicts: collections.Counter
+    timelines: collections.Counter
+    points: collections.Counter
+    mean_seconds: float
+    # digest -> the text of the first run that gave it, and its number.
+    texts: dict = dataclasses.field(default_factory=dict)
+    first_runs: dict = dataclasses.field(default_factory=dict)
+
+    @property
+    def flaky(self):
+        return any(len(counter) > 1 for counter in (
+            self.verdicts, self.timelines, self.points))
+
+    def divergence(self):
+        """Lines showing how the first two distinct outcomes differ."""
+        lines = []
+        if len(self.verdicts) > 1:
+            lines.append('%s: %d verdicts:' % (self.item, len(self.verdicts)))
+            for text, count in self.verdicts.most_common():
+                lines.append('  %d x %s' % (count, _one_line(text)))
+        for what, counter in (('timelines', self.timelines),
+                              ('race-point recordings', self.points)):
+            if len(counter) < 2:
+                continue
+            (one, _), (two, _) = counter.most_common(2)
+            lines.append('%s: %d %s; runs %d (%s) and %d (%s) first differ '
+                         'at' % (self.item, len(counter), what,
+                                 self.first_runs.get(one, 0), one,
+                                 self.first_runs.get(two, 0), two))
+            found = first_divergence(self.texts.get(one, ''),
+                                     self.texts.get(two, ''))
+            if found:
+                number, shown = found
+                lines.append('  line %d:' % number)
+                lines.extend('    ' + line for line in shown)
+        return lines
+
+
+def _one_line(text, width=160):
+    text = ' | '.join(line.strip() for line in text.split('\n')
+                      if line.strip())
+    return text if len(text) <= width else text[:width - 3] + '...'
+
+
+def summarise(runs, texts=None):
+    """Per item, in first-seen order: a ``Summary`` of its runs.
+
+    ``texts`` maps ``(item, digest)`` to the text of the first run that
+    gave it (kept only for distinct digests, timelines' and points').
+    """
+    texts = texts or {}
+    grouped = collections.OrderedDict()
+    for run in runs:
+        grouped.setdefault(run.item, []).append(run)
+    summaries = []
+    for item, its in grouped.items():
+        first = {}
+        for run in sorted(its, key=lambda r: r.number):
+            first.setdefault(run.timeline, run.number)
+            first.setdefault(run.points, run.number)
+        summaries.append(Summary(
+            item=item, runs=len(its),
+            verdicts=collections.Counter(r.verdict for r in its),
+            timelines=collections.Counter(r.timeline for r in its),
+            points=collections.Counter(r.points for r in its),
+            mean_seconds=statistics.mean(r.seconds for r in its),
+            texts={d: texts[(item, d)] for d in first if (item, d) in texts},
+            first_runs=first))
+    return summaries
+
+
+def table(summaries):
+    """The report table, as lines."""
+    rows = [('scenario', 'runs', 'verdicts', 'timelines', 'points',
+             'flaky', 's/run')]
+    for s in summaries:
+        rows.append((s.item, str(s.runs), str(len(s.verdicts)),
+                     str(len(s.timelines)), str(len(s.points)),
+                     'yes' if s.flaky else 'no', '%.2f' % s.mean_seconds))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [row[0].ljust(widths[0])] + [
+            cell.rjust(width) for cell, width in zip(row[1:], widths[1:])]
+        lines.append('  '.join(cells))
+    return lines
+
+
+def summary_line(summaries, wall):
+    runs = sum(s.runs for s in summaries)
+    flaky = sum(1 for s in summaries if s.flaky)
+    return 'determinism: %d runs, %d flaky, wall %.0f s' % (runs, flaky, wall)
+
+
+# -- what a run went through (worker side; Nova objects duck-typed) --------
+
+def timeline_text(timelines):
+    """The timelines a run made, as one text; its digest is compared.
+
+    Per timeline (``harness.timeline.Timeline``, in the order they were
+    made): the rendered table as reports show it, then per step the full
+    snapshot (usages, inventories, trackers and cells), provider
+    generations, server and migration states, and the step's problems.
+    """
+    out = []
+    for number, timeline in enumerate(timelines, 1):
+        out.append('== timeline %d' % number)
+        out.append(timeline.render())
+        for entry in timeline:
+            out.append('-- step %s: %s' % (entry.index, entry.label))
+            out.extend(_snapshot_lines(entry.snapshot))
+            for problem in entry.problems:
+                out.append('problem %s' % problem)
+    return '\n'.join(out)
+
+
+def points_text(timelines, recordings=()):
+    """The race points a run passed, as one text; its digest is compared.
+
+    Per timeline step, the points it passed; then the whole recording of
+    every cloud the run stood up (``cloud.race.recording``: a test that
+    drives a cloud without the runner has only these). Each point with
+    Nova's write count when it was passed (``@N``).
+    """
+    out = []
+    for number, timeline in enumerate(timelines, 1):
+        out.append('== timeline %d' % number)
+        for entry in timeline:
+            out.append('-- step %s: %s' % (entry.index, entry.label))
+            out.extend(_passage(p) for p in entry.passages)
+    for number, recording in enumerate(recordings, 1):
+        out.append('== race recording %d: %d points' % (number,
+                                                        len(recording)))
+        out.extend(_passage(p) for p in recording)
+    return '\n'.join(out)
+
+
+def _passage(passage):
+    return '%s @%s' % (passage, getattr(passage, 'version', '?'))
+
+
+def _snapshot_lines(snap):
+    lines = snap.render().split('\n')
+    for name in sorted(snap.providers):
+        lines.append('provider %s generation %s' % (
+            name, snap.providers[name].generation))
+    for name in sorted(snap.servers):
+        server = snap.servers[name]
+        lines.append('server %s: %s on %s, task %s' % (
+            name, server.status, server.host, server.task_state))
+    # By server, in creation order; not by consumer name, which carries a
+    # UUID prefix for an older migration of the same server.
+    migrations = sorted(snap.migrations.values(),
+                        key=lambda m: (m.server, m.consumer != 'migration(%s)'
+                                       % m.server, m.consumer))
+    for m in migrations:
+        lines.append('migration of %s: %s %s %s -> %s' % (
+            m.server, m.type, m.status, m.source, m.dest))
+    return lines
+
+
+# -- worker side -----------------------------------------------------------
+
+def _worker_init(parent):
+    # The parent handles Ctrl-C and stops the workers itself; if it is
+    # killed outright, the kernel stops them (Linux).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(parent)
+    if ROOT not in sys.path:
+        sys.path.insert(0, ROOT)
+    os.chdir(ROOT)
+    # Import Nova once, here, so a run's seconds are the run's own.
+    import harness.cloud  # noqa: F401
+
+
+def _die_with_parent(parent):
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)    # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def discover():
+    """The tests to run, as plain dicts (runs where Nova may be imported).
+
+    ``{'items': [{'id', 'test', 'kind'}...], 'orphans': [scenario ids no
+    test runs]}``; ``kind`` is ``scenario`` or ``test``.
+    """
+    import glob
+    import unittest
+
+    from harness import scenario as scenario_mod
+
+    names = [SCENARIO_MODULE] + [
+        'tests.regressions.%s' % os.path.splitext(os.path.basename(p))[0]
+        for p in sorted(glob.glob(os.path.join(REGRESSION_DIR,
+                                               'test_*.py')))]
+    loader = unittest.TestLoader()
+    items, seen = [], set()
+    for name in names:
+        suite = loader.loadTestsFromName(name)
+        for case in _flatten(suite):
+            scenario = scenario_of(case)
+            if scenario is not None:
+                item = {'id': scenario.id, 'test': case.id(),
+                        'kind': 'scenario', 'path': scenario.path}
+                seen.add(scenario.id)
+            else:
+                item = {'id': case.id().split('.', 2)[-1], 'test': case.id(),
+                        'kind': 'test', 'path': None}
+            items.append(item)
+    ids = collections.Counter(item['id'] for item in items)
+    for item in items:
+        if ids[item['id']] > 1:
+            # One scenario run by two tests: tell them apart.
+            item['id'] = '%s (%s)' % (item['id'], item['test'])
+    orphans = []
+    for directory in SCENARIO_DIRS:
+        for path in sorted(glob.glob(os.path.join(directory, '*.yaml'))):
+            for scenario in scenario_mod.load(path):
+                if scenario.id not in seen:
+                    orphans.append(scenario.id)
+    return {'items': items, 'orphans': orphans}
+
+
+def _flatten(suite):
+    for test in suite:
+        if hasattr(test, '__iter__'):
+            yield from _flatten(test)
+        else:
+            yield test
+
+
+def scenario_of(case):
+    """The scenario ``case`` runs when its body is ``run_scenario(X)``.
+
+    ``X`` is the test's ddt datum or a module-level scenario; ``None``
+    for any other test.
+    """
+    import ast
+    import inspect
+    import textwrap
+
+    method = getattr(type(case), case._testMethodName, None)
+    if method is None:
+        return None
+    inner = inspect.unwrap(method)
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(inner)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    function = tree.body[0]
+    body = function.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(
+            body[0].value, ast.Constant) and isinstance(
+            body[0].value.value, str):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], ast.Expr):
+        return None
+    call = body[0].value
+    if not (isinstance(call, ast.Call) and isinstance(call.func,
+                                                      ast.Attribute)
+            and call.func.attr == 'run_scenario'
+            and isinstance(call.func.value, ast.Name)
+            and call.func.value.id == 'self' and len(call.args) == 1
+            and not call.keywords and isinstance(call.args[0], ast.Name)):
+        return None
+    name = call.args[0].id
+    value = _argument(method, inner, name)
+    if value is None:
+        value = inner.__globals__.get(name)
+    if all(hasattr(value, attr) for attr in ('id', 'path', 'steps')):
+        return value
+    return None
+
+
+def _argument(method, inner, name):
+    """The value ddt feeds ``inner``'s parameter ``name``, if it does."""
+    import inspect
+
+    if name not in inspect.signature(inner).parameters:
+        return None
+    func = method
+    while func is not None and func is not inner:
+        closure = inspect.getclosurevars(func).nonlocals
+        if isinstance(closure.get('args'), tuple):
+            try:
+                bound = inspect.signature(inner).bind(
+                    None, *closure['args'], **closure.get('kwargs', {}))
+            except TypeError:
+                return None
+            return bound.arguments.get(name)
+        func = getattr(func, '__wrapped__', None)
+    return None
+
+
+class _Result(object):
+    """What the worker keeps of one test's outcome (a testtools result)."""
+
+    def __init__(self):
+        import testtools
+        outer = self
+
+        class Result(testtools.TestResult):
+            def addSuccess(self, test, details=None):
+                outer.set('pass')
+
+            def addFailure(self, test, err=None, details=None):
+                outer.set('fail', outer.message(err, details))
+
+            def addError(self, test, err=None, details=None):
+                outer.set('error', outer.message(err, details))
+
+            def addSkip(self, test, reason=None, details=None):
+                if reason is None and details and 'reason' in details:
+                    reason = details['reason'].as_text()
+                outer.set('skip', reason or '')
+
+            def addExpectedFailure(self, test, err=None, details=None):
+                outer.set('expected failure', outer.message(err, details))
+
+            def addUnexpectedSuccess(self, test, details=None):
+                outer.set('unexpected success')
+
+        self.result = Result()
+        self.outcomes = []
+
+    def set(self, outcome, message=''):
+        self.outcomes.append((outcome, message))
+
+    @staticmethod
+    def message(err, details):
+        import traceback
+        if err is not None:
+            return ''.join(traceback.format_exception_only(
+                err[0], err[1])).strip()
+        # testtools names the traceback detail "traceback" ("traceback-2"
+        # and on for more than one exception).
+        return '\n'.join(
+            exception_message(details[name].as_text())
+            for name in sorted(details or {}) if name.startswith('traceback'))
+
+    def verdict(self):
+        if not self.outcomes:
+            return 'error: the test reported no outcome'
+        return '\n'.join(verdict(outcome, message)
+                         for outcome, message in self.outcomes)
+
+
+def run_once(job):
+    """Run one test once; return a plain (picklable) result.
+
+    ``job`` is ``{'item', 'test', 'number'}``. The timelines the test's
+    runs make and the race recordings of the clouds it stands up are
+    collected while it runs (the classes are wrapped in this process only,
+    for the run's duration).
+    """
+    import resource
+    import unittest
+
+    # Nova's monkey patching first (harness.cloud does it), as in every
+    # test module: imported before it, harness.activity's thread-local
+    # "acting host" would be one native thread's, shared by all
+    # greenthreads, and race points would carry whichever host was set
+    # last.
+    from harness import cloud  # noqa: F401
+    from harness import race as race_mod
+    from harness import timeline as timeline_mod
+
+    timelines, clouds = [], []
+    real_timeline_init = timeline_mod.Timeline.__init__
+    real_race_setup = race_mod.RacePoints._setUp
+
+    def timeline_init(self, *args, **kwargs):
+        real_timeline_init(self, *args, **kwargs)
+        timelines.append(self)
+
+    def race_setup(self, *args, **kwargs):
+        clouds.append(self)
+        return real_race_setup(self, *args, **kwargs)
+
+    suite = unittest.TestLoader().loadTestsFromName(job['test'])
+    result = _Result()
+    timeline_mod.Timeline.__init__ = timeline_init
+    race_mod.RacePoints._setUp = race_setup
+    started = time.perf_counter()
+    try:
+        suite.run(result.result)
+    finally:
+        seconds = time.perf_counter() - started
+        timeline_mod.Timeline.__init__ = real_timeline_init
+        race_mod.RacePoints._setUp = real_race_setup
+    timeline = timeline_text(timelines)
+    points = points_text(timelines, [getattr(race, 'recording', [])
+                                     for race in clouds])
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    return {'item': job['item'], 'number': job['number'],
+            'verdict': result.verdict(),
+            'timeline': digest(timeline), 'timeline_text': timeline,
+            'points': digest(points), 'points_text': points,
+            'seconds': seconds, 'worker': os.getpid(), 'rss_mb': rss}
+
+
+# -- busy processes --------------------------------------------------------
+
+BURN = '''
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+parent = int(sys.argv[1])
+while os.getppid() == parent:
+    for _ in range(200000):
+        pass
+'''
+
+
+class Burners(object):
+    """``count`` processes burning CPU while in the ``with`` block.
+
+    Each stops on leaving the block (terminate, then kill), and on its own
+    when this process is gone (it watches its parent).
+    """
+
+    def __init__(self, count):
+        self.count = count
+        self.processes = []
+
+    def __enter__(self):
+        try:
+            for _ in range(self.count):
+                self.processes.append(subprocess.Popen(
+                    [sys.executable, '-c', BURN, str(os.getpid())],
+                    stdin=subprocess.DEVNULL))
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc_info):
+        self.stop()
+
+    def stop(self):
+        for process in self.processes:
+            if process.poll() is None:
+                process.terminate()
+        for process in self.processes:
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        self.processes = []
+
+
+# -- running ---------------------------------------------------------------
+
+class Pool(object):
+    """``workers`` spawned processes, or this one for 0."""
+
+    def __init__(self, workers):
+        self.workers = workers
+        self.executor = None
+
+    def __enter__(self):
+        if self.workers:
+            self.executor = concurrent.futures.ProcessPoolExecutor(
+                max_workers=self.workers,
+                mp_context=multiprocessing.get_context('spawn'),
+                initializer=_worker_init, initargs=(os.getpid(),))
+        return self
+
+    def call(self, func, *args):
+        if self.executor is None:
+            return func(*args)
+        return self.executor.submit(func, *args).result()
+
+    def imap(self, func, jobs):
+        """``func(job)`` for each job, as they complete."""
+        if self.executor is None:
+            for job in jobs:
+                yield func(job)
+            return
+        futures = [self.executor.submit(func, job) for job in jobs]
+        for future in concurrent.futures.as_completed(futures):
+            yield future.result()
+
+    def __exit__(self, exc_type, exc, tb):
+        if self.executor is None:
+            return
+        if exc_type is None:
+            self.executor.shutdown(wait=True)
+            return
+        # Interrupted or failed: stop the workers now, not after their
+        # current runs.
+        processes = list((getattr(self.executor, '_processes', None)
+                          or {}).values())
+        self.executor.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+        for process in processes:
+            process.join(5)
+            if process.is_alive():
+                process.kill()
+
+
+@dataclasses.dataclass
+class Report(object):
+    runs: list
+    texts: dict
+    wall: float
+    orphans: list = dataclasses.field(default_factory=list)
+    interrupted: bool = False
+    error: str = ''
+
+    @property
+    def summaries(self):
+        return summarise(self.runs, self.texts)
+
+
+def select(items, pattern):
+    """The items whose ID or test ID ``pattern`` (a regex) finds."""
+    if not pattern:
+        return list(items)
+    regex = re.compile(pattern)
+    return [item for item in items
+            if regex.search(item['id']) or regex.search(item['test'])]
+
+
+def jobs_for(items, runs):
+    """Round-robin: run 1 of every item, then run 2, ..."""
+    return [{'item': item['id'], 'test': item['test'], 'number': number}
+            for number in range(1, runs + 1) for item in items]
+
+
+def check(runs=50, workers=2, pattern=None, items=None, progress=None):
+    """Run the selected tests ``runs`` times each; return a ``Report``.
+
+    ``workers=0`` runs them in this process (Nova gets imported here).
+    ``items`` skips discovery (dicts as ``discover`` returns).
+    """
+    say = progress or (lambda line: None)
+    started = time.monotonic()
+    done, texts = [], {}
+    report = Report(done, texts, 0.0)
+    try:
+        with Pool(workers) as pool:
+            if items is None:
+                found = pool.call(discover)
+                report.orphans = found['orphans']
+                items = select(found['items'], pattern)
+                if not items:
+                    raise UsageError(
+                        'no scenario or test matches --select %r; known: %s'
+                        % (pattern, ', '.join(i['id'] for i in
+                                              found['items'])))
+            jobs = jobs_for(items, runs)
+            say('%d tests x %d runs = %d runs in %s' % (
+                len(items), runs, len(jobs),
+                '%d worker processes' % workers if workers
+                else 'this process'))
+            for result in pool.imap(run_once, jobs):
+                for kind in ('timeline', 'points'):
+                    texts.setdefault((result['item'], result[kind]),
+                                     result[kind + '_text'])
+                done.append(Run(result['item'], result['number'],
+                                result['verdict'], result['timeline'],
+                                result['points'], result['seconds'],
+                                result['worker'], result['rss_mb']))
+                say('%5d/%d  %-70s run %2d  %6.2f s  %s' % (
+                    len(done), len(jobs), result['item'][:70],
+                    result['number'], result['seconds'],
+                    _one_line(result['verdict'], 60)))
+    except KeyboardInterrupt:
+        # The pool has stopped its workers on the way out.
+        report.interrupted = True
+    except concurrent.futures.BrokenExecutor as exc:
+        report.error = 'a worker process died: %s' % exc
+    report.wall = time.monotonic() - started
+    return report
+
+
+def to_json(report, args):
+    return {
+        'settings': args,
+        'wall_seconds': report.wall,
+        'interrupted': report.interrupted,
+        'error': report.error,
+        'orphans': report.orphans,
+        'flaky': sum(1 for s in report.summaries if s.flaky),
+        'items': [{
+            'id': s.item, 'runs': s.runs, 'flaky': s.flaky,
+            'mean_seconds': s.mean_seconds,
+            'verdicts': dict(s.verdicts), 'timelines': dict(s.timelines),
+            'points': dict(s.points),
+            'divergence': s.divergence() if s.flaky else [],
+        } for s in report.summaries],
+        'runs': [dataclasses.asdict(run) for run in report.runs],
+    }
+
+
+# -- the command -------------------------------------------------------------
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(message)
+
+
+def parse_args(argv):
+    parser = _Parser(
+        prog='tools/determinism.py',
+        description='Run every scenario and regression test N times; '
+                    'report those whose verdict or timeline changes.')
+    parser.add_argument('--runs', type=int, default=50,
+                        help='runs per test (default 50)')
+    parser.add_argument('--busy', type=int, default=0, metavar='K',
+                        help='keep K CPU-burning processes running '
+                             'meanwhile (default 0)')
+    parser.add_argument('--workers', type=int, default=2,
+                        help='worker processes (default 2; 0 runs in this '
+                             'process)')
+    parser.add_argument('--select', metavar='REGEX',
+                        help='only scenarios/tests whose ID this finds')
+    parser.add_argument('--json', metavar='OUT',
+                        help='write every run and the summary here')
+    parser.add_argument('--dump', metavar='DIR',
+                        help='write the distinct timelines and recordings '
+                             'of each flaky test here')
+    parser.add_argument('--quiet', action='store_true',
+                        help='no line per run')
+    args = parser.parse_args(argv)
+    if args.runs < 1:
+        raise UsageError('--runs must be at least 1, not %d' % args.runs)
+    if args.busy < 0:
+        raise UsageError('--busy must be 0 or more, not %d' % args.busy)
+    if args.workers < 0:
+        raise UsageError('--workers must be 0 or more, not %d'
+                         % args.workers)
+    if args.select:
+        try:
+            re.compile(args.select)
+        except re.error as exc:
+            raise UsageError('--select %r is not a regular expression: %s'
+                             % (args.select, exc))
+    if args.json:
+        directory = os.path.dirname(os.path.abspath(args.json))
+        if not os.path.isdir(directory):
+            raise UsageError('--json %s: no directory %s' % (args.json,
+                                                             directory))
+    if args.dump and os.path.exists(args.dump) and not os.path.isdir(
+            args.dump):
+        raise UsageError('--dump %s: not a directory' % args.dump)
+    return args
+
+
+def dump(summaries, directory):
+    """Write each flaky test's distinct texts; return the paths."""
+    paths = []
+    for summary in summaries:
+        if not summary.flaky:
+            continue
+        os.makedirs(directory, exist_ok=True)
+        slug = re.sub(r'[^A-Za-z0-9_.-]+', '_', summary.item)[:150]
+        for key, text in sorted(summary.texts.items()):
+            path = os.path.join(directory, '%s.run%d.%s.txt' % (
+                slug, summary.first_runs.get(key, 0), key))
+            with open(path, 'w') as target:
+                target.write(text + '\n')
+            paths.append(path)
+    return paths
+
+
+def main(argv=None, out=None):
+    out = out or sys.stdout
+
+    def say(line):
+        print(line, file=out, flush=True)
+
+    try:
+        args = parse_args(sys.argv[1:] if argv is None else argv)
+    except UsageError as exc:
+        print('determinism: %s' % exc, file=sys.stderr)
+        return EXIT_BAD_ARGS
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def terminated(signum, frame):
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, terminated)
+    try:
+        with Burners(args.busy):
+            if args.busy:
+                say('%d busy processes burning CPU' % args.busy)
+            report = check(args.runs, args.workers, args.select,
+                           progress=None if args.quiet else say)
+    except UsageError as exc:
+        print('determinism: %s' % exc, file=sys.stderr)
+        return EXIT_BAD_ARGS
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    summaries = report.summaries
+    say('')
+    for line in table(summaries) if summaries else ['no run finished']:
+        say(line)
+    for summary in summaries:
+        if summary.flaky:
+            say('')
+            for line in summary.divergence():
+                say(line)
+    if report.orphans:
+        say('')
+        say('not run by any test (so not checked): %s'
+            % ', '.join(report.orphans))
+    if report.error:
+        say('')
+        say('determinism: %s' % report.error)
+    say('')
+    say(summary_line(summaries, report.wall)
+        + (' (interrupted)' if report.interrupted else ''))
+    if args.json:
+        with open(args.json, 'w') as target:
+            json.dump(to_json(report, vars(args)), target, indent=1)
+    if args.dump:
+        written = dump(summaries, args.dump)
+        if written:
+            say('%d texts of flaky tests in %s' % (len(written), args.dump))
+    if report.interrupted:
+        return EXIT_INTERRUPTED
+    if report.error or any(s.flaky for s in summaries):
+        return EXIT_FLAKY
+    return EXIT_OK
+
+
+if __name__ == '__main__':
+    sys.exit(main())
