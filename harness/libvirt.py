@@ -124,7 +124,11 @@ class LibvirtHosts(fixtures.Fixture):
                  (False, False)),
                 ('nova.virt.libvirt.driver.libvirt_utils.is_valid_hostname',
                  True),
-                ('nova.privsep.utils.supports_direct_io', True)):
+                ('nova.privsep.utils.supports_direct_io', True),
+                # Every update_available_resource ran the real `uptime`
+                # in a subprocess; the fake host answers for itself.
+                ('nova.virt.libvirt.driver.LibvirtDriver.get_host_uptime',
+                 ' 00:00:00 up 1 day,  0 users,  load average: 0.00\n')):
             self.useFixture(fixtures.MockPatch(target, return_value=value))
         self.useFixture(fixtures.MockPatch(
             'nova.virt.libvirt.driver.libvirt_utils.file_open',
