@@ -10,6 +10,7 @@ nothing.
 
 import copy
 
+from nova.api.openstack import common
 from nova import context
 from nova import objects
 
@@ -39,7 +40,7 @@ class SnapshotReader(object):
         if writes is not None and self._last[0] == writes:
             return copy.deepcopy(self._last[1])
         raw = snapshot.placement_records(self.placement_get)
-        raw.update(snapshot.nova_records(self.nova_get))
+        raw.update(self.read_nova_records())
         raw['compute_nodes'] = self.read_compute_nodes()
         self.reads += 1
         # Keyed by the count from before the read: a read that wrote
@@ -57,6 +58,33 @@ class SnapshotReader(object):
     def nova_get(self, url):
         return self._cloud.api.api_get(url).body
 
+    def read_nova_records(self):
+        """Servers and migrations as ``snapshot.nova_records`` has them.
+
+        Read from the databases, in the API's own terms (its status
+        mapping, its admin fields): the API's listing costs ~50 ms a
+        snapshot in joins the snapshot does not use. A functional test
+        holds the two equal after boots, moves and a failed boot.
+        """
+        ctxt = context.get_admin_context()
+        servers, migrations = [], []
+        for build in objects.BuildRequestList.get_all(ctxt):
+            # Accepted, not yet scheduled: the API lists it as building.
+            servers.append(_server_record(build.instance))
+        for name in sorted(self._cloud.env.cells.cell_mappings):
+            cell = self._cloud.env.cells.cell_mappings[name]
+            with context.target_cell(ctxt, cell) as cctxt:
+                servers += [_server_record(instance) for instance in
+                            objects.InstanceList.get_by_filters(
+                                cctxt, {'deleted': False},
+                                expected_attrs=[])]
+                # The API hides what a cross-cell move hides.
+                migrations += [
+                    {key: getattr(mig, key) for key in snapshot.MIGRATION_KEYS}
+                    for mig in objects.MigrationList.get_by_filters(
+                        cctxt, {}) if not mig.hidden]
+        return {'servers': servers, 'migrations': migrations}
+
     def read_compute_nodes(self):
         ctxt = context.get_admin_context()
         cell = self._cloud.env.cells.cell_mappings[nova_env.CELL1_NAME]
@@ -64,6 +92,17 @@ class SnapshotReader(object):
             nodes = objects.ComputeNodeList.get_all(cctxt)
         return [compute_node_record(node) for node in
                 sorted(nodes, key=lambda n: n.hypervisor_hostname)]
+
+
+def _server_record(instance):
+    record = {
+        'id': instance.uuid, 'name': instance.display_name,
+        'status': common.status_from_state(instance.vm_state,
+                                           instance.task_state),
+        'OS-EXT-SRV-ATTR:host': instance.host,
+        'OS-EXT-STS:task_state': instance.task_state,
+        'OS-EXT-STS:vm_state': instance.vm_state}
+    return {key: record[key] for key in snapshot.SERVER_KEYS}
 
 
 def compute_node_record(node):

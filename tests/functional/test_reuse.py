@@ -13,6 +13,8 @@ Hosts run Nova's fake.MediumFakeDriver (10 vCPUs, 8192 MB, 1028 GB).
 """
 
 from harness import cloud as cloud_mod
+from harness import errors
+from harness import snapshot
 from harness import testing
 
 TINY = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
@@ -72,3 +74,66 @@ class TestSnapshotRereads(testing.TestCase):
         self.assertEqual(200, resp.status)
         self.assertEqual(['host1', 'outsider'],
                          sorted(self.cloud.snapshot().providers))
+
+
+class TestNovaRecordsFromTheDatabase(testing.TestCase):
+    """The snapshot reads servers and migrations from the databases.
+
+    They must be what Nova's API lists (GET /servers/detail, GET
+    /os-migrations, as an admin): checked at rest after each kind of step
+    the scenarios take, including a boot the scheduler refused (its
+    server lives in cell0, in ERROR).
+    """
+
+    def setUp(self):
+        super().setUp()
+        self.cloud = self.useFixture(cloud_mod.Cloud(test_id=self.id()))
+        self.cloud.start_compute('host1')
+        self.cloud.start_compute('host2')
+        self.cloud.create_flavor('tiny', vcpus=1, ram=512, disk=1)
+        self.cloud.create_flavor('small', vcpus=1, ram=1024, disk=1)
+        # Twice the memory of a host (8192 MB), within the quota: the
+        # scheduler finds no valid host.
+        self.cloud.create_flavor('huge', vcpus=1, ram=16384, disk=1)
+
+    def assertSameAsTheApi(self):
+        reader = self.cloud.reader
+        from_db = reader.read_nova_records()
+        from_api = snapshot.nova_records(reader.nova_get)
+        for key in ('servers', 'migrations'):
+            self.assertEqual(
+                sorted(from_api[key], key=lambda r: str(r['id'])),
+                sorted(from_db[key], key=lambda r: str(r['id'])), key)
+        return from_db
+
+    def test_same_as_the_api_through_moves(self):
+        self.assertEqual({'servers': [], 'migrations': []},
+                         self.assertSameAsTheApi())
+        servers = self.cloud.servers
+        servers.boot('vm1', 'tiny', host='host1')
+        servers.boot('vm2', 'tiny', host='host2')
+        self.assertSameAsTheApi()
+        servers.resize('vm1', 'small')
+        records = self.assertSameAsTheApi()
+        self.assertEqual(['VERIFY_RESIZE', 'ACTIVE'],
+                         [r['status'] for r in sorted(
+                             records['servers'], key=lambda r: r['name'])])
+        servers.confirm('vm1')
+        servers.migrate('vm2')
+        servers.revert('vm2')
+        records = self.assertSameAsTheApi()
+        self.assertEqual(['confirmed', 'reverted'],
+                         [m['status'] for m in sorted(
+                             records['migrations'], key=lambda m: m['id'])])
+        servers.delete('vm1')
+        self.assertEqual(['vm2'], [r['name'] for r in
+                                   self.assertSameAsTheApi()['servers']])
+
+    def test_same_as_the_api_for_a_refused_boot(self):
+        self.assertRaises(errors.OperationFailed,
+                          self.cloud.servers.boot, 'vm1', 'huge')
+        records = self.assertSameAsTheApi()
+        self.assertEqual([('vm1', 'ERROR', None)],
+                         [(r['name'], r['status'],
+                           r['OS-EXT-SRV-ATTR:host'])
+                          for r in records['servers']])
