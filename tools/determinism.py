@@ -33,8 +33,12 @@ its runs give more than one verdict, timeline or race-point digest; for
 each, the first lines where two runs differ are printed (``--dump DIR``
 writes every distinct text of a flaky test in full).
 
-Exit status: 0 every test gave one verdict and one timeline; 1 a flake
-(or a worker process died); 2 bad arguments; 130 interrupted.
+A run in a worker with no result after ``--timeout`` seconds is recorded
+as hung (verdict ``hang``; every greenthread's stack written to a file
+named in the output) and the remaining runs go on in fresh workers.
+
+Exit status: 0 every test gave one verdict and one timeline; 1 a flake,
+a hang or a worker process that died; 2 bad arguments; 130 interrupted.
 """
 
 import argparse
@@ -328,9 +332,16 @@ def _snapshot_lines(snap):
 
 # -- worker side -----------------------------------------------------------
 
+_IN_WORKER = False
+UNITTEST_CLASS_STATE = frozenset(('tearDown_exceptions', '_classSetupFailed'))
+EXIT_HUNG = 3
+
+
 def _worker_init(parent):
     # The parent handles Ctrl-C and stops the workers itself; if it is
     # killed outright, the kernel stops them (Linux).
+    global _IN_WORKER
+    _IN_WORKER = True
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent(parent)
     if ROOT not in sys.path:
@@ -349,6 +360,45 @@ def _die_with_parent(parent):
         pass
     if os.getppid() != parent:
         os._exit(1)
+
+
+def _watchdog(job):
+    """In a worker: end the process if ``job`` runs past its timeout.
+
+    A real thread (not a greenthread) waits; on time-out it writes every
+    greenthread's stack to ``job['hangs']/<pid>.json`` and exits, so the
+    parent records the run as hung and goes on with a fresh worker.
+    Returns an event to set when the run is over.
+    """
+    threading = __import__('threading')
+    if 'eventlet' in sys.modules:
+        from eventlet import patcher
+        threading = patcher.original('threading')
+    over = threading.Event()
+
+    def watch():
+        if over.wait(job['timeout']):
+            return
+        import gc
+        import traceback
+        stacks = []
+        try:
+            import greenlet
+            for obj in gc.get_objects():
+                if isinstance(obj, greenlet.greenlet) and obj.gr_frame:
+                    stacks.append(''.join(traceback.format_stack(
+                        obj.gr_frame)))
+        except Exception as exc:  # diagnostics only
+            stacks.append('no greenlet stacks: %s' % exc)
+        path = os.path.join(job['hangs'], '%d.json' % os.getpid())
+        with open(path, 'w') as target:
+            json.dump({'item': job['item'], 'number': job['number'],
+                       'timeout': job['timeout'], 'stacks': stacks},
+                      target)
+        os._exit(EXIT_HUNG)
+
+    threading.Thread(target=watch, daemon=True).start()
+    return over
 
 
 def discover():
@@ -550,7 +600,10 @@ def run_once(job):
         clouds.append(self)
         return real_race_setup(self, *args, **kwargs)
 
+    over = _watchdog(job) if _IN_WORKER and job.get('timeout') else None
     suite = unittest.TestLoader().loadTestsFromName(job['test'])
+    classes = {type(case) for case in _flatten(suite)}
+    before = {cls: set(vars(cls)) for cls in classes}
     result = _Result()
     timeline_mod.Timeline.__init__ = timeline_init
     race_mod.RacePoints._setUp = race_setup
@@ -559,8 +612,17 @@ def run_once(job):
         suite.run(result.result)
     finally:
         seconds = time.perf_counter() - started
+        if over is not None:
+            over.set()
         timeline_mod.Timeline.__init__ = real_timeline_init
         race_mod.RacePoints._setUp = real_race_setup
+        # What unittest's class-fixture handling leaves on a test class
+        # (as it does in any runner); gone again, so that a run inside a
+        # test leaves nothing behind.
+        for cls in classes:
+            for name in UNITTEST_CLASS_STATE - before[cls]:
+                if name in vars(cls):
+                    delattr(cls, name)
     timeline = timeline_text(timelines)
     points = points_text(timelines, [getattr(race, 'recording', [])
                                      for race in clouds])
@@ -680,6 +742,9 @@ class Report(object):
     texts: dict
     wall: float
     orphans: list = dataclasses.field(default_factory=list)
+    # Runs that gave no result in time: dicts with item, number, stacks.
+    hangs: list = dataclasses.field(default_factory=list)
+    hang_dir: str = ''
     interrupted: bool = False
     error: str = ''
 
@@ -703,51 +768,113 @@ def jobs_for(items, runs):
             for number in range(1, runs + 1) for item in items]
 
 
-def check(runs=50, workers=2, pattern=None, items=None, progress=None):
+def check(runs=50, workers=2, pattern=None, items=None, progress=None,
+          timeout=900):
     """Run the selected tests ``runs`` times each; return a ``Report``.
 
     ``workers=0`` runs them in this process (Nova gets imported here).
-    ``items`` skips discovery (dicts as ``discover`` returns).
+    ``items`` skips discovery (dicts as ``discover`` returns). A run in a
+    worker that gives no result within ``timeout`` seconds is recorded as
+    hung (its greenthreads' stacks kept) and the rest go on in fresh
+    workers.
     """
+    import tempfile
+
     say = progress or (lambda line: None)
     started = time.monotonic()
     done, texts = [], {}
     report = Report(done, texts, 0.0)
+    report.hang_dir = tempfile.mkdtemp(prefix='determinism-hangs-')
+    remaining = None
     try:
-        with Pool(workers) as pool:
-            if items is None:
-                found = pool.call(discover)
-                report.orphans = found['orphans']
-                items = select(found['items'], pattern)
-                if not items:
-                    raise UsageError(
-                        'no scenario or test matches --select %r; known: %s'
-                        % (pattern, ', '.join(i['id'] for i in
-                                              found['items'])))
-            jobs = jobs_for(items, runs)
-            say('%d tests x %d runs = %d runs in %s' % (
-                len(items), runs, len(jobs),
-                '%d worker processes' % workers if workers
-                else 'this process'))
-            for result in pool.imap(run_once, jobs):
-                for kind in ('timeline', 'points'):
-                    texts.setdefault((result['item'], result[kind]),
-                                     result[kind + '_text'])
-                done.append(Run(result['item'], result['number'],
-                                result['verdict'], result['timeline'],
-                                result['points'], result['seconds'],
-                                result['worker'], result['rss_mb']))
-                say('%5d/%d  %-70s run %2d  %6.2f s  %s' % (
-                    len(done), len(jobs), result['item'][:70],
-                    result['number'], result['seconds'],
-                    _one_line(result['verdict'], 60)))
+        while remaining is None or remaining:
+            try:
+                with Pool(workers) as pool:
+                    if items is None:
+                        found = pool.call(discover)
+                        report.orphans = found['orphans']
+                        items = select(found['items'], pattern)
+                        if not items:
+                            raise UsageError(
+                                'no scenario or test matches --select %r; '
+                                'known: %s' % (pattern, ', '.join(
+                                    i['id'] for i in found['items'])))
+                    if remaining is None:
+                        remaining = collections.OrderedDict(
+                            ((job['item'], job['number']), job)
+                            for job in jobs_for(items, runs))
+                        total = len(remaining)
+                        say('%d tests x %d runs = %d runs in %s' % (
+                            len(items), runs, total,
+                            '%d worker processes' % workers if workers
+                            else 'this process'))
+                    for job in remaining.values():
+                        job.update(timeout=timeout, hangs=report.hang_dir)
+                    for result in pool.imap(run_once,
+                                            list(remaining.values())):
+                        remaining.pop((result['item'], result['number']))
+                        _record(report, result)
+                        say('%5d/%d  %-70s run %2d  %6.2f s  %s' % (
+                            len(done), total, result['item'][:70],
+                            result['number'], result['seconds'],
+                            _one_line(result['verdict'], 60)))
+            except concurrent.futures.BrokenExecutor as exc:
+                hung = _collect_hangs(report.hang_dir)
+                if not hung or remaining is None:
+                    report.error = 'a worker process died: %s' % exc
+                    break
+                for hang in hung:
+                    remaining.pop((hang['item'], hang['number']), None)
+                    report.hangs.append(hang)
+                    done.append(Run(hang['item'], hang['number'],
+                                    'hang: no result within %d s'
+                                    % hang['timeout'], 'hung', 'hung',
+                                    float(hang['timeout'])))
+                    say('%5d/%d  %-70s run %2d  HUNG (no result within '
+                        '%d s); going on with fresh workers' % (
+                            len(done), total, hang['item'][:70],
+                            hang['number'], hang['timeout']))
     except KeyboardInterrupt:
         # The pool has stopped its workers on the way out.
         report.interrupted = True
-    except concurrent.futures.BrokenExecutor as exc:
-        report.error = 'a worker process died: %s' % exc
+    except UsageError:
+        os.rmdir(report.hang_dir)
+        raise
+    if report.hangs:
+        for hang in report.hangs:
+            path = os.path.join(report.hang_dir, '%s.run%d.stacks.txt' % (
+                re.sub(r'[^A-Za-z0-9_.-]+', '_', hang['item'])[:150],
+                hang['number']))
+            with open(path, 'w') as target:
+                target.write('\n'.join(hang['stacks']) + '\n')
+            hang['stacks_path'] = path
+    else:
+        os.rmdir(report.hang_dir)
+        report.hang_dir = ''
     report.wall = time.monotonic() - started
     return report
+
+
+def _record(report, result):
+    for kind in ('timeline', 'points'):
+        report.texts.setdefault((result['item'], result[kind]),
+                                result[kind + '_text'])
+    report.runs.append(Run(result['item'], result['number'],
+                           result['verdict'], result['timeline'],
+                           result['points'], result['seconds'],
+                           result['worker'], result['rss_mb']))
+
+
+def _collect_hangs(directory):
+    """The hang records workers left in ``directory`` (then removed)."""
+    hangs = []
+    for name in sorted(os.listdir(directory)):
+        path = os.path.join(directory, name)
+        if name.endswith('.json'):
+            with open(path) as source:
+                hangs.append(json.load(source))
+            os.remove(path)
+    return hangs
 
 
 def to_json(report, args):
@@ -757,6 +884,9 @@ def to_json(report, args):
         'interrupted': report.interrupted,
         'error': report.error,
         'orphans': report.orphans,
+        'hangs': [{key: hang.get(key) for key in (
+            'item', 'number', 'timeout', 'stacks_path')}
+            for hang in report.hangs],
         'flaky': sum(1 for s in report.summaries if s.flaky),
         'items': [{
             'id': s.item, 'runs': s.runs, 'flaky': s.flaky,
@@ -793,6 +923,10 @@ def parse_args(argv):
                         help='only scenarios/tests whose ID this finds')
     parser.add_argument('--json', metavar='OUT',
                         help='write every run and the summary here')
+    parser.add_argument('--timeout', type=int, default=900, metavar='S',
+                        help='a run with no result after S seconds is '
+                             'recorded as hung and its worker replaced '
+                             '(default 900)')
     parser.add_argument('--dump', metavar='DIR',
                         help='write the distinct timelines and recordings '
                              'of each flaky test here')
@@ -803,6 +937,9 @@ def parse_args(argv):
         raise UsageError('--runs must be at least 1, not %d' % args.runs)
     if args.busy < 0:
         raise UsageError('--busy must be 0 or more, not %d' % args.busy)
+    if args.timeout < 1:
+        raise UsageError('--timeout must be at least 1 s, not %d'
+                         % args.timeout)
     if args.workers < 0:
         raise UsageError('--workers must be 0 or more, not %d'
                          % args.workers)
@@ -862,7 +999,8 @@ def main(argv=None, out=None):
             if args.busy:
                 say('%d busy processes burning CPU' % args.busy)
             report = check(args.runs, args.workers, args.select,
-                           progress=None if args.quiet else say)
+                           progress=None if args.quiet else say,
+                           timeout=args.timeout)
     except UsageError as exc:
         print('determinism: %s' % exc, file=sys.stderr)
         return EXIT_BAD_ARGS
@@ -881,11 +1019,18 @@ def main(argv=None, out=None):
         say('')
         say('not run by any test (so not checked): %s'
             % ', '.join(report.orphans))
+    if report.hangs:
+        say('')
+        for hang in report.hangs:
+            say('%s run %d hung (no result within %d s); its greenthreads\' '
+                'stacks: %s' % (hang['item'], hang['number'],
+                                hang['timeout'], hang.get('stacks_path')))
     if report.error:
         say('')
         say('determinism: %s' % report.error)
     say('')
     say(summary_line(summaries, report.wall)
+        + (', %d hung' % len(report.hangs) if report.hangs else '')
         + (' (interrupted)' if report.interrupted else ''))
     if args.json:
         with open(args.json, 'w') as target:
@@ -896,7 +1041,7 @@ def main(argv=None, out=None):
             say('%d texts of flaky tests in %s' % (len(written), args.dump))
     if report.interrupted:
         return EXIT_INTERRUPTED
-    if report.error or any(s.flaky for s in summaries):
+    if report.error or report.hangs or any(s.flaky for s in summaries):
         return EXIT_FLAKY
     return EXIT_OK
 

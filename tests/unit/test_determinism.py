@@ -7,6 +7,7 @@ the summary line, and the clean errors for bad arguments.
 
 import collections
 import io
+import json
 import os
 
 import fixtures
@@ -308,15 +309,16 @@ class TestArguments(testing.TestCase):
 
     def test_defaults(self):
         args = determinism.parse_args([])
-        self.assertEqual((50, 0, 2, None, None),
+        self.assertEqual((50, 0, 2, None, None, 900),
                          (args.runs, args.busy, args.workers, args.select,
-                          args.json))
+                          args.json, args.timeout))
 
     def test_bad_arguments_are_one_clean_error(self):
         cases = (
             (['--runs', '0'], '--runs must be at least 1'),
             (['--busy', '-1'], '--busy must be 0 or more'),
             (['--workers', '-2'], '--workers must be 0 or more'),
+            (['--timeout', '0'], '--timeout must be at least 1 s'),
             (['--select', '(boot'], 'not a regular expression'),
             (['--runs', 'many'], "invalid int value: 'many'"),
             (['--json', '/no/such/dir/out.json'], 'no directory'),
@@ -351,6 +353,18 @@ class TestDump(testing.TestCase):
                          [os.path.basename(p) for p in paths])
         with open(paths[1]) as f:
             self.assertEqual('two\n', f.read())
+
+
+class TestHangs(testing.TestCase):
+
+    def test_collect_hangs_reads_and_removes_the_records(self):
+        directory = self.useFixture(fixtures.TempDir()).path
+        record = {'item': 'boot__x', 'number': 3, 'timeout': 900,
+                  'stacks': ['  File "a.py", line 1']}
+        with open(os.path.join(directory, '123.json'), 'w') as f:
+            json.dump(record, f)
+        self.assertEqual([record], determinism._collect_hangs(directory))
+        self.assertEqual([], os.listdir(directory))
 
 
 class TestBurners(testing.TestCase):
