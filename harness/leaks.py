@@ -24,9 +24,15 @@ thing left behind:
 
 The check runs as the test's last clean-up (``harness.testing.TestCase``
 sets it up first), so a leak fails that test, inside its lifetime, and
-stestr reports it against that test. What it can undo it undoes after
-reporting (attributes, CONF, greenthreads, temp entries), so one leaky
-test does not spill into the next.
+stestr reports it against that test. What it can safely undo it undoes
+after reporting (attributes, CONF overrides and defaults, the environment,
+the working directory, temp entries), so one leaky test does not spill
+into the next. Threads and greenthreads are reported, not stopped:
+stopping one that turns out to be the process's own (a pool made on first
+use) would hang later tests; each is reported once.
+
+eventlet's hub and its thread pool (``eventlet.tpool``) are the process's,
+started on first use and kept: they are never counted.
 
 The temp dir is private to the process: on first use the fixture points
 ``tempfile.tempdir`` (and ``TMPDIR`` for child processes) at a fresh
@@ -214,9 +220,11 @@ ALLOWED = {
 }
 
 # Names in a namespace that Python itself fills in on use: warnings'
-# registry, copyreg's slot names, a class's lazily made annotations.
+# registry, copyreg's slot names, a class's lazily made annotations, and
+# unittest's class-level clean-up bookkeeping on a test class.
 _IGNORED_NAMES = frozenset(['__warningregistry__', '__slotnames__',
-                            '__annotations__'])
+                            '__annotations__', 'tearDown_exceptions',
+                            '_classSetupFailed'])
 _HEAPTYPE = 1 << 9
 _MISSING = object()
 
@@ -300,6 +308,7 @@ class LeakCheck(fixtures.Fixture):
         self._session = _session()
         self._conf = _conf_state()
         self._namespaces = _namespaces()
+        self._patched = _eventlet_patched()
         self._environ = dict(os.environ)
         self._threads = set(threading.enumerate())
         self._os_threads = set(sys._current_frames())
@@ -333,7 +342,17 @@ class LeakCheck(fixtures.Fixture):
     def _leaks(self):
         found = []
         found += self._conf_leaks()
-        found += self._attribute_leaks()
+        patched = _eventlet_patched() - self._patched
+        if patched:
+            # Every patched module's attributes changed; undoing that would
+            # leave the process half patched. Say what happened instead.
+            found.append(
+                'eventlet monkey-patched the process (%s): import what '
+                'patches it (Nova, harness.cloud, harness.runner) when the '
+                'test module is imported, not inside a test'
+                % ', '.join(sorted(patched)))
+        else:
+            found += self._attribute_leaks()
         found += self._environ_leaks()
         threads, os_threads, greenlets = self._running()
         if threads or os_threads or greenlets:
@@ -349,7 +368,6 @@ class LeakCheck(fixtures.Fixture):
                   for ident in sorted(os_threads)]
         found += ['greenthread %s' % _describe_greenlet(g)
                   for g in greenlets]
-        _kill(greenlets)
         alive = [g for g in (ref() for ref in self._seen)
                  if g is not None and not g.dead]
         self._session.known.update(alive)
@@ -422,14 +440,17 @@ class LeakCheck(fixtures.Fixture):
         os_threads = set(sys._current_frames()) - self._os_threads
         idents = {t.ident for t in threads}
         os_threads -= idents
+        os_threads -= _tpool_idents()
         candidates = [g for g in (ref() for ref in self._seen)
                       if g is not None and not g.dead]
         candidates += _pending_greenlets()
         hub = _hub_greenlet()
+        trampoline = _tpool_greenlet()
         known = self._session.known
         greenlets = []
         for g in candidates:
-            if (g.parent is None or g is hub or g in self._known
+            if (g.parent is None or g is hub or g is trampoline
+                    or g in self._known
                     or g in known or id(g) in idents or g in greenlets):
                 continue
             greenlets.append(g)
@@ -654,6 +675,13 @@ def _remove(path):
             pass
 
 
+def _eventlet_patched():
+    patcher = sys.modules.get('eventlet.patcher')
+    if patcher is None:
+        return frozenset()
+    return frozenset(getattr(patcher, 'already_patched', ()))
+
+
 # -- greenlets ----------------------------------------------------------------
 
 def _hub():
@@ -666,6 +694,23 @@ def _hub():
 def _hub_greenlet():
     hub = _hub()
     return None if hub is None else hub.greenlet
+
+
+def _tpool_idents():
+    """eventlet's thread pool: started on first use, kept for the process.
+
+    Like the hub, it is the process's, not a test's: the libvirt driver
+    calls through it, and stopping it under a test hangs the next call.
+    """
+    tpool = sys.modules.get('eventlet.tpool')
+    if tpool is None:
+        return set()
+    return {thread.ident for thread in list(tpool._threads)}
+
+
+def _tpool_greenlet():
+    tpool = sys.modules.get('eventlet.tpool')
+    return None if tpool is None else tpool._coro
 
 
 def _pending_greenlets():
@@ -690,28 +735,6 @@ def _yield(seconds):
         eventlet.sleep(seconds)
     else:
         time.sleep(seconds)
-
-
-def _kill(greenlets):
-    if not greenlets:
-        return
-    greenthread = sys.modules.get('eventlet.greenthread')
-    hub = _hub()
-    for g in greenlets:
-        try:
-            if hub is not None:
-                for _when, timer in list(hub.timers) + list(
-                        hub.next_timers):
-                    tpl = getattr(timer, 'tpl', None)
-                    if (tpl is not None and not timer.called
-                            and getattr(tpl[0], '__self__', None) is g):
-                        timer.cancel()
-            if greenthread is not None and hub is not None:
-                greenthread.kill(g)
-            else:
-                g.throw(greenlet.GreenletExit)
-        except Exception:
-            pass
 
 
 # -- descriptions -------------------------------------------------------------
@@ -785,8 +808,9 @@ def _describe_greenlet(g):
     function = frames[-1].f_locals.get('function')
     if function is None:
         function = getattr(g, 'run', None)
-    return '%s running %s%s' % (name, _show(function),
-                                _describe_frames(frames))
+    what = (_show(function) if function is not None
+            else _where(frames[-1]))
+    return '%s running %s%s' % (name, what, _describe_frames(frames))
 
 
 def _scheduled_function(g):

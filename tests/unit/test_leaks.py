@@ -14,6 +14,7 @@ import tempfile
 import threading
 
 import eventlet
+import eventlet.tpool
 import fixtures
 from oslo_config import cfg
 import testtools
@@ -31,6 +32,8 @@ cfg.CONF.register_opt(PROBE_OPT, group=GROUP)
 PROBE = 'as imported'
 
 _RELEASE = threading.Event()
+#: Greenthreads the leaky tests leave (the check reports, never kills).
+_LEFT = []
 
 
 class Leaky(testing.TestCase):
@@ -75,19 +78,22 @@ class Leaky(testing.TestCase):
                          daemon=True).start()
 
     def greenthread(self):
-        eventlet.spawn(eventlet.sleep, 60)
+        _LEFT.append(eventlet.spawn(eventlet.sleep, 60))
         eventlet.sleep(0)
 
     def greenthread_not_started(self):
-        eventlet.spawn_after(60, _parked)
+        _LEFT.append(eventlet.spawn_after(60, _parked))
 
     def greenthread_started_in_the_grace(self):
-        eventlet.spawn(_parked)
+        _LEFT.append(eventlet.spawn(_parked))
 
     def greenthread_that_ends(self):
         # Still running at the end of the test, done within the grace.
         eventlet.spawn(eventlet.sleep, 0.05)
         eventlet.sleep(0)
+
+    def tpool_first_use(self):
+        eventlet.tpool.execute(lambda: None)
 
     def temp_dir(self):
         tempfile.mkdtemp(prefix='leaky-')
@@ -106,6 +112,9 @@ class Leaky(testing.TestCase):
     def chdir(self):
         os.chdir(tempfile.gettempdir())
 
+    def eventlet_patch(self):
+        eventlet.patcher.already_patched['harness-leaks-probe'] = True
+
     def two_things(self):
         self.conf_override()
         self.module_global()
@@ -115,7 +124,16 @@ def _parked():
     eventlet.sleep(60)
 
 
+def _kill_left():
+    while _LEFT:
+        _LEFT.pop().kill()
+
+
 class TestLeakCheck(testing.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.addCleanup(_kill_left)
 
     def run_leaky(self, name):
         """Run ``Leaky.<name>``; return the leak check's message or None."""
@@ -214,6 +232,9 @@ class TestLeakCheck(testing.TestCase):
     def test_greenthread_that_ends_within_the_grace_is_no_leak(self):
         self.assertIsNone(self.run_leaky('greenthread_that_ends'))
 
+    def test_eventlet_thread_pool_is_the_process_s(self):
+        self.assertIsNone(self.run_leaky('tpool_first_use'))
+
     def test_temp_dir(self):
         self.assertLeaks('temp_dir', 'temp dir %s%sleaky-' % (
             tempfile.gettempdir(), os.sep))
@@ -240,6 +261,14 @@ class TestLeakCheck(testing.TestCase):
         self.assertLeaks('chdir', 'working directory is %s (was %s)' % (
             tempfile.gettempdir(), here))
         self.assertEqual(here, os.getcwd())
+
+    def test_eventlet_monkey_patching(self):
+        # Patching for real cannot be undone; the check reads eventlet's
+        # record of what it patched, so a pretend entry stands for it.
+        self.addCleanup(eventlet.patcher.already_patched.pop,
+                        'harness-leaks-probe', None)
+        self.assertLeaks('eventlet_patch', 'eventlet monkey-patched the '
+                         'process (harness-leaks-probe): import what')
 
     def test_one_message_names_each_thing(self):
         self.assertLeaks(
