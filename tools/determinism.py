@@ -85,6 +85,7 @@ VOLATILE = (
                 r'(Z|[+-]\d\d:?\d\d)?'), '<timestamp>'),
     (re.compile(r'/tmp/[A-Za-z0-9_.-]+'), '<tmp>'),
     (re.compile(r'\bpid[ =:]+\d+\b'), 'pid <pid>'),
+    (re.compile(r'\bident \d+\b'), 'ident <ident>'),
     (re.compile(r'\b\d+\.\d+ ?(s|seconds|ms)\b'), '<duration>'),
 )
 

@@ -67,10 +67,11 @@ class TestNormalise(testing.TestCase):
                 '<Foo object at 0x7f3a2b1c0d90> req-'
                 '11111111-2222-3333-4444-555555555555 at '
                 '2025-01-02T03:04:05.123456+00:00 in /tmp/tmpab_12c, '
-                'pid 4242, after 1.25 s')
+                'pid 4242, after 1.25 s; OS thread ident 140384629946048')
         self.assertEqual(
             'instance <uuid> at <Foo object at <address>> <request> at '
-            '<timestamp> in <tmp>, pid <pid>, after <duration>',
+            '<timestamp> in <tmp>, pid <pid>, after <duration>; OS thread '
+            'ident <ident>',
             determinism.normalise(text))
 
     def test_what_is_not_volatile_stays(self):
