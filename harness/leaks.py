@@ -158,7 +158,9 @@ _LAZY_OPTS = (
     'database_opts, "database"); CONF.register_opts(http_proxy_to_wsgi.OPTS '
     'and sizelimit.OPTS, "oslo_middleware"); CONF.register_opts('
     'oslo_service._options.periodic_opts); CONF.register_opts('
-    'oslo_messaging.server._pool_opts))')
+    'oslo_messaging.server._pool_opts); import os_vif; os_vif.initialize() '
+    '(nova_fixtures.LibvirtFixture calls it on the first profiled host and '
+    'its plugins register [os_vif_ovs] and [vif_plug_ovs_privileged]))')
 _IMPORT_TIME_CONF = (
     "oslo.config's Config fixture (under nova_fixtures.ConfFixture) resets "
     'every override and default on clean-up, including those set at import '
@@ -210,6 +212,8 @@ ALLOWED = {
     ('conf', '[oslo_policy]'): _LAZY_OPTS,
     ('conf', '[oslo_middleware]'): _LAZY_OPTS,
     ('conf', '[neutron_tunnel]'): _LAZY_OPTS,
+    ('conf', '[os_vif_ovs]'): _LAZY_OPTS,
+    ('conf', '[vif_plug_ovs_privileged]'): _LAZY_OPTS,
     ('conf', '[database] use_db_reconnect'): _LAZY_OPTS,
     ('conf', '[DEFAULT] control_exchange'): _LAZY_OPTS,
     ('conf', '[DEFAULT] executor_thread_pool_size'): _LAZY_OPTS,
@@ -579,15 +583,18 @@ def _namespaces():
             for owner, label, is_module in _targets()]
 
 
-_TARGETS = [None, ()]
+# by len(sys.modules), which some fixtures move back and forth by adding
+# and removing a module
+_TARGETS = {}
 _CLASSES = {}
 
 
 def _targets():
     """The modules and classes watched, found again when imports change."""
     modules = sys.modules
-    if _TARGETS[0] == len(modules):
-        return _TARGETS[1]
+    cached = _TARGETS.get(len(modules))
+    if cached is not None:
+        return cached
     names = [name for name in WATCHED_MODULES if name in modules]
     names += [name for name in list(modules)
               if name.partition('.')[0] in WATCHED_PACKAGES]
@@ -603,7 +610,9 @@ def _targets():
                 seen.add(id(cls))
                 result.append((cls, '%s.%s' % (
                     cls.__module__, cls.__qualname__), False))
-    _TARGETS[:] = [len(modules), result]
+    if len(_TARGETS) > 8:
+        _TARGETS.clear()
+    _TARGETS[len(modules)] = result
     return result
 
 
