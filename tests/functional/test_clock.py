@@ -13,10 +13,10 @@ a resize left in VERIFY_RESIZE for more than N seconds, from its
 import datetime
 
 from oslo_utils import timeutils
-import testtools
 
 from harness import cloud as cloud_mod
 from harness import errors
+from harness import testing
 
 SMALL = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
 LARGE = {'VCPU': 2, 'MEMORY_MB': 1024, 'DISK_GB': 2}
@@ -30,7 +30,7 @@ def two_hosts(cloud):
     return cloud
 
 
-class TestAdvance(testtools.TestCase):
+class TestAdvance(testing.TestCase):
 
     def setUp(self):
         super().setUp()
@@ -111,7 +111,7 @@ class TestAdvance(testtools.TestCase):
         self.assertRaises(errors.HarnessError, self.cloud.clock.advance, -1)
 
 
-class TestAutoConfirm(testtools.TestCase):
+class TestAutoConfirm(testing.TestCase):
     """Past resize_confirm_window, the destination confirms by itself."""
 
     WINDOW = 120

@@ -20,11 +20,11 @@ behaviour:
 
 import socket
 
-import testtools
 
 from harness import cloud as cloud_mod
 from harness import errors
 from harness import offline
+from harness import testing
 
 SMALL = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
 LARGE = {'VCPU': 2, 'MEMORY_MB': 1024, 'DISK_GB': 2}
@@ -42,7 +42,7 @@ def nothing():
     return {'VCPU': 0, 'MEMORY_MB': 0, 'DISK_GB': 0}
 
 
-class CloudTestCase(testtools.TestCase):
+class CloudTestCase(testing.TestCase):
 
     def setUp(self):
         super().setUp()
@@ -220,7 +220,7 @@ class TestLiveMigrate(CloudTestCase):
                          self.cloud.snapshot().allocations)
 
 
-class TestOffline(testtools.TestCase):
+class TestOffline(testing.TestCase):
 
     def test_a_real_connection_fails_at_once_with_the_address(self):
         self.useFixture(cloud_mod.Cloud(test_id=self.id()))

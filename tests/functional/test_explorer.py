@@ -9,18 +9,18 @@ pinned CPUs, and shrink it to a reproducer that fails as it stands.
 import os
 
 import fixtures
-import testtools
 
 from harness import bugs
 from harness import explorer
 from harness import runner
 from harness import scenario as scenario_mod
+from harness import testing
 
 SCENARIO = os.path.join(os.path.dirname(__file__), 'explore',
                         'pinned_resize_confirm.yaml')
 
 
-class TestExplore(testtools.TestCase):
+class TestExplore(testing.TestCase):
 
     def test_finds_and_shrinks_a_reintroduced_race(self):
         out = self.useFixture(fixtures.TempDir()).path

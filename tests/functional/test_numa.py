@@ -33,11 +33,11 @@ import dataclasses
 import re
 
 import ddt
-import testtools
 
 from harness import cloud as cloud_mod
 from harness import errors
 from harness import profiles
+from harness import testing
 
 G_KB = 1024 * 1024  # a 1G page, in KiB
 DEFAULT_RESERVED_MB = 512  # Nova's reserved_host_memory_mb
@@ -94,7 +94,7 @@ def emulator_pin(cloud, host, server):
         re.search(r'<emulatorpin cpuset="([^"]+)"/>', xml).group(1))
 
 
-class NumaTestCase(testtools.TestCase):
+class NumaTestCase(testing.TestCase):
 
     def setUp(self):
         super().setUp()

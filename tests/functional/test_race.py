@@ -16,10 +16,10 @@ Expected orders follow Nova's documented move flows:
 Hosts run fake.MediumFakeDriver; flavors as in test_cloud.
 """
 
-import testtools
 
 from harness import cloud as cloud_mod
 from harness import errors
+from harness import testing
 
 SMALL = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
 LARGE = {'VCPU': 2, 'MEMORY_MB': 1024, 'DISK_GB': 2}
@@ -33,7 +33,7 @@ def subsequence(wanted, passages):
             if p.when == 'before' and p.point in names]
 
 
-class RaceTestCase(testtools.TestCase):
+class RaceTestCase(testing.TestCase):
 
     def setUp(self):
         super().setUp()
@@ -167,7 +167,7 @@ class TestInjection(RaceTestCase):
         self.assertIn('no migration is in flight for vm2', str(exc))
 
 
-class TestDeterminism(testtools.TestCase):
+class TestDeterminism(testing.TestCase):
     """The same scenario and injections give the same timeline, 20 times."""
 
     RUNS = 20

@@ -10,7 +10,6 @@ import glob
 import os
 
 import ddt
-import testtools
 
 from harness import errors
 from harness import scenario as scenario_mod
@@ -30,7 +29,7 @@ def _class_for(path):
         def test_load(self):
             self.fail(message)
 
-        return name, type(name, (testtools.TestCase,),
+        return name, type(name, (testing.TestCase,),
                           {'test_load': test_load})
     for scenario in scenarios:
         # ddt names each test after its datum's __name__.

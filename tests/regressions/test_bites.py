@@ -8,11 +8,11 @@ names the broken accounting (allocations, usage, tracker or pinned CPUs).
 import os
 
 import ddt
-import testtools
 
 from harness import bugs
 from harness import runner
 from harness import scenario as scenario_mod
+from harness import testing
 
 ACCOUNTING_WORDS = ('allocations of', 'usage of', 'tracker of',
                     'pinned CPUs on')
@@ -27,7 +27,7 @@ class _Bug(object):
 
 
 @ddt.ddt
-class TestRegressionsBite(testtools.TestCase):
+class TestRegressionsBite(testing.TestCase):
 
     @ddt.data(*[_Bug(bug) for bug in bugs.known()])
     def test_passes_installed_fails_reintroduced(self, data):

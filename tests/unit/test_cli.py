@@ -6,12 +6,12 @@ import subprocess
 import sys
 
 import fixtures
-import testtools
 
 from harness import cli
+from harness import testing
 
 
-class CliTestCase(testtools.TestCase):
+class CliTestCase(testing.TestCase):
 
     def setUp(self):
         super().setUp()

@@ -3,16 +3,16 @@
 import os
 import re
 
-import testtools
 
 from harness import bugs
 from harness import errors
 from harness import explorer
+from harness import testing
 
 SOURCE = os.path.join(os.path.dirname(explorer.__file__), 'explorer.py')
 
 
-class TestNoBugSpecificCode(testtools.TestCase):
+class TestNoBugSpecificCode(testing.TestCase):
 
     def test_explorer_names_no_bug_and_no_reintroduction(self):
         with open(SOURCE) as f:
@@ -27,7 +27,7 @@ class TestNoBugSpecificCode(testtools.TestCase):
         self.assertNotIn('old_flavor', text)
 
 
-class TestCandidates(testtools.TestCase):
+class TestCandidates(testing.TestCase):
 
     points = [explorer.Point(2, 'before', 'finish_resize', 'dst', 'vm1'),
               explorer.Point(3, 'after', 'confirm_resize', 'src', 'vm1')]

@@ -49,12 +49,12 @@ from hypothesis import HealthCheck
 from hypothesis import Phase
 from hypothesis import settings
 from hypothesis import strategies as st
-import testtools
 import yaml
 
 from harness import errors
 from harness import profiles
 from harness import scenario
+from harness import testing
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -163,7 +163,7 @@ def _outcome(load, own_error, path):
     return 'loaded'
 
 
-class FuzzTestCase(testtools.TestCase):
+class FuzzTestCase(testing.TestCase):
 
     def setUp(self):
         super().setUp()
@@ -612,7 +612,7 @@ def _load_in_child(kind, path):
 
 
 @ddt.ddt
-class TestCorpus(testtools.TestCase):
+class TestCorpus(testing.TestCase):
     """Each kept input loads or gets our error naming the file.
 
     The cases of KNOWN_LOADER_BUGS fail until their loader is fixed.

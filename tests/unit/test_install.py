@@ -4,13 +4,13 @@ from importlib import metadata
 import os
 from unittest import mock
 
-import testtools
 
 from harness import errors
 from harness import install
+from harness import testing
 
 
-class TestApiPasteIni(testtools.TestCase):
+class TestApiPasteIni(testing.TestCase):
 
     def test_found_where_the_wheel_installed_it(self):
         path = install.nova_api_paste_ini()

@@ -7,10 +7,10 @@ fake-driver-sized compute nodes (10 vCPUs, 8192 MB with 512 MB reserved,
 CPUs 0-7 whose dedicated set is 2-7.
 """
 
-import testtools
 
 from harness import invariants
 from harness import snapshot
+from harness import testing
 
 SMALL = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
 LARGE = {'VCPU': 2, 'MEMORY_MB': 1024, 'DISK_GB': 2}
@@ -123,7 +123,7 @@ def verify_resize(**kwargs):
                  **kwargs)
 
 
-class TestUsagesAddUp(testtools.TestCase):
+class TestUsagesAddUp(testing.TestCase):
 
     def test_holds_during_verify_resize(self):
         self.assertEqual([], invariants.usages_add_up(verify_resize()))
@@ -150,7 +150,7 @@ class TestUsagesAddUp(testtools.TestCase):
                       invariants.usages_add_up(snap)[0])
 
 
-class TestAllocationsWhereServerIs(testtools.TestCase):
+class TestAllocationsWhereServerIs(testing.TestCase):
 
     def test_holds_for_a_booted_server(self):
         snap = build({'vm1': {'src': SMALL}},
@@ -229,7 +229,7 @@ class TestAllocationsWhereServerIs(testtools.TestCase):
             invariants.allocations_where_server_is(snap)))
 
 
-class TestOneComputeNodePerConsumer(testtools.TestCase):
+class TestOneComputeNodePerConsumer(testing.TestCase):
 
     def test_holds_during_verify_resize(self):
         self.assertEqual(
@@ -269,7 +269,7 @@ class TestOneComputeNodePerConsumer(testtools.TestCase):
             1, len(invariants.one_compute_node_per_consumer(snap)))
 
 
-class TestTrackerAgrees(testtools.TestCase):
+class TestTrackerAgrees(testing.TestCase):
 
     def test_holds_during_verify_resize(self):
         # The source counts the outgoing resize (small), the destination
@@ -388,7 +388,7 @@ class TestTrackerAgrees(testtools.TestCase):
             invariants.tracker_agrees(snap, windows=window))
 
 
-class TestTrackerWindows(testtools.TestCase):
+class TestTrackerWindows(testing.TestCase):
 
     def test_a_completed_live_migration_opens_below_on_the_dest(self):
         before = build({'vm1': {'src': SMALL}},
@@ -446,7 +446,7 @@ class TestTrackerWindows(testtools.TestCase):
             open_, snap, snap, reconciled=['dst']))
 
 
-class TestPeriodicChanges(testtools.TestCase):
+class TestPeriodicChanges(testing.TestCase):
 
     def test_nothing_moved(self):
         self.assertEqual([], invariants.periodic_changes(
@@ -508,7 +508,7 @@ class FakeCloud(object):
         return self.after
 
 
-class TestPeriodicsIdempotent(testtools.TestCase):
+class TestPeriodicsIdempotent(testing.TestCase):
 
     def test_runs_in_the_order_given_and_restores_injections(self):
         cloud = FakeCloud(verify_resize())
@@ -530,7 +530,7 @@ class TestPeriodicsIdempotent(testtools.TestCase):
                       'DISK_GB=1 MEMORY_MB=512 VCPU=1 -> nothing', problems)
 
 
-class TestNothingLeaks(testtools.TestCase):
+class TestNothingLeaks(testing.TestCase):
 
     def test_holds_when_everything_is_gone(self):
         snap = build({})
@@ -588,7 +588,7 @@ class TestNothingLeaks(testtools.TestCase):
             invariants.nothing_leaks(snap, reconciled=snap))
 
 
-class TestWithinCapacity(testtools.TestCase):
+class TestWithinCapacity(testing.TestCase):
 
     def test_holds_up_to_capacity(self):
         # MEMORY_MB capacity: (8192 - 512) x 1.0 = 7680.
@@ -642,7 +642,7 @@ class Entry(object):
         self.snapshot = snap
 
 
-class TestChecker(testtools.TestCase):
+class TestChecker(testing.TestCase):
 
     def check(self, checker, cloud, snaps, scenario, kinds=()):
         """Feed ``snaps`` as the steps of one run; problems per step."""

@@ -7,11 +7,11 @@ import os
 
 import ddt
 import fixtures
-import testtools
 import yaml
 
 from harness import errors
 from harness import profiles
+from harness import testing
 
 SHIPPED = profiles.known_profiles()
 
@@ -38,7 +38,7 @@ VALID = {
 
 
 @ddt.ddt
-class TestShippedProfiles(testtools.TestCase):
+class TestShippedProfiles(testing.TestCase):
 
     @ddt.data(*SHIPPED)
     def test_loads_and_is_consistent(self, name):
@@ -104,7 +104,7 @@ class TestShippedProfiles(testtools.TestCase):
             nfv.conf_overrides()[(None, 'reserved_huge_pages')])
 
 
-class TestBadProfiles(testtools.TestCase):
+class TestBadProfiles(testing.TestCase):
 
     def setUp(self):
         super().setUp()

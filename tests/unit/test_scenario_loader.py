@@ -10,10 +10,10 @@ import glob
 import os
 
 import fixtures
-import testtools
 
 from harness import errors
 from harness import scenario
+from harness import testing
 
 SCENARIO_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)),
                             'functional', 'scenarios')
@@ -32,7 +32,7 @@ steps:
 """
 
 
-class LoaderTestCase(testtools.TestCase):
+class LoaderTestCase(testing.TestCase):
 
     def setUp(self):
         super().setUp()
@@ -370,7 +370,7 @@ class TestBadInput(LoaderTestCase):
             field='expected_breaks.pins')
 
 
-class TestShippedScenarios(testtools.TestCase):
+class TestShippedScenarios(testing.TestCase):
     """Every file in tests/functional/scenarios loads and keeps promises.
 
     As data: at least 40 scenarios, each deleting what it booted and

@@ -18,9 +18,9 @@ import copy
 import json
 import os
 
-import testtools
 
 from harness import snapshot
+from harness import testing
 
 DATA = os.path.join(os.path.dirname(__file__), 'data', 'resize_confirm.json')
 
@@ -42,7 +42,7 @@ def rebuild(step):
     return snapshot.Snapshot.from_raw(raw, step['names'], step['label'])
 
 
-class TestRecordedResizeConfirm(testtools.TestCase):
+class TestRecordedResizeConfirm(testing.TestCase):
 
     def setUp(self):
         super().setUp()
@@ -161,7 +161,7 @@ def numa_raw(pinned):
     }
 
 
-class TestNumaTrackers(testtools.TestCase):
+class TestNumaTrackers(testing.TestCase):
 
     def test_pinned_cpus_per_cell_and_host(self):
         snap = snapshot.Snapshot.from_raw(numa_raw([5, 1, 4]),
@@ -183,7 +183,7 @@ class TestNumaTrackers(testtools.TestCase):
                                                          {}))
 
 
-class TestFormatting(testtools.TestCase):
+class TestFormatting(testing.TestCase):
 
     def test_cpu_ranges(self):
         self.assertEqual('0-3,8,10-11',
