@@ -690,8 +690,9 @@ class Burners(object):
 class Pool(object):
     """``workers`` spawned processes, or this one for 0."""
 
-    def __init__(self, workers):
+    def __init__(self, workers, recycle=0):
         self.workers = workers
+        self.recycle = recycle
         self.executor = None
 
     def __enter__(self):
@@ -699,7 +700,8 @@ class Pool(object):
             self.executor = concurrent.futures.ProcessPoolExecutor(
                 max_workers=self.workers,
                 mp_context=multiprocessing.get_context('spawn'),
-                initializer=_worker_init, initargs=(os.getpid(),))
+                initializer=_worker_init, initargs=(os.getpid(),),
+                max_tasks_per_child=self.recycle or None)
         return self
 
     def call(self, func, *args):
@@ -770,14 +772,14 @@ def jobs_for(items, runs):
 
 
 def check(runs=50, workers=2, pattern=None, items=None, progress=None,
-          timeout=900):
+          timeout=900, recycle=0):
     """Run the selected tests ``runs`` times each; return a ``Report``.
 
     ``workers=0`` runs them in this process (Nova gets imported here).
     ``items`` skips discovery (dicts as ``discover`` returns). A run in a
     worker that gives no result within ``timeout`` seconds is recorded as
     hung (its greenthreads' stacks kept) and the rest go on in fresh
-    workers.
+    workers. ``recycle``: replace a worker after that many runs (0: never).
     """
     import tempfile
 
@@ -790,7 +792,7 @@ def check(runs=50, workers=2, pattern=None, items=None, progress=None,
     try:
         while remaining is None or remaining:
             try:
-                with Pool(workers) as pool:
+                with Pool(workers, recycle) as pool:
                     if items is None:
                         found = pool.call(discover)
                         report.orphans = found['orphans']
@@ -928,6 +930,9 @@ def parse_args(argv):
                         help='a run with no result after S seconds is '
                              'recorded as hung and its worker replaced '
                              '(default 900)')
+    parser.add_argument('--recycle', type=int, default=0, metavar='N',
+                        help='replace a worker process after N runs '
+                             '(default 0: never; each keeps running)')
     parser.add_argument('--dump', metavar='DIR',
                         help='write the distinct timelines and recordings '
                              'of each flaky test here')
@@ -941,6 +946,9 @@ def parse_args(argv):
     if args.timeout < 1:
         raise UsageError('--timeout must be at least 1 s, not %d'
                          % args.timeout)
+    if args.recycle < 0:
+        raise UsageError('--recycle must be 0 or more, not %d'
+                         % args.recycle)
     if args.workers < 0:
         raise UsageError('--workers must be 0 or more, not %d'
                          % args.workers)
@@ -1001,7 +1009,7 @@ def main(argv=None, out=None):
                 say('%d busy processes burning CPU' % args.busy)
             report = check(args.runs, args.workers, args.select,
                            progress=None if args.quiet else say,
-                           timeout=args.timeout)
+                           timeout=args.timeout, recycle=args.recycle)
     except UsageError as exc:
         print('determinism: %s' % exc, file=sys.stderr)
         return EXIT_BAD_ARGS

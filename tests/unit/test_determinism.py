@@ -320,6 +320,7 @@ class TestArguments(testing.TestCase):
             (['--busy', '-1'], '--busy must be 0 or more'),
             (['--workers', '-2'], '--workers must be 0 or more'),
             (['--timeout', '0'], '--timeout must be at least 1 s'),
+            (['--recycle', '-1'], '--recycle must be 0 or more'),
             (['--select', '(boot'], 'not a regular expression'),
             (['--runs', 'many'], "invalid int value: 'many'"),
             (['--json', '/no/such/dir/out.json'], 'no directory'),
