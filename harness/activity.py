@@ -9,16 +9,20 @@ Nova itself. It also observes saves of instances, migrations and compute
 nodes, and Placement writes, for race points and the explorer.
 """
 
-import contextlib
-import threading
+# Nova's eventlet patching first: the thread-local "acting host" below
+# must be made from patched threading, or every greenthread shares one.
+from harness import nova_env  # noqa: F401,I100
 
-import fixtures
+import contextlib  # noqa: E402
+import threading  # noqa: E402
 
-from nova import objects
-from nova.scheduler.client import report
-from nova import thread_pool_factory
+import fixtures  # noqa: E402
 
-from harness import errors
+from nova import objects  # noqa: E402
+from nova.scheduler.client import report  # noqa: E402
+from nova import thread_pool_factory  # noqa: E402
+
+from harness import errors  # noqa: E402
 
 # Which service's code the current (green)thread runs, by host name; set
 # where the harness hands work to a service (RPC dispatch, periodic runs)

@@ -65,8 +65,9 @@ class Cloud(fixtures.Fixture):
             self.useFixture(nova_fixtures.ConfPatcher(
                 group=None if group == 'DEFAULT' else group, **options))
         # Casts run as calls: an API request returns when the RPC chain it
-        # started has returned, so only executor tasks are left to follow.
-        self.useFixture(nova_fixtures.CastAsCallFixture(shim))
+        # started has returned, so only executor tasks are left to follow;
+        # a cast's failure stays with the service that raised it.
+        self.casts = self.useFixture(nova_env.CastsWaited(shim))
         self.placement = self.useFixture(func_fixtures.PlacementFixture())
         self.useFixture(nova_fixtures.NeutronFixture(shim))
         self.glance = self.useFixture(nova_fixtures.GlanceFixture(shim))

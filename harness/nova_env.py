@@ -20,6 +20,7 @@ import time  # noqa: E402
 import fixtures  # noqa: E402
 from oslo_db.sqlalchemy import engines  # noqa: E402
 from oslo_log.fixture import logging_error as log_fixture  # noqa: E402
+from oslo_log import log as logging  # noqa: E402
 from oslo_messaging._drivers import impl_fake  # noqa: E402
 from oslo_utils.fixture import uuidsentinel  # noqa: E402
 from oslo_versionedobjects import fixture as ovo_fixture  # noqa: E402
@@ -50,6 +51,7 @@ from harness import install  # noqa: E402
 from harness import offline  # noqa: E402
 
 CONF = nova.conf.CONF
+LOG = logging.getLogger(__name__)
 CELL0_NAME = 'cell0'
 CELL1_NAME = 'cell1'
 
@@ -81,6 +83,59 @@ class TestShim(object):
         for name, value in kw.items():
             self._owner.useFixture(
                 nova_fixtures.ConfPatcher(group=group, **{name: value}))
+
+
+class CastsWaited(fixtures.Fixture):
+    """RPC casts wait for what they cast, and keep its failures to it.
+
+    Nova's ``CastAsCallFixture`` turns every cast into a call, so that the
+    caller returns once the cast method has; that also hands the method's
+    exception back to the caller, which no real cast does (the receiving
+    service logs it, the sender has long moved on). Here each cast is
+    still that call, but an exception stays on the receiving side: logged,
+    not raised into the caller. So a compute that fails a step leaves the
+    caller's flow as it would in a deployment (an API request that cast
+    answers as it would, a source's ``resize_instance`` does not see its
+    destination's ``finish_resize`` fail).
+    """
+
+    def __init__(self, test):
+        super().__init__()
+        self.test = test
+
+    def _setUp(self):
+        self.failures = []
+        self.useFixture(nova_fixtures.CastAsCallFixture(_CastShim(
+            self.test, self.failures)))
+
+
+class _CastShim(object):
+    """The test ``CastAsCallFixture`` stubs through; wraps its casts."""
+
+    def __init__(self, test, failures):
+        self._test = test
+        self._failures = failures
+
+    def __getattr__(self, name):
+        return getattr(self._test, name)
+
+    def stub_out(self, target, new):
+        if target.endswith('.cast'):
+            new = self._cast(new)
+        self._test.stub_out(target, new)
+
+    def _cast(self, call):
+        failures = self._failures
+
+        def cast(client, ctxt, method, **kwargs):
+            try:
+                call(client, ctxt, method, **kwargs)
+            except Exception as exc:
+                failures.append((method, exc))
+                LOG.warning('cast %s failed on the receiving side (a real '
+                            'cast does not return this to its caller): '
+                            '%s', method, exc)
+        return cast
 
 
 class NovaGlobals(fixtures.Fixture):

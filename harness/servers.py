@@ -2,8 +2,9 @@
 
 Each operation is one API request (as an admin, at the latest
 microversion), then a wait for Nova's in-flight work to finish, then a
-check that the server reached the operation's resting state. A server is
-known by the name the test gave it; the UUID is Nova's business.
+check that the server reached the operation's resting state; it returns
+the server's record as snapshots have it (``snapshot.SERVER_KEYS``). A
+server is known by the name the test gave it; the UUID is Nova's business.
 """
 
 import json
@@ -105,11 +106,12 @@ class ServerOps(object):
         self._cloud.activity.wait_idle(
             self._cloud.timeout, lambda: self.describe(name))
         self._cloud.race.check()
-        try:
-            server = self._api.get_server(uuid)
-        except api_client.OpenStackApiNotFoundException:
+        left = [srv for srv in self._cloud.reader.read_nova_records()[
+            'servers'] if srv['id'] == uuid]
+        if not left:
             del self.uuids[name]
             return None
+        server = left[0]
         raise errors.OperationFailed(
             'delete %s: the server is still there (status %s).\n%s'
             % (name, server['status'], self.describe(name)))
@@ -172,6 +174,24 @@ class ServerOps(object):
 
     # -- internals -------------------------------------------------------
 
+    def _at_rest(self, name):
+        """The server's record and its latest migration's, or None.
+
+        Read as the snapshot reads them (the API's terms, from the
+        databases): two API requests less per operation.
+        """
+        uuid = self.uuid(name)
+        records = self._cloud.reader.read_nova_records()
+        found = [srv for srv in records['servers'] if srv['id'] == uuid]
+        if not found:
+            raise errors.OperationFailed(
+                'server %s (%s) is gone.\n%s'
+                % (name, uuid, self.describe(name)))
+        migrations = [mig for mig in records['migrations']
+                      if mig['instance_uuid'] == uuid]
+        return found[0], max(migrations, key=lambda m: m['id'],
+                             default=None)
+
     def _request(self, what, name, func, *args):
         try:
             return func(*args)
@@ -192,7 +212,7 @@ class ServerOps(object):
         self._cloud.activity.wait_idle(
             self._cloud.timeout, lambda: self.describe(name))
         self._cloud.race.check()
-        server = self.get(name)
+        server, migration = self._at_rest(name)
         problems = []
         if server['status'] != expect_status:
             problems.append('status is %s, not %s'
@@ -204,7 +224,7 @@ class ServerOps(object):
         if expect_host and host != expect_host:
             problems.append('host is %s, not %s' % (host, expect_host))
         if expect_migration:
-            status = self.last_migration(name)['status']
+            status = migration['status'] if migration else None
             if status != expect_migration:
                 problems.append('migration status is %s, not %s'
                                 % (status, expect_migration))
