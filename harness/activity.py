@@ -1,7 +1,8 @@
 """Follow the work Nova has in flight, so that waits need no polling.
 
-The cloud runs RPC casts as calls (Nova's ``CastAsCallFixture``), so an API
-request returns only when every RPC chain it started has returned. What can
+The cloud runs RPC casts as calls (``nova_env.CastsWaited`` over Nova's
+``CastAsCallFixture``), so an API request returns only when every RPC
+chain it started has returned. What can
 still be running afterwards is work Nova handed to its executors (the build
 of a server, a live migration). ``Activity`` counts those tasks as they are
 submitted and finished, so a wait is one condition variable, woken by
