@@ -131,6 +131,21 @@ REGISTRY = {bug.id: bug for bug in (
               'the old flavor the migration record held against the '
               'source was never freed: the delete came only after a '
               'successful clean-up.'),
+    Bug(id='1825537',
+        title='finish_resize failures incorrectly revert allocations',
+        fix='ea297d6ffba81c5dc982afe6519de09ff3744cad finish_resize '
+            'deletes the migration\'s source allocations on failure '
+            'instead of reverting them (master, Train; the stored corpora '
+            'hold ComputeManager.finish_resize and test_bug_1825537 with '
+            'the fix at that commit, not its subject)',
+        reintroduction='harness.reintroduce:'
+                       'FinishResizeFailureRevertsAllocations',
+        story='When the destination\'s hypervisor failed finish_resize, '
+              'the instance stayed on the destination in ERROR but Nova '
+              'gave the migration\'s old-flavor allocation on the source '
+              'back to it, replacing its new flavor on the destination: '
+              'Placement held the guest where it was not and nothing '
+              'where it was.'),
 )}
 
 

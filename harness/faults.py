@@ -8,13 +8,18 @@ own functional tests do the same (``fake.FakeFinishMigrationFailDriver``,
 ``mock.patch`` of ``FakeDriver.confirm_migration``); only the hypervisor
 fails, every line of Nova above the driver runs as installed.
 
-Which methods a scenario may name is ``scenario.FAULT_METHODS``: those
-whose failure stays on the compute that has it. The cloud runs RPC casts
-as calls, so a failure reached by a cast from another compute would travel
-back into that compute's error handling, which real Nova never does; the
-one effect of that on ``confirm_migration`` (cast from the API) is that
-the API request answers 500 where real Nova answered 202/204 before the
-failure.
+Which methods a scenario may name is ``scenario.FAULT_METHODS``: the
+hypervisor steps of a cold move. Each is reached by an RPC cast
+(``migrate_disk_and_power_off`` in the source's ``resize_instance``, cast
+from the destination's ``prep_resize``; ``finish_migration`` in the
+destination's ``finish_resize``, cast from the source's
+``resize_instance``; ``confirm_migration`` and ``finish_revert_migration``
+on the source, cast from the API and from the destination's
+``revert_resize``). The cloud's casts wait for what they cast but leave
+its failure on the compute that raised it
+(``harness.nova_env.CastsWaited``), as a real cast does: the sender's
+error handling never sees it, and an API request that cast answers as it
+would in a deployment.
 
 Nova loads a compute driver by a name under ``nova.virt``
 (``compute_driver = fake.MediumFakeDriver``), so this module makes itself

@@ -24,8 +24,11 @@ mappings)::
 A fake host may be given a hypervisor fault: ``fail: <method>`` makes that
 driver method raise on that host, so the step that calls it fails the way
 a real hypervisor failing there would make it fail (see ``harness.faults``);
-everything above the driver is Nova as installed. Today the one method is
-``confirm_migration`` (``FAULT_METHODS`` says why).
+everything above the driver is Nova as installed. The methods are those of
+a cold move (``FAULT_METHODS``): ``migrate_disk_and_power_off`` (source,
+resize_instance), ``finish_migration`` (destination, finish_resize),
+``confirm_migration`` (source, confirm) and ``finish_revert_migration``
+(source, finish_revert_resize).
 
 Steps: ``boot``, ``resize``, ``confirm``, ``revert``, ``migrate``,
 ``live_migrate``, ``delete``, ``run_periodic``, ``advance_clock``,
@@ -59,13 +62,14 @@ EXPECT_KEYS = ('allocations', 'usages', 'tracker', 'pinned_cpus', 'servers',
                'migrations')
 ROLES = ('source', 'dest')
 DRIVERS = {'fake': 'fake.MediumFakeDriver'}
-# Driver methods a fake host may be made to fail in (harness.faults): those
-# whose failure stays on the compute that has it. The cloud runs casts as
-# calls, so a failure in a method reached by a cast from another compute
-# (finish_migration from resize_instance, migrate_disk_and_power_off from
-# prep_resize, ...) would travel back into the caller's error handling, a
-# path real Nova never takes; confirm_migration is cast from the API.
-FAULT_METHODS = ('confirm_migration',)
+# Driver methods a fake host may be made to fail in (harness.faults): the
+# hypervisor steps of a cold move, each reached by an RPC cast (from the
+# API, or from the other compute). The cloud's casts wait for what they
+# cast but keep its failure on the receiving compute
+# (harness.nova_env.CastsWaited), so the failure takes the path it takes in
+# a deployment: the sender's flow goes on as if the cast had succeeded.
+FAULT_METHODS = ('migrate_disk_and_power_off', 'finish_migration',
+                 'confirm_migration', 'finish_revert_migration')
 PERIODICS = ('update_available_resource', '_poll_unconfirmed_resizes',
              '_cleanup_incomplete_migrations', '_run_pending_deletes',
              '_reclaim_queued_deletes', '_heal_instance_info_cache',

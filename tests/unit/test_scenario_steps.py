@@ -83,15 +83,51 @@ class TestHostFaults(testing.TestCase):
         self.assertEqual(loaded.hosts['src'].driver,
                          again.hosts['src'].driver)
 
-    def test_unknown_method_refused(self):
+    def test_unknown_method_refused_with_the_known_listed(self):
         self.refused('{driver: fake, fail: reboot}',
-                     "unknown driver method 'reboot'", 'confirm_migration')
+                     "unknown driver method 'reboot'", 'confirm_migration',
+                     'finish_migration', 'finish_revert_migration',
+                     'migrate_disk_and_power_off')
 
-    def test_cast_method_refused_with_the_reason_listed(self):
-        # finish_migration is reached by a cast from another compute; the
-        # cloud's casts run as calls, so it is not offered.
-        self.refused('{driver: fake, fail: finish_migration}',
-                     "unknown driver method 'finish_migration'")
+    def test_every_move_step_of_the_hypervisor_can_fail(self):
+        # Each is reached by a cast, whose failure the cloud keeps on the
+        # compute that raised it (nova_env.CastsWaited), so each is offered.
+        self.assertEqual(
+            {'migrate_disk_and_power_off', 'finish_migration',
+             'confirm_migration', 'finish_revert_migration'},
+            set(scenario.FAULT_METHODS))
+        for method, args in (
+                ('migrate_disk_and_power_off', (None,) * 5),
+                ('finish_migration', (None,) * 8),
+                ('confirm_migration', (None,) * 4),
+                ('finish_revert_migration', (None,) * 4)):
+            _, (loaded,) = self.load('{driver: fake, fail: %s}' % method)
+            name = loaded.hosts['src'].driver
+            self.assertEqual(faults.driver_name(method), name)
+            loaded_driver = virt_driver.load_compute_driver(None, name)
+            self.assertIsInstance(loaded_driver, fake.MediumFakeDriver)
+            loaded_driver._host = 'src'
+            exc = self.assertRaises(faults.InjectedFault,
+                                    getattr(loaded_driver, method), *args)
+            self.assertIn('%s failed on src' % method, str(exc))
+            # Only the named method fails: the others are the fake's.
+            for other in set(scenario.FAULT_METHODS) - {method}:
+                self.assertIs(getattr(fake.MediumFakeDriver, other),
+                              getattr(type(loaded_driver), other))
+
+    def test_finish_migration_fault_on_the_destination(self):
+        # LP#1825537's scenario: the destination's finish_resize fails.
+        path = os.path.join(self.dir, 'dst.yaml')
+        with open(path, 'w') as out:
+            out.write(SCENARIO.replace(
+                'dst: {driver: fake}',
+                'dst: {driver: fake, fail: finish_migration}')
+                % '{driver: fake}')
+        (loaded,) = scenario.load(path)
+        self.assertEqual('fake.MediumFakeDriver',
+                         loaded.hosts['src'].driver)
+        self.assertEqual('harness_faults.MediumFakeDriverFailingFinish'
+                         'Migration', loaded.hosts['dst'].driver)
 
     def test_fault_needs_a_fake_driver(self):
         self.refused('{fail: confirm_migration}', 'driver: fake')
