@@ -138,90 +138,13 @@ SQLITE_SUFFIXES = ('.sqlite', '.sqlite3', '.db', '.sqlite-journal',
                    '.db-wal', '.sqlite-shm', '.db-shm')
 
 # ---------------------------------------------------------------------------
-# TEMPORARY ALLOWLIST -- remove each entry once the fix it names has landed.
-#
-# Leaks this check found whose fix lies in harness/nova_env.py, which is
-# being edited elsewhere. An allowed leak does not fail the test; it is
-# still undone like any other. Keys are ('monkeypatch', 'module.attr'),
-# ('conf', '[group] option') or ('conf', '[group]') for a whole group.
+# ALLOWLIST -- leaks that do not fail a test. Keep it empty: fix a leak
+# where it happens. An entry names a leak we cannot fix and says why; an
+# allowed leak is still undone like any other. Keys are
+# ('monkeypatch', 'module.attr'), ('conf', '[group] option') or
+# ('conf', '[group]') for a whole group.
 # ---------------------------------------------------------------------------
-_NOVA_GLOBALS = (
-    'nova_env.NovaGlobals resets this global in setUp but not in clean-up; '
-    'fix: undo it in clean-up too (see the entry)')
-_LAZY_OPTS = (
-    'registered once per process, on first use, by oslo.messaging, '
-    'oslo.policy, oslo.middleware, oslo.db, oslo.service or '
-    'nova.conf.neutron, so the first cloud of each process registers it; '
-    'fix: register these at import in nova_env (messaging_conffixture.'
-    'ConfFixture(CONF); policy_opts.set_defaults(CONF); nova.conf.neutron.'
-    'register_dynamic_opts(CONF); CONF.register_opts(oslo_db.options.'
-    'database_opts, "database"); CONF.register_opts(http_proxy_to_wsgi.OPTS '
-    'and sizelimit.OPTS, "oslo_middleware"); CONF.register_opts('
-    'oslo_service._options.periodic_opts); CONF.register_opts('
-    'oslo_messaging.server._pool_opts); import os_vif; os_vif.initialize() '
-    '(nova_fixtures.LibvirtFixture calls it on the first profiled host and '
-    'its plugins register [os_vif_ovs] and [vif_plug_ovs_privileged]))')
-_IMPORT_TIME_CONF = (
-    "oslo.config's Config fixture (under nova_fixtures.ConfFixture) resets "
-    'every override and default on clean-up, including those set at import '
-    '(nova.test: use_stderr; privsep contexts: capabilities, logger_name); '
-    'fix: a fixture before ConfFixture in NovaEnvironment that records '
-    "(name, group, override, default) for every CONF._all_opt_infos() entry "
-    "holding an override or default and re-applies them with "
-    'CONF.set_override/set_default on clean-up')
-ALLOWED = {
-    ('monkeypatch', 'nova.objects.base.NovaObject.indirection_api'): (
-        'NovaGlobals sets NovaObject.indirection_api = None, adding a class '
-        'attribute that shadows VersionedObject\'s; fix: before setting it, '
-        'addCleanup(setattr, cls, name, old) if it is in vars(cls), else '
-        'addCleanup(delattr, cls, name) (fixtures.MonkeyPatch would leave '
-        'the inherited value set on the subclass)'),
-    ('monkeypatch', 'nova.scheduler.client.report.PLACEMENTCLIENT'): (
-        _NOVA_GLOBALS + ': useFixture(fixtures.MonkeyPatch('
-        '"nova.scheduler.client.report.PLACEMENTCLIENT", None)) instead of '
-        'the assignment'),
-    ('monkeypatch', 'nova.scheduler.utils._SUPPORTS_AFFINITY'): (
-        _NOVA_GLOBALS + ': addCleanup(scheduler_utils.reset_globals)'),
-    ('monkeypatch', 'nova.scheduler.utils._SUPPORTS_ANTI_AFFINITY'): (
-        _NOVA_GLOBALS + ': addCleanup(scheduler_utils.reset_globals)'),
-    ('monkeypatch', 'nova.scheduler.utils._SUPPORTS_SOFT_AFFINITY'): (
-        _NOVA_GLOBALS + ': addCleanup(scheduler_utils.reset_globals)'),
-    ('monkeypatch', 'nova.scheduler.utils._SUPPORTS_SOFT_ANTI_AFFINITY'): (
-        _NOVA_GLOBALS + ': addCleanup(scheduler_utils.reset_globals)'),
-    ('monkeypatch', 'nova.availability_zones.MC'): (
-        'Nova caches its memcache client in availability_zones.MC and '
-        'nothing resets it; fix: NovaGlobals useFixture(fixtures.MonkeyPatch('
-        '"nova.availability_zones.MC", None))'),
-    ('monkeypatch', 'nova.virt.images.QEMU_VERSION'): (
-        'NovaGlobals sets images.QEMU_VERSION = None, a global Nova 34 no '
-        'longer has, so it adds one; fix: drop that line'),
-    ('monkeypatch',
-     'oslo_messaging._drivers.impl_fake.FakeExchangeManager._exchanges'): (
-        "Nova's RPCFixture clean-up rebinds this class attribute to a new "
-        'dict; fix: in NovaEnvironment, before RPCFixture, useFixture('
-        'fixtures.MonkeyPatch("oslo_messaging._drivers.impl_fake.'
-        'FakeExchangeManager._exchanges", {})), whose clean-up runs after '
-        "RPCFixture's and puts the original back"),
-    ('conf', '[DEFAULT] use_stderr'): _IMPORT_TIME_CONF,
-    ('conf', '[privsep_osbrick] capabilities'): _IMPORT_TIME_CONF,
-    ('conf', '[privsep_osbrick] logger_name'): _IMPORT_TIME_CONF,
-    ('conf', '[nova_sys_admin] capabilities'): _IMPORT_TIME_CONF,
-    ('conf', '[nova_sys_admin] logger_name'): _IMPORT_TIME_CONF,
-    ('conf', '[oslo_messaging_rabbit]'): _LAZY_OPTS,
-    ('conf', '[oslo_messaging_notifications]'): _LAZY_OPTS,
-    ('conf', '[oslo_policy]'): _LAZY_OPTS,
-    ('conf', '[oslo_middleware]'): _LAZY_OPTS,
-    ('conf', '[neutron_tunnel]'): _LAZY_OPTS,
-    ('conf', '[os_vif_ovs]'): _LAZY_OPTS,
-    ('conf', '[vif_plug_ovs_privileged]'): _LAZY_OPTS,
-    ('conf', '[database] use_db_reconnect'): _LAZY_OPTS,
-    ('conf', '[DEFAULT] control_exchange'): _LAZY_OPTS,
-    ('conf', '[DEFAULT] executor_thread_pool_size'): _LAZY_OPTS,
-    ('conf', '[DEFAULT] rpc_ping_enabled'): _LAZY_OPTS,
-    ('conf', '[DEFAULT] rpc_response_timeout'): _LAZY_OPTS,
-    ('conf', '[DEFAULT] run_external_periodic_tasks'): _LAZY_OPTS,
-    ('conf', '[DEFAULT] transport_url'): _LAZY_OPTS,
-}
+ALLOWED = {}
 
 # Names in a namespace that Python itself fills in on use: warnings'
 # registry, copyreg's slot names, a class's lazily made annotations, and

@@ -14,22 +14,34 @@ monkey_patch.patch()
 import collections  # noqa: E402
 import copy  # noqa: E402
 import functools  # noqa: E402
+import logging as std_logging  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 
 import fixtures  # noqa: E402
+import os_vif  # noqa: E402
+from oslo_config import cfg  # noqa: E402
+from oslo_db import options as db_options  # noqa: E402
 from oslo_db.sqlalchemy import engines  # noqa: E402
 from oslo_log.fixture import logging_error as log_fixture  # noqa: E402
 from oslo_log import log as logging  # noqa: E402
 from oslo_messaging._drivers import impl_fake  # noqa: E402
+from oslo_messaging import conffixture as messaging_conffixture  # noqa: E402
+from oslo_messaging import server as messaging_server  # noqa: E402
+from oslo_middleware import http_proxy_to_wsgi  # noqa: E402
+from oslo_middleware import sizelimit  # noqa: E402
+from oslo_policy import opts as policy_opts  # noqa: E402
+from oslo_service import _options as service_options  # noqa: E402
 from oslo_utils.fixture import uuidsentinel  # noqa: E402
 from oslo_versionedobjects import fixture as ovo_fixture  # noqa: E402
 from oslotest import mock_fixture  # noqa: E402
 import sqlalchemy  # noqa: E402
 
 from nova.api.openstack import wsgi_app  # noqa: E402
+from nova import availability_zones  # noqa: E402
 from nova.compute import rpcapi as compute_rpcapi  # noqa: E402
 import nova.conf  # noqa: E402
+import nova.conf.neutron  # noqa: E402
 from nova import context  # noqa: E402
 import nova.crypto  # noqa: E402
 import nova.limit.utils  # noqa: E402
@@ -44,7 +56,6 @@ import nova.service_auth  # noqa: E402
 # Nova test process does; we use that, not its TestCase.
 import nova.test  # noqa: E402,F401
 from nova.tests import fixtures as nova_fixtures  # noqa: E402
-from nova.virt import images  # noqa: E402
 from nova.virt.libvirt import driver as libvirt_driver  # noqa: E402
 
 from harness import install  # noqa: E402
@@ -54,6 +65,55 @@ CONF = nova.conf.CONF
 LOG = logging.getLogger(__name__)
 CELL0_NAME = 'cell0'
 CELL1_NAME = 'cell1'
+_MISSING = object()
+
+
+def _register_lazy_opts():
+    """Register now the options a first cloud would register on first use.
+
+    oslo.messaging, oslo.policy, oslo.middleware, oslo.db, oslo.service,
+    os-vif and ``nova.conf.neutron`` register some of their options only
+    when first used, so the first cloud of a process would register them
+    inside its test (and ``harness.leaks`` rightly calls that a leak).
+    Each library's own registration is used here, so the options are the
+    very ones it would register later (which then registers nothing new);
+    none of them sets a default or an override.
+    """
+    # [oslo_messaging_rabbit], [oslo_messaging_notifications] and
+    # [DEFAULT] transport_url, control_exchange, rpc_response_timeout,
+    # rpc_ping_enabled: what RPCFixture's messaging ConfFixture registers.
+    messaging_conffixture.ConfFixture(CONF)
+    # [DEFAULT] executor_thread_pool_size: registered by each RPC server.
+    CONF.register_opts(messaging_server._pool_opts)
+    # [DEFAULT] run_external_periodic_tasks: by each service's manager.
+    CONF.register_opts(service_options.periodic_opts)
+    # [oslo_policy]: nova_fixtures.ConfFixture passes nothing else either.
+    policy_opts.set_defaults(CONF)
+    # [neutron_tunnel] (and a group per physnet, none by default), as
+    # nova_fixtures.ConfFixture does after parsing.
+    nova.conf.neutron.register_dynamic_opts(CONF)
+    # [database] use_db_reconnect: Nova leaves it out of its copy of
+    # oslo.db's options; oslo.db's enginefacade registers them all.
+    CONF.register_opts(db_options.database_opts, 'database')
+    # [oslo_middleware]: by the API pipelines' middleware.
+    CONF.register_opts(http_proxy_to_wsgi.OPTS, 'oslo_middleware')
+    CONF.register_opts(sizelimit.OPTS, 'oslo_middleware')
+    # [os_vif_ovs] and [vif_plug_ovs_privileged]: loading os-vif's plugins,
+    # as nova_fixtures.LibvirtFixture does on a cloud's first libvirt host
+    # (later calls do nothing). Importing the OVS plugin (pyroute2) is the
+    # dearest part, ~0.4 s once per process, which the first cloud with a
+    # libvirt host paid anyway. Its "Loaded VIF plugins" note belongs to no
+    # test; keep it off the console.
+    vif_log = std_logging.getLogger('os_vif')
+    level = vif_log.level
+    vif_log.setLevel(std_logging.WARNING)
+    try:
+        os_vif.initialize()
+    finally:
+        vif_log.setLevel(level)
+
+
+_register_lazy_opts()
 
 
 class TestShim(object):
@@ -142,33 +202,84 @@ class NovaGlobals(fixtures.Fixture):
     """Reset Nova's module-level caches and restore the object registry.
 
     Nova caches cells, clients, key managers and version pins in module
-    globals; a cloud from an earlier test must not leak into this one.
+    globals; a cloud from an earlier test must not leak into this one, nor
+    this one into what runs after it: each global is put back on clean-up.
     """
 
     def _setUp(self):
         pci_request.get_alias_from_config.cache_clear()
         libvirt_driver.LibvirtDriver._get_pci_passthrough_devices.cache_clear()
-        objects_base.NovaObject.indirection_api = None
+        # A class attribute set on NovaObject shadows VersionedObject's;
+        # _set deletes it again rather than leave a copy on the subclass.
+        self._set(objects_base.NovaObject, 'indirection_api', None)
         registry = objects_base.NovaObjectRegistry._registry
         saved = copy.copy(registry._obj_classes)
         self.addCleanup(setattr, registry, '_obj_classes', saved)
-        objects.Service.clear_min_version_cache()
+        # what objects.Service.clear_min_version_cache() does
+        self._set(objects.Service, '_MIN_VERSION_CACHE', {})
         from nova.compute import api as compute_api
-        compute_api.CELLS = []
+        self._set(compute_api, 'CELLS', [])
         context.reset_globals()
-        images.QEMU_VERSION = None
+        self.addCleanup(context.reset_globals)
         compute_rpcapi.reset_globals()
-        quota.UID_QFD_POPULATED_CACHE_BY_PROJECT = set()
-        quota.UID_QFD_POPULATED_CACHE_ALL = False
+        self.addCleanup(compute_rpcapi.reset_globals)
+        self._set(quota, 'UID_QFD_POPULATED_CACHE_BY_PROJECT', set())
+        self._set(quota, 'UID_QFD_POPULATED_CACHE_ALL', False)
         wsgi_app.init_global_data.reset()
         wsgi_app.init_application.reset()
-        report.PLACEMENTCLIENT = None
+        self._set(report, 'PLACEMENTCLIENT', None)
         scheduler_utils.reset_globals()
-        nova.crypto._KEYMGR = None
-        nova.limit.utils.IDENTITY_CLIENT = None
+        self.addCleanup(scheduler_utils.reset_globals)
+        self._set(nova.crypto, '_KEYMGR', None)
+        self._set(nova.limit.utils, 'IDENTITY_CLIENT', None)
         nova.service_auth.reset_globals()
-        self.addCleanup(compute_rpcapi.reset_globals)
-        self.addCleanup(context.reset_globals)
+        self.addCleanup(nova.service_auth.reset_globals)
+        # the memcache client of the availability zone cache
+        self._set(availability_zones, 'MC', None)
+
+    def _set(self, owner, name, value):
+        """Set ``owner.name`` to ``value`` until clean-up.
+
+        Clean-up puts back what ``owner`` itself held, or deletes the name
+        if it held none (an inherited or absent attribute).
+        """
+        old = vars(owner).get(name, _MISSING)
+        if old is _MISSING:
+            self.addCleanup(delattr, owner, name)
+        else:
+            self.addCleanup(setattr, owner, name, old)
+        setattr(owner, name, value)
+
+
+class KeepConfSettings(fixtures.Fixture):
+    """Put back the overrides and defaults CONF held before the test.
+
+    oslo.config's ``Config`` fixture (under ``nova_fixtures.ConfFixture``)
+    resets every override and default on clean-up, including those set at
+    import time (``nova.test``: ``use_stderr``; privsep contexts:
+    ``capabilities``, ``logger_name``), which nothing would set again. Set
+    up before it, this fixture re-applies them after its clean-up.
+    """
+
+    def _setUp(self):
+        saved = []
+        for info, group in CONF._all_opt_infos():
+            for key in ('override', 'default'):
+                if key in info:
+                    saved.append((key, info['opt'].dest,
+                                  None if group is None else group.name,
+                                  info[key]))
+        self.addCleanup(self._restore, saved)
+
+    @staticmethod
+    def _restore(saved):
+        setters = {'override': CONF.set_override,
+                   'default': CONF.set_default}
+        for key, name, group, value in saved:
+            try:
+                setters[key](name, value, group)
+            except (cfg.NoSuchOptError, cfg.NoSuchGroupError):
+                pass  # unregistered since: harness.leaks says so
 
 
 # In-memory SQLite engines not lent to a cloud right now, by the arguments
@@ -346,13 +457,19 @@ class NovaEnvironment(fixtures.Fixture):
         self.useFixture(nova_fixtures.OpenStackSDKFixture())
         self.useFixture(nova_fixtures.IsolatedExecutorFixture(self.test_id))
         self.useFixture(nova_fixtures.DelayingExecutorWrapperCleanupFixture())
+        self.useFixture(KeepConfSettings())
         self.useFixture(nova_fixtures.ConfFixture(CONF))
         self.useFixture(nova_fixtures.ConfPatcher(
             group='wsgi', api_paste_config=_api_paste_ini()))
+        # RPCFixture's clean-up drops in-flight messages by binding a new
+        # dict to this class attribute; this patch, cleaned up after it,
+        # puts back the dict that was there (and unused meanwhile).
+        self.useFixture(fixtures.MonkeyPatch(
+            'oslo_messaging._drivers.impl_fake.FakeExchangeManager.'
+            '_exchanges', {}))
         self.useFixture(nova_fixtures.RPCFixture('nova.test'))
         self.useFixture(PromptDelivery())
-        # Nova registers the notification options only once the RPCFixture
-        # made a Notifier, so this default can only be set here.
+        # Notifications go to Nova's test driver, as in Nova's own tests.
         self.useFixture(nova_fixtures.ConfPatcher(
             group='oslo_messaging_notifications', driver=['test']))
         self.useFixture(nova_fixtures.RPCPollerCleanupFixture())
