@@ -161,10 +161,13 @@ class Snapshot(object):
     # -- building ---------------------------------------------------------
 
     @classmethod
-    def from_raw(cls, raw, server_names, label=''):
+    def from_raw(cls, raw, server_names, label='', former_names=None):
         """Build a snapshot from raw records (see ``SnapshotReader``).
 
-        ``server_names`` maps server UUIDs to the names the test gave.
+        ``server_names`` maps server UUIDs to the names the test gave;
+        ``former_names`` maps consumers no longer on record (the migration
+        of a deleted server) to the names earlier snapshots gave them, so
+        that what they leak reads the same in every run.
         """
         rp_names = {rp['uuid']: rp['name']
                     for rp in raw['resource_providers']}
@@ -189,16 +192,20 @@ class Snapshot(object):
                 host=srv.get('OS-EXT-SRV-ATTR:host'),
                 task_state=srv.get('OS-EXT-STS:task_state'))
 
-        consumer_names = dict(server_names)
+        consumer_names = dict(former_names or {})
+        consumer_names.update(server_names)
         migrations = {}
+        count = {}
         for mig in sorted(raw.get('migrations', []), key=lambda m: m['id']):
             server = server_names.get(mig['instance_uuid'],
                                       mig['instance_uuid'])
             consumer = MIGRATION % server
+            count[consumer] = count.get(consumer, 0) + 1
             if consumer in migrations:
-                # An older migration of the same server: keep it apart.
+                # An older migration of the same server: keep it apart,
+                # numbered in order (a name that is the same every run).
                 older = migrations.pop(consumer)
-                older.consumer = '%s#%s' % (consumer, older.uuid[:8])
+                older.consumer = '%s#%d' % (consumer, count[consumer] - 1)
                 migrations[older.consumer] = older
                 consumer_names[older.uuid] = older.consumer
             migrations[consumer] = Migration(

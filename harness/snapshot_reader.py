@@ -29,10 +29,17 @@ class SnapshotReader(object):
         # records cannot have changed and need not be fetched again.
         self._last = (None, None)
         self.reads = 0
+        self._migration_names = {}
 
     def read(self, label=''):
-        return snapshot.Snapshot.from_raw(
-            self.read_raw(), self._cloud.servers.names(), label)
+        snap = snapshot.Snapshot.from_raw(
+            self.read_raw(), self._cloud.servers.names(), label,
+            former_names=self._migration_names)
+        # A migration's record goes with its server; what it may leak
+        # keeps the name it had (not its UUID, which differs every run).
+        for consumer, migration in snap.migrations.items():
+            self._migration_names[migration.uuid] = consumer
+        return snap
 
     def read_raw(self):
         """Raw records as Placement and Nova return them (JSON-friendly)."""

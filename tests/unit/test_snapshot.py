@@ -194,3 +194,45 @@ class TestFormatting(testing.TestCase):
         self.assertEqual('DISK_GB=1 VCPU=2',
                          snapshot.format_resources({'VCPU': 2, 'DISK_GB': 1}))
         self.assertEqual('-', snapshot.format_resources({}))
+
+
+def two_migrations_raw(records=True):
+    """vm1 resized twice; the first migration's consumer still holds SMALL.
+
+    With ``records=False`` neither migration is on record any more (their
+    server was deleted) while the first one's allocation stays behind.
+    """
+    raw = {'resource_providers': [
+        {'uuid': 'rp-src', 'name': 'src', 'generation': 1,
+         'parent_provider_uuid': None, 'root_provider_uuid': 'rp-src'}],
+        'inventories': {'rp-src': {}},
+        'usages': {'rp-src': dict(SMALL)},
+        'allocations': {'rp-src': {'mig-a': {'resources': dict(SMALL)}}},
+        'servers': [], 'compute_nodes': [], 'migrations': []}
+    if records:
+        raw['migrations'] = [
+            {'id': n, 'uuid': uuid, 'instance_uuid': 'uuid-vm1',
+             'status': 'confirmed', 'source_compute': 'src',
+             'dest_compute': 'dst', 'migration_type': 'resize'}
+            for n, uuid in ((7, 'mig-a'), (9, 'mig-b'))]
+    return raw
+
+
+class TestMigrationConsumerNames(testing.TestCase):
+    """Names that read the same in every run (no UUID in them)."""
+
+    def test_an_older_migration_is_numbered_in_order(self):
+        snap = snapshot.Snapshot.from_raw(two_migrations_raw(),
+                                          {'uuid-vm1': 'vm1'})
+        self.assertEqual(['migration(vm1)', 'migration(vm1)#1'],
+                         sorted(snap.migrations))
+        self.assertEqual('mig-a', snap.migrations['migration(vm1)#1'].uuid)
+        self.assertEqual({'migration(vm1)#1': {'src': SMALL}},
+                         snap.allocations)
+
+    def test_a_migration_gone_from_record_keeps_its_former_name(self):
+        snap = snapshot.Snapshot.from_raw(
+            two_migrations_raw(records=False), {},
+            former_names={'mig-a': 'migration(vm1)#1'})
+        self.assertEqual({'migration(vm1)#1': {'src': SMALL}},
+                         snap.allocations)
