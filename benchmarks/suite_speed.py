@@ -8,6 +8,7 @@ time with the fewest workers over the wall time with the most.
 
     python benchmarks/suite_speed.py                    # 1 and 2 workers
     python benchmarks/suite_speed.py --workers 2 --filter test_numa
+    python benchmarks/suite_speed.py --random    # in random order too
 
 It asserts nothing: it prints figures. stestr balances workers by the
 test times it recorded before, so run the suite once first in a fresh
@@ -109,9 +110,14 @@ def summarise(stream_bytes):
                                  if t in durations)
 
 
-def run_suite(workers, test_filter):
+def run_suite(workers, test_filter, random_order=False):
     cmd = [sys.executable, '-m', 'stestr', 'run', '--subunit',
-           '--concurrency', str(workers), test_filter]
+           '--concurrency', str(workers)]
+    if random_order:
+        # stestr shuffles within each worker's partition: the split, and so
+        # the balance, stays what it would be.
+        cmd.append('--random')
+    cmd.append(test_filter)
     started = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE)
     watch = MemoryWatch(proc.pid)
@@ -132,12 +138,14 @@ def main(argv=None):
     parser.add_argument('--workers', type=int, nargs='+', default=[1, 2])
     parser.add_argument('--filter', default=FUNCTIONAL,
                         help='stestr test filter (default: %(default)s)')
+    parser.add_argument('--random', action='store_true',
+                        help='run each worker\'s tests in random order')
     args = parser.parse_args(argv)
     if any(n < 1 for n in args.workers):
         parser.error('--workers: each count must be 1 or more')
     results = []
     for workers in args.workers:
-        result = run_suite(workers, args.filter)
+        result = run_suite(workers, args.filter, args.random)
         results.append(result)
         print('workers %d: %d tests, %d failed, wall %.1f s, mean %.2f s '
               'per test, peak memory per worker: %s' % (
