@@ -7,12 +7,12 @@ pinned CPUs, and shrink it to a reproducer that fails as it stands.
 """
 
 import os
+import subprocess
+import sys
 
 import fixtures
 
-from harness import bugs
 from harness import explorer
-from harness import runner
 from harness import scenario as scenario_mod
 from harness import testing
 
@@ -39,6 +39,15 @@ class TestExplore(testing.TestCase):
         reproducer = scenario_mod.load(shrunk[0].shrunk_path)[0]
         self.assertLessEqual(len(reproducer.steps), 5)
         self.assertIn('inject', [step.kind for step in reproducer.steps])
-        timeline = runner.run(reproducer, keep_going=True,
-                              fixtures=[bugs.get(bug).reintroduce()])
-        self.assertNotEqual([], timeline.failed)
+        # Replayed as a user replays it: `harness run` in a fresh process.
+        # (In this process, after the exploration, the replay has passed
+        # in 2 of ~8 suite runs: state carried over that the leak check
+        # does not see yet; see the session-2 note.)
+        replay = subprocess.run(
+            [sys.executable, '-m', 'harness.cli', 'run', '--no-invariants',
+             '--reintroduce', bug, shrunk[0].shrunk_path],
+            capture_output=True, text=True, timeout=300,
+            cwd=os.path.dirname(os.path.dirname(os.path.dirname(
+                os.path.abspath(__file__)))))
+        self.assertEqual(1, replay.returncode, replay.stdout + replay.stderr)
+        self.assertIn('pinned CPUs on src', replay.stdout)
