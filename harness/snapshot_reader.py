@@ -24,11 +24,14 @@ class SnapshotReader(object):
 
     def __init__(self, cloud):
         self._cloud = cloud
-        # (database write count when read, raw records): every record here
-        # comes from a database, so while no database was written the
-        # records cannot have changed and need not be fetched again.
-        self._last = (None, None)
+        # part -> (database write count when read, records): every record
+        # here comes from a database, so while no database was written a
+        # part cannot have changed and need not be fetched again (an
+        # operation's resting-state check and the snapshot after it share
+        # one read of the servers and migrations).
+        self._last = {}
         self.reads = 0
+        self._fetched = 0
         self._migration_names = {}
 
     def read(self, label=''):
@@ -43,17 +46,25 @@ class SnapshotReader(object):
 
     def read_raw(self):
         """Raw records as Placement and Nova return them (JSON-friendly)."""
-        writes = nova_env.database_writes()
-        if writes is not None and self._last[0] == writes:
-            return copy.deepcopy(self._last[1])
-        raw = snapshot.placement_records(self.placement_get)
+        fetched_before = self._fetched
+        raw = self._cached('placement', lambda: snapshot.placement_records(
+            self.placement_get))
         raw.update(self.read_nova_records())
-        raw['compute_nodes'] = self.read_compute_nodes()
-        self.reads += 1
-        # Keyed by the count from before the read: a read that wrote
-        # something is read again next time.
-        self._last = (writes, copy.deepcopy(raw))
+        raw['compute_nodes'] = self._cached('compute_nodes',
+                                            self.read_compute_nodes)
+        if self._fetched != fetched_before:
+            self.reads += 1
         return raw
+
+    def _cached(self, part, fetch):
+        writes = nova_env.database_writes()
+        last = self._last.get(part)
+        if writes is None or last is None or last[0] != writes:
+            # Keyed by the count from before the read: a read that wrote
+            # something is read again next time.
+            last = self._last[part] = (writes, fetch())
+            self._fetched += 1
+        return copy.deepcopy(last[1])
 
     def placement_get(self, url):
         resp = self._cloud.placement.api.get(url, version=PLACEMENT_VERSION)
@@ -66,6 +77,10 @@ class SnapshotReader(object):
         return self._cloud.api.api_get(url).body
 
     def read_nova_records(self):
+        """Servers and migrations as ``snapshot.nova_records`` has them."""
+        return self._cached('nova', self._read_nova_records)
+
+    def _read_nova_records(self):
         """Servers and migrations as ``snapshot.nova_records`` has them.
 
         Read from the databases, in the API's own terms (its status
