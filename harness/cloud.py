@@ -55,6 +55,7 @@ class Cloud(fixtures.Fixture):
         self.conf = conf or {}
 
     def _setUp(self):
+        self.useFixture(nova_env.FewerCollections())
         # The clock first: every record Nova writes carries virtual time.
         self.clock = self.useFixture(clock_mod.Clock(runner=self.run_task))
         self.env = self.useFixture(nova_env.NovaEnvironment(self.test_id))

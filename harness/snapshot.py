@@ -49,7 +49,10 @@ def placement_records(get):
         base = '/resource_providers/%s' % uuid
         raw['inventories'][uuid] = get(base + '/inventories')['inventories']
         raw['usages'][uuid] = get(base + '/usages')['usages']
-        raw['allocations'][uuid] = get(base + '/allocations')['allocations']
+        # Only what each consumer holds (not its generation).
+        raw['allocations'][uuid] = {
+            consumer: {'resources': alloc['resources']} for consumer, alloc
+            in get(base + '/allocations')['allocations'].items()}
     return raw
 
 

@@ -77,9 +77,11 @@ class TestSnapshotRereads(testing.TestCase):
 
 
 class TestNovaRecordsFromTheDatabase(testing.TestCase):
-    """The snapshot reads servers and migrations from the databases.
+    """The snapshot reads Placement, servers and migrations from the
+    databases.
 
-    They must be what Nova's API lists (GET /servers/detail, GET
+    They must be what the APIs list (Placement's providers with their
+    inventories, usages and allocations; Nova's GET /servers/detail and GET
     /os-migrations, as an admin): checked at rest after each kind of step
     the scenarios take, including a boot the scheduler refused (its
     server lives in cell0, in ERROR).
@@ -98,6 +100,8 @@ class TestNovaRecordsFromTheDatabase(testing.TestCase):
 
     def assertSameAsTheApi(self):
         reader = self.cloud.reader
+        self.assertEqual(snapshot.placement_records(reader.placement_get),
+                         reader.read_placement_records())
         from_db = reader.read_nova_records()
         from_api = snapshot.nova_records(reader.nova_get)
         for key in ('servers', 'migrations'):
@@ -128,6 +132,37 @@ class TestNovaRecordsFromTheDatabase(testing.TestCase):
         servers.delete('vm1')
         self.assertEqual(['vm2'], [r['name'] for r in
                                    self.assertSameAsTheApi()['servers']])
+
+    def test_same_as_the_api_for_nested_providers_and_custom_classes(self):
+        # What Nova's fake hosts never make: a child provider with
+        # inventory of a custom class and an allocation against it, made
+        # through Placement's API.
+        api = self.cloud.placement.api
+        host1 = self.cloud.snapshot().provider('host1')
+        self.assertEqual(201, api.put('/resource_classes/CUSTOM_GADGET',
+                                      None, version='1.7').status)
+        child = api.post('/resource_providers', {
+            'name': 'host1_gadgets', 'parent_provider_uuid': host1.uuid},
+            version='1.20').body
+        self.assertEqual(200, api.put(
+            '/resource_providers/%s/inventories' % child['uuid'], {
+                'resource_provider_generation': child['generation'],
+                'inventories': {'CUSTOM_GADGET': {
+                    'total': 4, 'allocation_ratio': 1.5}}},
+            version='1.20').status)
+        consumer = '6a2c5a8e-5a0e-4c52-9d3b-7a4e3c1f0b11'
+        self.assertEqual(204, api.put('/allocations/%s' % consumer, {
+            'allocations': {child['uuid']: {
+                'resources': {'CUSTOM_GADGET': 3}}},
+            'project_id': 'p', 'user_id': 'u',
+            'consumer_generation': None}, version='1.28').status)
+        self.assertSameAsTheApi()
+        snap = self.cloud.snapshot()
+        gadgets = snap.provider('host1_gadgets')
+        self.assertEqual(('host1', 'host1'), (gadgets.parent, gadgets.root))
+        self.assertEqual({'CUSTOM_GADGET': 3}, gadgets.usages)
+        self.assertEqual({consumer: {'host1_gadgets': {'CUSTOM_GADGET': 3}}},
+                         snap.allocations)
 
     def test_same_as_the_api_for_a_refused_boot(self):
         self.assertRaises(errors.OperationFailed,
