@@ -40,7 +40,6 @@ from oslo_concurrency import lockutils
 from nova.conductor.tasks import base as conductor_tasks
 from nova import context as nova_context
 from nova import objects
-from nova import thread_pool_factory
 
 from harness import activity
 from harness import errors
@@ -74,6 +73,10 @@ class Passage(object):
                                        compare=False)
     deferred_runs: list = dataclasses.field(default_factory=list, repr=False,
                                             compare=False)
+    # How many points had been recorded when they ran (so the next point
+    # the operation passed is recording[deferred_at]).
+    deferred_at: typing.Optional[int] = dataclasses.field(
+        default=None, repr=False, compare=False)
 
     def __str__(self):
         return '%s %s on %s%s' % (
@@ -133,6 +136,7 @@ class RacePoints(fixtures.Fixture):
         self.record = True
         self._injecting = False
         self._cloud.activity.add_listener(self._saved)
+        self._hook_tracker_lock()
         real_execute = conductor_tasks.TaskBase.execute
         points = self
 
@@ -202,29 +206,60 @@ class RacePoints(fixtures.Fixture):
     def clear(self):
         self.injections = []
 
+    def _hook_tracker_lock(self):
+        """Run deferred periodics the moment the tracker's lock is freed.
+
+        In the greenthread that releases it, before that code goes on: a
+        greenthread of their own would wait for the lock and then run
+        whenever eventlet's hub got to it, which depends on when the
+        libvirt driver's calls through eventlet's thread pool return (wall
+        time): the same scenario then lost pinned CPUs in some runs and
+        not in others.
+        """
+        self._deferred = []
+        # Held for the cloud's life: oslo keeps named locks only while
+        # someone holds them, and Nova must take this same one.
+        self._rt_lock = lock = lockutils.internal_fair_lock(RT_LOCK)
+        real_release = lock._release_write_lock
+        points = self
+
+        def release_write_lock(me):
+            real_release(me)
+            while points._deferred:
+                points._deferred.pop(0)()
+
+        lock._release_write_lock = release_write_lock
+        self.addCleanup(vars(lock).pop, '_release_write_lock', None)
+
     def run_task(self, task, host, passage):
         """Run a periodic for an injection, host named or by role.
 
         At a point inside the resource tracker's lock (a periodic needs
-        that lock), the periodic starts there but waits for the lock, as a
-        real periodic would: it runs as soon as the code at the point
-        releases it, before the operation goes on to its next RPC.
+        that lock), the periodic waits for the lock, as a real periodic
+        would: it runs as soon as the code at the point releases it, in the
+        releasing greenthread, before that code goes on (so before the
+        operation's next RPC), the same way every run.
         """
         target = self.resolve_host(host, passage)
-        lock = lockutils.internal_fair_lock(RT_LOCK)
-        if lock.is_writer(check_pending=False):
+        if self._rt_lock.is_writer(check_pending=False):
             passage.deferred = True
             points = self
 
             def run_when_released():
+                # As for any injected action: no injection fires and
+                # nothing is recorded while it runs.
+                points._injecting = True
+                passage.deferred_at = len(points.recording)
                 try:
                     points._cloud.clock.run(task, target, wait=False)
                     passage.deferred_runs.append((task, target))
                 except Exception as exc:
                     points.failures.append(
                         ('%s on %s' % (task, target), passage, exc))
+                finally:
+                    points._injecting = False
 
-            thread_pool_factory.spawn(run_when_released)
+            self._deferred.append(run_when_released)
             return
         self._cloud.clock.run(task, target, wait=False)
 

@@ -26,10 +26,12 @@ PLACEMENT_VERSION = '1.39'
 
 
 def _placement_reads():
-    """The three reads of Placement's own tables a snapshot makes (built
-    once: SQLAlchemy's statement building is most of a read's cost).
+    """The three reads of Placement's tables a snapshot makes.
+
+    Built once: SQLAlchemy's statement building is most of a read's cost.
     Resource class names are the table's: the standard classes are synced
-    into it."""
+    into it.
+    """
     rp = placement_models.ResourceProvider.__table__
     parent, root = rp.alias('parent'), rp.alias('root')
     rc = placement_models.ResourceClass.__table__
@@ -108,8 +110,10 @@ class SnapshotReader(object):
         return resp.body
 
     def read_placement_records(self):
-        """Providers, inventories, usages, allocations as
-        ``snapshot.placement_records`` has them from Placement's API."""
+        """Providers with inventories, usages and allocations.
+
+        As ``snapshot.placement_records`` has them from Placement's API.
+        """
         return self._cached('placement', self._read_placement_records)
 
     def _read_placement_records(self):

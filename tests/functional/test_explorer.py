@@ -40,9 +40,10 @@ class TestExplore(testing.TestCase):
         self.assertLessEqual(len(reproducer.steps), 5)
         self.assertIn('inject', [step.kind for step in reproducer.steps])
         # Replayed as a user replays it: `harness run` in a fresh process.
-        # (In this process, after the exploration, the replay has passed
-        # in 2 of ~8 suite runs: state carried over that the leak check
-        # does not see yet; see the session-2 note.)
+        # (A replay that passed here once had been shrunk from a run where
+        # a periodic deferred inside the tracker's lock ran late; deferred
+        # periodics now run when the lock is released, every time: see
+        # RacePoints.run_task.)
         replay = subprocess.run(
             [sys.executable, '-m', 'harness.cli', 'run', '--no-invariants',
              '--reintroduce', bug, shrunk[0].shrunk_path],

@@ -226,3 +226,26 @@ class TestInjectionInsideTheTrackerLock(RaceTestCase):
         self.assertEqual((0, RESERVED_MB, 0),
                          (source.vcpus_used, source.memory_mb_used,
                           source.local_gb_used))
+
+    def test_periodic_runs_when_the_claim_releases_the_lock(self):
+        # The destination saves migration.status=pre-migrating in its
+        # resize claim, under the tracker's lock. The source's periodic
+        # injected there runs when the claim releases the lock, before
+        # prep_resize goes on to cast resize_instance to the source: every
+        # run, whatever eventlet's hub would have run first.
+        injection = self.cloud.race.at(
+            'migration.status=pre-migrating', when='before',
+            host='host2').run('update_available_resource', host='source')
+        self.cloud.servers.resize('vm1', 'large')
+        passage = injection.fired[0]
+        self.assertTrue(passage.deferred)
+        self.assertEqual([('update_available_resource', 'host1')],
+                         passage.deferred_runs)
+        recording = self.cloud.race.recording
+        passed = [(p.when, p.point, p.host) for p in recording]
+        before_run = passed[:passage.deferred_at]
+        self.assertIn(('after', 'migration.status=pre-migrating', 'host2'),
+                      before_run)
+        self.assertNotIn(('before', 'resize_instance', 'host1'), before_run)
+        self.assertIn(('before', 'resize_instance', 'host1'),
+                      passed[passage.deferred_at:])

@@ -77,8 +77,7 @@ class TestSnapshotRereads(testing.TestCase):
 
 
 class TestNovaRecordsFromTheDatabase(testing.TestCase):
-    """The snapshot reads Placement, servers and migrations from the
-    databases.
+    """The snapshot reads Placement, servers and migrations from databases.
 
     They must be what the APIs list (Placement's providers with their
     inventories, usages and allocations; Nova's GET /servers/detail and GET
