@@ -25,7 +25,11 @@ migration in flight for the server the point concerns. An injection fires
 once, at the first matching pass, unless ``times`` says otherwise
 (``times=None``: every time). While an injected action runs, no other
 injection fires and nothing is recorded: the point list stays the list of
-what the operation itself did.
+what the operation itself did. A periodic injected at a point inside the
+resource tracker's lock (a claim's ``migration.status=pre-migrating``,
+confirm's ``migration.status=confirmed``) waits for that lock, as a real
+periodic would, and runs the moment the code releases it, before that code
+goes on: the same moment in every run.
 
 ``cloud.race.recording`` lists every point passed, in order, with its host
 and server; the race explorer replays scenarios from it.
