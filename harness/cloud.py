@@ -56,6 +56,8 @@ class Cloud(fixtures.Fixture):
 
     def _setUp(self):
         self.useFixture(nova_env.FewerCollections())
+        # Computes stopped by the test, by host (casts to them queue up).
+        self._stopped = {}
         # The clock first: every record Nova writes carries virtual time.
         self.clock = self.useFixture(clock_mod.Clock(runner=self.run_task))
         self.env = self.useFixture(nova_env.NovaEnvironment(self.test_id))
@@ -68,7 +70,8 @@ class Cloud(fixtures.Fixture):
         # Casts run as calls: an API request returns when the RPC chain it
         # started has returned, so only executor tasks are left to follow;
         # a cast's failure stays with the service that raised it.
-        self.casts = self.useFixture(nova_env.CastsWaited(shim))
+        self.casts = self.useFixture(nova_env.CastsWaited(
+            shim, is_stopped=lambda host: host in self._stopped))
         self.placement = self.useFixture(func_fixtures.PlacementFixture())
         self.useFixture(nova_fixtures.NeutronFixture(shim))
         self.glance = self.useFixture(nova_fixtures.GlanceFixture(shim))
@@ -86,7 +89,6 @@ class Cloud(fixtures.Fixture):
         self.race = self.useFixture(race_mod.RacePoints(self))
         self.computes = {}
         self._libvirt_hosts = None
-        self._stopped = {}
         self._host_mappings = {}
         # The scheduler reads its filters once, at start: enable the NUMA
         # fitting that profiled hosts need, as a deployment with NUMA
@@ -216,7 +218,15 @@ class Cloud(fixtures.Fixture):
         else:
             driver = old.manager.driver if keep_hypervisor_state else None
             service = self._start_compute_service(host, keep_driver=driver)
-        return self._running(host, service)
+        self._running(host, service)
+        # What was cast to it while it was down, as a message bus would
+        # hand it over now; waited for, so the next step starts at rest.
+        if self.casts.deliver(host):
+            self.activity.wait_idle(
+                self.timeout,
+                lambda: 'after the casts queued for %s while stopped' % host)
+            self.race.check()
+        return service
 
     # -- periodic tasks -------------------------------------------------
 

@@ -158,24 +158,56 @@ class CastsWaited(fixtures.Fixture):
     caller's flow as it would in a deployment (an API request that cast
     answers as it would, a source's ``resize_instance`` does not see its
     destination's ``finish_resize`` fail).
+
+    A cast to a compute that is stopped waits in its queue, as on a real
+    message bus, instead of holding the caller until the RPC timeout:
+    ``deliver(host)`` runs the queued casts, in order, once the compute is
+    back (``Cloud.restart_compute`` does).
+
+    :param is_stopped: ``is_stopped(host)``, whether that compute is
+        stopped now.
     """
 
-    def __init__(self, test):
+    def __init__(self, test, is_stopped=lambda host: False):
         super().__init__()
         self.test = test
+        self.is_stopped = is_stopped
 
     def _setUp(self):
         self.failures = []
+        # host -> [(call, client, ctxt, method, kwargs)], oldest first
+        self.queued = {}
         self.useFixture(nova_fixtures.CastAsCallFixture(_CastShim(
-            self.test, self.failures)))
+            self.test, self)))
+
+    def queued_methods(self):
+        """Host -> the methods cast to it while stopped, not yet run."""
+        return {host: [cast[3] for cast in casts]
+                for host, casts in sorted(self.queued.items()) if casts}
+
+    def deliver(self, host):
+        """Run the casts queued for ``host``, oldest first; return them."""
+        casts = self.queued.pop(host, [])
+        for call, client, ctxt, method, kwargs in casts:
+            self.run(call, client, ctxt, method, kwargs)
+        return [cast[3] for cast in casts]
+
+    def run(self, call, client, ctxt, method, kwargs):
+        try:
+            call(client, ctxt, method, **kwargs)
+        except Exception as exc:
+            self.failures.append((method, exc))
+            LOG.warning('cast %s failed on the receiving side (a real '
+                        'cast does not return this to its caller): '
+                        '%s', method, exc)
 
 
 class _CastShim(object):
     """The test ``CastAsCallFixture`` stubs through; wraps its casts."""
 
-    def __init__(self, test, failures):
+    def __init__(self, test, casts):
         self._test = test
-        self._failures = failures
+        self._casts = casts
 
     def __getattr__(self, name):
         return getattr(self._test, name)
@@ -186,16 +218,17 @@ class _CastShim(object):
         self._test.stub_out(target, new)
 
     def _cast(self, call):
-        failures = self._failures
+        casts = self._casts
 
         def cast(client, ctxt, method, **kwargs):
-            try:
-                call(client, ctxt, method, **kwargs)
-            except Exception as exc:
-                failures.append((method, exc))
-                LOG.warning('cast %s failed on the receiving side (a real '
-                            'cast does not return this to its caller): '
-                            '%s', method, exc)
+            server = getattr(getattr(client, 'target', None), 'server', None)
+            if server is not None and casts.is_stopped(server):
+                LOG.info('cast %s to the stopped compute %s: queued until '
+                         'it starts', method, server)
+                casts.queued.setdefault(server, []).append(
+                    (call, client, ctxt, method, kwargs))
+                return
+            casts.run(call, client, ctxt, method, kwargs)
         return cast
 
 

@@ -36,6 +36,14 @@ Steps: ``boot``, ``resize``, ``confirm``, ``revert``, ``migrate``,
 ``error: <text>``: it must then fail with a message containing the text.
 Any step may carry ``expect:`` (see ``harness.expect``).
 
+A stopped compute still looks up to Nova until ``service_down_time`` (60 s
+of the cloud's clock) has passed since its last heartbeat
+(``advance_clock`` moves that on). Until then Nova casts to it; the casts
+wait in its queue, as on a real message bus, and run when
+``start_compute`` brings it back. An operation that needs such a cast
+fails at once with the server's state and the queued casts
+(``tests/functional/scenarios/stopped_compute.yaml``).
+
 Everything is checked before any service starts: names, types, resource
 classes, and whether each step makes sense where it stands (a confirm
 needs a resize or migration waiting for it). A problem is one

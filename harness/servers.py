@@ -170,6 +170,12 @@ class ServerOps(object):
                 '%s=%s' % (e['event'], e.get('result'))
                 for e in action.get('events', []))
             lines.append('  action %s: %s' % (action['action'], events))
+        queued = self._cloud.casts.queued_methods()
+        if queued:
+            lines.append('  cast to stopped computes, queued until they '
+                         'start: %s' % '; '.join(
+                             '%s: %s' % (host, ', '.join(methods))
+                             for host, methods in queued.items()))
         return '\n'.join(lines)
 
     # -- internals -------------------------------------------------------

@@ -129,6 +129,23 @@ class TestBoot(CloudTestCase):
         self.cloud.servers.delete('vm1')
         self.assertNothingLeft()
 
+    def test_a_cast_to_a_stopped_compute_waits_for_it(self):
+        # Stopped but not seen down (no virtual time passed): the API
+        # casts terminate_instance to it. The delete fails at once, naming
+        # the queued cast, and the compute runs the cast when it starts.
+        self.cloud.servers.boot('vm1', 'small', host='host1')
+        self.cloud.stop_compute('host1')
+        exc = self.assertRaises(errors.OperationFailed,
+                                self.cloud.servers.delete, 'vm1')
+        self.assertIn('the server is still there', str(exc))
+        self.assertIn('cast to stopped computes, queued until they start: '
+                      'host1: terminate_instance', str(exc))
+        self.assertEqual({'host1': ['terminate_instance']},
+                         self.cloud.casts.queued_methods())
+        self.cloud.restart_compute('host1')
+        self.assertEqual({}, self.cloud.casts.queued_methods())
+        self.assertEqual({}, self.cloud.snapshot().allocations)
+
 
 class TestResize(CloudTestCase):
 
