@@ -232,8 +232,14 @@ class RacePoints(fixtures.Fixture):
             while points._deferred:
                 points._deferred.pop(0)()
 
+        # Another cloud alive in this process may have hooked it already:
+        # clean-up puts back exactly what was there.
+        previous = vars(lock).get('_release_write_lock')
         lock._release_write_lock = release_write_lock
-        self.addCleanup(vars(lock).pop, '_release_write_lock', None)
+        if previous is None:
+            self.addCleanup(vars(lock).pop, '_release_write_lock', None)
+        else:
+            self.addCleanup(setattr, lock, '_release_write_lock', previous)
 
     def run_task(self, task, host, passage):
         """Run a periodic for an injection, host named or by role.
