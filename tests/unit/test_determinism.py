@@ -390,3 +390,46 @@ class TestBurners(testing.TestCase):
         except KeyboardInterrupt:
             pass
         self.assertIsNotNone(captured[0].poll())
+
+
+class _FakeScenario(object):
+    id = 'fake__a_scenario'
+    path = 'fake.yaml'
+    steps = ()
+
+
+FAKE_SCENARIO = _FakeScenario()
+
+
+class _RunsScenarios(testtools.TestCase):
+    """Test bodies to read, never run (no method name starts with test)."""
+
+    def check_only_the_scenario(self):
+        self.run_scenario(FAKE_SCENARIO)
+
+    def check_the_scenario_with_more(self):
+        # A bug put back: a test of its own, but it runs the scenario.
+        self.run_scenario(FAKE_SCENARIO, fixtures=['bug'])
+
+    def check_something_else(self):
+        self.assertTrue(FAKE_SCENARIO)
+
+
+class TestWhichScenariosRun(testing.TestCase):
+
+    def test_a_scenario_only_test_is_listed_by_its_scenario(self):
+        case = _RunsScenarios('check_only_the_scenario')
+        self.assertIs(FAKE_SCENARIO, determinism.scenario_of(case))
+        self.assertEqual([FAKE_SCENARIO],
+                         determinism.scenarios_run_by(case))
+
+    def test_a_test_that_adds_to_it_still_runs_it(self):
+        case = _RunsScenarios('check_the_scenario_with_more')
+        self.assertIsNone(determinism.scenario_of(case))
+        self.assertEqual([FAKE_SCENARIO],
+                         determinism.scenarios_run_by(case))
+
+    def test_a_test_that_runs_none(self):
+        case = _RunsScenarios('check_something_else')
+        self.assertIsNone(determinism.scenario_of(case))
+        self.assertEqual([], determinism.scenarios_run_by(case))
