@@ -192,6 +192,17 @@ class CastsWaited(fixtures.Fixture):
             self.run(call, client, ctxt, method, kwargs)
         return [cast[3] for cast in casts]
 
+    def send(self, call, client, ctxt, method, kwargs):
+        """A cast: queued if its compute is stopped, else run now."""
+        server = getattr(getattr(client, 'target', None), 'server', None)
+        if server is not None and self.is_stopped(server):
+            LOG.info('cast %s to the stopped compute %s: queued until it '
+                     'starts', method, server)
+            self.queued.setdefault(server, []).append(
+                (call, client, ctxt, method, kwargs))
+            return
+        self.run(call, client, ctxt, method, kwargs)
+
     def run(self, call, client, ctxt, method, kwargs):
         try:
             call(client, ctxt, method, **kwargs)
@@ -221,14 +232,7 @@ class _CastShim(object):
         casts = self._casts
 
         def cast(client, ctxt, method, **kwargs):
-            server = getattr(getattr(client, 'target', None), 'server', None)
-            if server is not None and casts.is_stopped(server):
-                LOG.info('cast %s to the stopped compute %s: queued until '
-                         'it starts', method, server)
-                casts.queued.setdefault(server, []).append(
-                    (call, client, ctxt, method, kwargs))
-                return
-            casts.run(call, client, ctxt, method, kwargs)
+            casts.send(call, client, ctxt, method, kwargs)
         return cast
 
 

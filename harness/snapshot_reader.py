@@ -84,7 +84,7 @@ class SnapshotReader(object):
     def read_raw(self):
         """Raw records as Placement and Nova return them (JSON-friendly)."""
         fetched_before = self._fetched
-        raw = self._cached('placement', self._read_placement_records)
+        raw = self.read_placement_records()
         raw.update(self.read_nova_records())
         raw['compute_nodes'] = self._cached('compute_nodes',
                                             self.read_compute_nodes)

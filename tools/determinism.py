@@ -456,11 +456,10 @@ def _flatten(suite):
             yield test
 
 
-def scenario_of(case):
-    """The scenario ``case`` runs when its body is ``run_scenario(X)``.
+def _parsed_test(case):
+    """``(method, unwrapped function, its AST)`` of ``case``'s test method.
 
-    ``X`` is the test's ddt datum or a module-level scenario; ``None``
-    for any other test.
+    ``None`` when there is no source to read.
     """
     import ast
     import inspect
@@ -474,7 +473,21 @@ def scenario_of(case):
         tree = ast.parse(textwrap.dedent(inspect.getsource(inner)))
     except (OSError, TypeError, SyntaxError):
         return None
-    function = tree.body[0]
+    return method, inner, tree.body[0]
+
+
+def scenario_of(case):
+    """The scenario ``case`` runs when its body is ``run_scenario(X)``.
+
+    ``X`` is the test's ddt datum or a module-level scenario; ``None``
+    for any other test.
+    """
+    import ast
+
+    parsed = _parsed_test(case)
+    if parsed is None:
+        return None
+    method, inner, function = parsed
     body = function.body
     if body and isinstance(body[0], ast.Expr) and isinstance(
             body[0].value, ast.Constant) and isinstance(
@@ -506,19 +519,13 @@ def scenarios_run_by(case):
     to tell which scenario files some test runs.
     """
     import ast
-    import inspect
-    import textwrap
 
-    method = getattr(type(case), case._testMethodName, None)
-    if method is None:
+    parsed = _parsed_test(case)
+    if parsed is None:
         return []
-    inner = inspect.unwrap(method)
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(inner)))
-    except (OSError, TypeError, SyntaxError):
-        return []
+    _, inner, function = parsed
     found = []
-    for node in ast.walk(tree):
+    for node in ast.walk(function):
         if (isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
                 and node.func.attr == 'run_scenario' and node.args
