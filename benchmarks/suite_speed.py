@@ -39,12 +39,19 @@ def _children(pid):
         return []
 
 
-def _descendants(pid):
+def _workers(pid):
+    """The stestr workers under ``pid``, not their own children.
+
+    A test may fork (the explorer's replay workers do); a fork carries its
+    parent's command line but is not a stestr worker.
+    """
     found, todo = [], [pid]
     while todo:
         for child in _children(todo.pop()):
-            found.append(child)
-            todo.append(child)
+            if _is_worker(child):
+                found.append(child)
+            else:
+                todo.append(child)
     return found
 
 
@@ -82,11 +89,10 @@ class MemoryWatch(threading.Thread):
 
     def run(self):
         while not self.done.is_set():
-            for pid in _descendants(self.pid):
-                if pid in self.peaks or _is_worker(pid):
-                    kb = _peak_kb(pid)
-                    if kb is not None:
-                        self.peaks[pid] = max(kb, self.peaks.get(pid, 0))
+            for pid in _workers(self.pid):
+                kb = _peak_kb(pid)
+                if kb is not None:
+                    self.peaks[pid] = max(kb, self.peaks.get(pid, 0))
             self.done.wait(self.interval)
 
 
