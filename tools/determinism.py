@@ -2,6 +2,7 @@
 
     python tools/determinism.py [--runs 50] [--busy K] [--workers 2]
                                 [--select REGEX] [--json OUT] [--dump DIR]
+                                [--resume REPORT]
 
 What it runs is what the functional suite runs: every test of
 ``tests/functional/test_scenarios.py`` (one per scenario in
@@ -36,6 +37,15 @@ writes every distinct text of a flaky test in full).
 A run in a worker with no result after ``--timeout`` seconds is recorded
 as hung (verdict ``hang``; every greenthread's stack written to a file
 named in the output) and the remaining runs go on in fresh workers.
+
+A long check can be done in parts. SIGINT or SIGTERM stops it and still
+reports (and writes ``--json``) the runs done so far; ``--resume REPORT``
+then takes that report's runs as done and runs only the rest, and its
+report covers them all. The report records the code it ran (a digest of
+``harness/``, ``tests/`` and ``fixtures/``, the text format compared,
+and Python's, Nova's and Placement's versions); a report of other code,
+or made with another ``--busy`` or ``--select``, is refused: runs of
+different code or under different load do not add up to one check.
 
 Exit status: 0 every test gave one verdict and one timeline; 1 a flake,
 a hang or a worker process that died; 2 bad arguments; 130 interrupted.
@@ -126,6 +136,45 @@ def verdict(outcome, message=''):
 
 def digest(text):
     return hashlib.sha256(text.encode('utf-8')).hexdigest()[:16]
+
+
+# Bump when ``timeline_text`` or ``points_text`` changes what they write:
+# digests of different formats are not comparable.
+TEXT_FORMAT = 1
+# What the runs are runs of: the harness, the tests and their data.
+CODE_DIRS = ('harness', 'tests', 'fixtures')
+
+
+def code_identity(root=ROOT):
+    """What a report's runs ran, to tell whether two reports add up.
+
+    A digest of every file under ``CODE_DIRS`` (caches left out), the
+    text format, and the versions of Python, Nova and Placement.
+    """
+    from importlib import metadata
+    sha = hashlib.sha256()
+    for top in CODE_DIRS:
+        for directory, subdirs, files in sorted(os.walk(
+                os.path.join(root, top))):
+            subdirs[:] = sorted(d for d in subdirs if d != '__pycache__'
+                                and not d.startswith('.'))
+            for name in sorted(files):
+                if name.endswith(('.pyc', '.pyo')):
+                    continue
+                path = os.path.join(directory, name)
+                sha.update(os.path.relpath(path, root).encode('utf-8'))
+                sha.update(b'\0')
+                with open(path, 'rb') as source:
+                    sha.update(source.read())
+                sha.update(b'\0')
+    identity = {'files': sha.hexdigest()[:16], 'text_format': TEXT_FORMAT,
+                'python': '%d.%d.%d' % sys.version_info[:3]}
+    for dist in ('nova', 'openstack-placement'):
+        try:
+            identity[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            identity[dist] = None
+    return identity
 
 
 def first_divergence(left, right, context=CONTEXT):
@@ -790,6 +839,8 @@ class Report(object):
     hang_dir: str = ''
     interrupted: bool = False
     error: str = ''
+    # Wall time of the report this one resumed (its runs are in ``runs``).
+    earlier_wall: float = 0.0
 
     @property
     def summaries(self):
@@ -812,7 +863,7 @@ def jobs_for(items, runs):
 
 
 def check(runs=50, workers=2, pattern=None, items=None, progress=None,
-          timeout=900, recycle=0):
+          timeout=900, recycle=0, previous=None, run=None):
     """Run the selected tests ``runs`` times each; return a ``Report``.
 
     ``workers=0`` runs them in this process (Nova gets imported here).
@@ -820,13 +871,20 @@ def check(runs=50, workers=2, pattern=None, items=None, progress=None,
     worker that gives no result within ``timeout`` seconds is recorded as
     hung (its greenthreads' stacks kept) and the rest go on in fresh
     workers. ``recycle``: replace a worker after that many runs (0: never).
+    ``previous``: a ``Report`` (see ``load_report``) whose runs count as
+    done. ``run``: what runs one job (``run_once``).
     """
     import tempfile
 
     say = progress or (lambda line: None)
+    run = run or run_once
     started = time.monotonic()
-    done, texts = [], {}
+    done = list(previous.runs) if previous else []
+    texts = dict(previous.texts) if previous else {}
     report = Report(done, texts, 0.0)
+    if previous:
+        report.hangs = list(previous.hangs)
+        report.earlier_wall = previous.wall
     report.hang_dir = tempfile.mkdtemp(prefix='determinism-hangs-')
     remaining = None
     try:
@@ -843,18 +901,23 @@ def check(runs=50, workers=2, pattern=None, items=None, progress=None,
                                 'known: %s' % (pattern, ', '.join(
                                     i['id'] for i in found['items'])))
                     if remaining is None:
+                        ran = {(r.item, r.number) for r in done}
+                        jobs = jobs_for(items, runs)
+                        total = len(jobs)
                         remaining = collections.OrderedDict(
                             ((job['item'], job['number']), job)
-                            for job in jobs_for(items, runs))
-                        total = len(remaining)
-                        say('%d tests x %d runs = %d runs in %s' % (
+                            for job in jobs
+                            if (job['item'], job['number']) not in ran)
+                        say('%d tests x %d runs = %d runs in %s%s' % (
                             len(items), runs, total,
                             '%d worker processes' % workers if workers
-                            else 'this process'))
+                            else 'this process',
+                            '; %d done before (--resume)'
+                            % (total - len(remaining)) if previous
+                            else ''))
                     for job in remaining.values():
                         job.update(timeout=timeout, hangs=report.hang_dir)
-                    for result in pool.imap(run_once,
-                                            list(remaining.values())):
+                    for result in pool.imap(run, list(remaining.values())):
                         remaining.pop((result['item'], result['number']))
                         _record(report, result)
                         say('%5d/%d  %-70s run %2d  %6.2f s  %s' % (
@@ -883,8 +946,10 @@ def check(runs=50, workers=2, pattern=None, items=None, progress=None,
     except UsageError:
         os.rmdir(report.hang_dir)
         raise
-    if report.hangs:
+    if any('stacks' in hang for hang in report.hangs):
         for hang in report.hangs:
+            if 'stacks' not in hang:   # from the resumed report
+                continue
             path = os.path.join(report.hang_dir, '%s.run%d.stacks.txt' % (
                 re.sub(r'[^A-Za-z0-9_.-]+', '_', hang['item'])[:150],
                 hang['number']))
@@ -894,7 +959,7 @@ def check(runs=50, workers=2, pattern=None, items=None, progress=None,
     else:
         os.rmdir(report.hang_dir)
         report.hang_dir = ''
-    report.wall = time.monotonic() - started
+    report.wall = report.earlier_wall + time.monotonic() - started
     return report
 
 
@@ -920,10 +985,15 @@ def _collect_hangs(directory):
     return hangs
 
 
-def to_json(report, args):
+def to_json(report, args, identity=None):
+    texts = {}
+    for (item, key), text in sorted(report.texts.items()):
+        texts.setdefault(item, {})[key] = text
     return {
         'settings': args,
+        'code': identity or code_identity(),
         'wall_seconds': report.wall,
+        'earlier_wall_seconds': report.earlier_wall,
         'interrupted': report.interrupted,
         'error': report.error,
         'orphans': report.orphans,
@@ -939,7 +1009,50 @@ def to_json(report, args):
             'divergence': s.divergence() if s.flaky else [],
         } for s in report.summaries],
         'runs': [dataclasses.asdict(run) for run in report.runs],
+        # Each distinct timeline and recording text, by test and digest:
+        # what a resumed check needs to show how a new run differs.
+        'texts': texts,
     }
+
+
+# Settings a resumed check must share with the report it resumes.
+RESUME_SETTINGS = ('busy', 'select')
+
+
+def load_report(path, args, identity=None):
+    """The ``Report`` of ``--resume PATH``, if it adds up with this check.
+
+    One ``UsageError`` naming the file and what differs otherwise.
+    """
+    try:
+        with open(path) as source:
+            data = json.load(source)
+        runs = [Run(**run) for run in data['runs']]
+        texts = {(item, key): text for item, by_key in
+                 data['texts'].items() for key, text in by_key.items()}
+        code, settings = data['code'], data['settings']
+        hangs = [dict(hang) for hang in data['hangs']]
+        wall = float(data['wall_seconds'])
+    except OSError as exc:
+        raise UsageError('--resume %s: %s' % (path, exc.strerror or exc))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise UsageError('--resume %s: not a report of this tool (%s: %s)'
+                         % (path, type(exc).__name__, exc))
+    identity = identity or code_identity()
+    if code != identity:
+        differ = sorted(key for key in set(code) | set(identity)
+                        if code.get(key) != identity.get(key))
+        raise UsageError(
+            '--resume %s: its runs ran other code (%s: %s there, %s here)'
+            % (path, ', '.join(differ),
+               ', '.join(str(code.get(k)) for k in differ),
+               ', '.join(str(identity.get(k)) for k in differ)))
+    for name in RESUME_SETTINGS:
+        if settings.get(name) != getattr(args, name):
+            raise UsageError('--resume %s: it ran with --%s %s, this check '
+                             'with --%s %s' % (path, name, settings.get(name),
+                                               name, getattr(args, name)))
+    return Report(runs, texts, wall, hangs=hangs)
 
 
 # -- the command -------------------------------------------------------------
@@ -976,6 +1089,9 @@ def parse_args(argv):
     parser.add_argument('--dump', metavar='DIR',
                         help='write the distinct timelines and recordings '
                              'of each flaky test here')
+    parser.add_argument('--resume', metavar='REPORT',
+                        help='a --json report of an interrupted check of '
+                             'the same code: its runs count as done')
     parser.add_argument('--quiet', action='store_true',
                         help='no line per run')
     args = parser.parse_args(argv)
@@ -1037,24 +1153,34 @@ def main(argv=None, out=None):
     except UsageError as exc:
         print('determinism: %s' % exc, file=sys.stderr)
         return EXIT_BAD_ARGS
-    previous = signal.getsignal(signal.SIGTERM)
-
-    def terminated(signum, frame):
-        raise SystemExit(128 + signum)
-
-    signal.signal(signal.SIGTERM, terminated)
+    try:
+        identity = code_identity()
+        earlier = (load_report(args.resume, args, identity) if args.resume
+                   else None)
+    except UsageError as exc:
+        print('determinism: %s' % exc, file=sys.stderr)
+        return EXIT_BAD_ARGS
+    # SIGTERM, and SIGINT even when a shell started this in the background
+    # with SIGINT ignored, stop the check as Ctrl-C does: the runs so far
+    # are reported (and written to --json, for --resume).
+    previous = {signum: signal.getsignal(signum)
+                for signum in (signal.SIGINT, signal.SIGTERM)}
+    for signum in previous:
+        signal.signal(signum, signal.default_int_handler)
     try:
         with Burners(args.busy):
             if args.busy:
                 say('%d busy processes burning CPU' % args.busy)
             report = check(args.runs, args.workers, args.select,
                            progress=None if args.quiet else say,
-                           timeout=args.timeout, recycle=args.recycle)
+                           timeout=args.timeout, recycle=args.recycle,
+                           previous=earlier)
     except UsageError as exc:
         print('determinism: %s' % exc, file=sys.stderr)
         return EXIT_BAD_ARGS
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     summaries = report.summaries
     say('')
     for line in table(summaries) if summaries else ['no run finished']:
@@ -1079,11 +1205,14 @@ def main(argv=None, out=None):
         say('determinism: %s' % report.error)
     say('')
     say(summary_line(summaries, report.wall)
+        + (' (%.0f s of it before --resume)' % report.earlier_wall
+           if earlier else '')
         + (', %d hung' % len(report.hangs) if report.hangs else '')
         + (' (interrupted)' if report.interrupted else ''))
     if args.json:
         with open(args.json, 'w') as target:
-            json.dump(to_json(report, vars(args)), target, indent=1)
+            json.dump(to_json(report, vars(args), identity), target,
+                      indent=1)
     if args.dump:
         written = dump(summaries, args.dump)
         if written:

@@ -433,3 +433,158 @@ class TestWhichScenariosRun(testing.TestCase):
         case = _RunsScenarios('check_something_else')
         self.assertIsNone(determinism.scenario_of(case))
         self.assertEqual([], determinism.scenarios_run_by(case))
+
+
+IDENTITY = {'files': 'f00d', 'text_format': 1, 'python': '3.11.7',
+            'nova': '34.0.0', 'openstack-placement': '16.0.0'}
+
+
+class _FakeRuns(object):
+    """Stands in for ``run_once``: a result per job, its text by item."""
+
+    def __init__(self, stop_after=None, texts=None):
+        self.jobs = []
+        self.stop_after = stop_after
+        self.texts = texts or {}
+
+    def __call__(self, job):
+        if self.stop_after is not None and len(self.jobs) == self.stop_after:
+            raise KeyboardInterrupt
+        self.jobs.append((job['item'], job['number']))
+        text = self.texts.get(job['item'], 'timeline of %s' % job['item'])
+        return {'item': job['item'], 'number': job['number'],
+                'verdict': 'pass', 'timeline': determinism.digest(text),
+                'timeline_text': text, 'points': 'p1',
+                'points_text': 'points', 'seconds': 1.0, 'worker': 1,
+                'rss_mb': 100.0}
+
+
+class TestResume(testing.TestCase):
+
+    ITEMS = TestJobs.ITEMS
+    SETTINGS = {'busy': 2, 'select': None, 'runs': 3}
+
+    def _args(self, **changes):
+        settings = dict(self.SETTINGS, **changes)
+        return determinism.parse_args(
+            ['--busy', str(settings['busy'])]
+            + (['--select', settings['select']] if settings['select']
+               else []))
+
+    def _interrupted_report(self, stop_after=3):
+        """Path of a stopped check (2 tests x 3 runs), written as --json.
+
+        It stopped (as on SIGINT) after ``stop_after`` runs.
+        """
+        report = determinism.check(3, workers=0, items=self.ITEMS,
+                                   run=_FakeRuns(stop_after=stop_after))
+        self.assertTrue(report.interrupted)
+        self.assertEqual(stop_after, len(report.runs))
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'report.json')
+        with open(path, 'w') as target:
+            json.dump(determinism.to_json(report, self.SETTINGS, IDENTITY),
+                      target)
+        return path
+
+    def test_resume_runs_only_what_is_left_and_reports_all(self):
+        path = self._interrupted_report(stop_after=3)
+        earlier = determinism.load_report(path, self._args(), IDENTITY)
+        runs = _FakeRuns()
+        report = determinism.check(3, workers=0, items=self.ITEMS,
+                                   previous=earlier, run=runs)
+        # Round-robin: the first 3 jobs were boot 1, bites 1, boot 2.
+        self.assertEqual([('test_bites.T.test_x', 2), ('boot__one', 3),
+                          ('test_bites.T.test_x', 3)], runs.jobs)
+        self.assertEqual([(3, False), (3, False)],
+                         [(s.runs, s.flaky) for s in report.summaries])
+        self.assertFalse(report.interrupted)
+        self.assertGreaterEqual(report.wall, earlier.wall)
+
+    def test_a_resumed_run_that_differs_shows_both_texts(self):
+        path = self._interrupted_report(stop_after=3)
+        earlier = determinism.load_report(path, self._args(), IDENTITY)
+        report = determinism.check(
+            3, workers=0, items=self.ITEMS, previous=earlier,
+            run=_FakeRuns(texts={'boot__one': 'timeline of another'}))
+        boot = report.summaries[0]
+        self.assertEqual(('boot__one', True), (boot.item, boot.flaky))
+        lines = '\n'.join(boot.divergence())
+        # The text of runs 1-2 came from the report resumed.
+        self.assertIn('timeline of boot__one', lines)
+        self.assertIn('timeline of another', lines)
+
+    def test_reports_that_do_not_add_up_are_refused(self):
+        path = self._interrupted_report()
+        other_code = dict(IDENTITY, files='beef', nova='35.0.0')
+        error = self.assertRaises(determinism.UsageError,
+                                  determinism.load_report, path,
+                                  self._args(), other_code)
+        self.assertEqual(
+            '--resume %s: its runs ran other code (files, nova: f00d, '
+            '34.0.0 there, beef, 35.0.0 here)' % path, str(error))
+        error = self.assertRaises(determinism.UsageError,
+                                  determinism.load_report, path,
+                                  self._args(busy=0), IDENTITY)
+        self.assertEqual('--resume %s: it ran with --busy 2, this check '
+                         'with --busy 0' % path, str(error))
+        error = self.assertRaises(determinism.UsageError,
+                                  determinism.load_report, path,
+                                  self._args(select='^boot'), IDENTITY)
+        self.assertIn('it ran with --select None, this check with '
+                      '--select ^boot', str(error))
+
+    def test_what_is_not_a_report_is_one_clean_error(self):
+        directory = self.useFixture(fixtures.TempDir()).path
+        cases = (('[1, 2]', 'not a report of this tool (TypeError'),
+                 ('{"runs": []}', "not a report of this tool (KeyError: "
+                                  "'texts')"),
+                 ('{"runs": [{"item": 1}]', 'not a report of this tool '
+                                            '(JSONDecodeError'))
+        for content, words in cases:
+            path = os.path.join(directory, 'bad.json')
+            with open(path, 'w') as target:
+                target.write(content)
+            error = self.assertRaises(determinism.UsageError,
+                                      determinism.load_report, path,
+                                      self._args(), IDENTITY)
+            self.assertIn('--resume %s: %s' % (path, words), str(error))
+        missing = os.path.join(directory, 'missing.json')
+        error = self.assertRaises(determinism.UsageError,
+                                  determinism.load_report, missing,
+                                  self._args(), IDENTITY)
+        self.assertEqual('--resume %s: No such file or directory' % missing,
+                         str(error))
+
+    def test_main_refuses_a_bad_report_before_running(self):
+        err = io.StringIO()
+        self.patch(determinism.sys, 'stderr', err)
+        missing = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                               'missing.json')
+        self.assertEqual(2, determinism.main(['--resume', missing],
+                                             out=io.StringIO()))
+        self.assertIn('determinism: --resume %s: No such file' % missing,
+                      err.getvalue())
+
+
+class TestCodeIdentity(testing.TestCase):
+
+    def test_a_file_under_the_code_changes_it_caches_do_not(self):
+        root = self.useFixture(fixtures.TempDir()).path
+        for top in determinism.CODE_DIRS:
+            os.makedirs(os.path.join(root, top, '__pycache__'))
+            with open(os.path.join(root, top, 'a.py'), 'w') as target:
+                target.write('x = 1\n')
+        first = determinism.code_identity(root)
+        self.assertEqual(1, first['text_format'])
+        with open(os.path.join(root, 'tests', '__pycache__', 'a.pyc'),
+                  'w') as target:
+            target.write('cache')
+        with open(os.path.join(root, 'outside.py'), 'w') as target:
+            target.write('y = 2\n')
+        self.assertEqual(first, determinism.code_identity(root))
+        with open(os.path.join(root, 'fixtures', 'a.py'), 'w') as target:
+            target.write('x = 2\n')
+        second = determinism.code_identity(root)
+        self.assertNotEqual(first['files'], second['files'])
+        self.assertEqual(dict(first, files=None), dict(second, files=None))
