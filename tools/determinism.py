@@ -154,11 +154,15 @@ def code_identity(root=ROOT):
     from importlib import metadata
     sha = hashlib.sha256()
     for top in CODE_DIRS:
-        for directory, subdirs, files in sorted(os.walk(
-                os.path.join(root, top))):
-            subdirs[:] = sorted(d for d in subdirs if d != '__pycache__'
-                                and not d.startswith('.'))
-            for name in sorted(files):
+        walked = []
+        for directory, subdirs, files in os.walk(os.path.join(root, top)):
+            # Pruned here, as the walk goes: caches and hidden directories
+            # are not code.
+            subdirs[:] = [d for d in subdirs if d != '__pycache__'
+                          and not d.startswith('.')]
+            walked.append((directory, sorted(files)))
+        for directory, files in sorted(walked):
+            for name in files:
                 if name.endswith(('.pyc', '.pyo')):
                     continue
                 path = os.path.join(directory, name)

@@ -580,6 +580,10 @@ class TestCodeIdentity(testing.TestCase):
         with open(os.path.join(root, 'tests', '__pycache__', 'a.pyc'),
                   'w') as target:
             target.write('cache')
+        os.makedirs(os.path.join(root, 'tests', '.hypothesis'))
+        with open(os.path.join(root, 'tests', '.hypothesis', 'examples'),
+                  'w') as target:
+            target.write('a database of examples, not code')
         with open(os.path.join(root, 'outside.py'), 'w') as target:
             target.write('y = 2\n')
         self.assertEqual(first, determinism.code_identity(root))
