@@ -36,6 +36,8 @@ import sys
 import time
 import unittest
 
+import fixtures
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
@@ -98,25 +100,21 @@ def run_harness(path):
     # computes and flavors are up) to the last step's report, before the
     # cloud's tear-down: what a run would take if nothing were stood up
     # for it, the most that sharing a cloud between runs could save.
-    marks = []
+    marks = {}
     snapshot = cloud_mod.Cloud.snapshot
 
     def first_snapshot(cloud):
         taken = snapshot(cloud)
-        if not marks:
-            marks.append(time.monotonic())
+        marks.setdefault('start', time.monotonic())
         return taken
 
     def step_done(line):
-        marks[1:] = [time.monotonic()]
+        marks['end'] = time.monotonic()
 
-    cloud_mod.Cloud.snapshot = first_snapshot
-    try:
+    with fixtures.MonkeyPatch('harness.cloud.Cloud.snapshot', first_snapshot):
         with Timed() as timed:
             runner.run(scenario, checks=[checker], progress=step_done)
-    finally:
-        cloud_mod.Cloud.snapshot = snapshot
-    timed.steps = marks[1] - marks[0]
+    timed.steps = marks['end'] - marks['start']
     return timed
 
 
