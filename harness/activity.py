@@ -144,6 +144,11 @@ class Activity(fixtures.Fixture):
             self._pending.pop(future, None)
             self._cond.notify_all()
 
+    def idle(self):
+        """Whether no executor task runs now."""
+        with self._cond:
+            return not self._pending
+
     def wait_idle(self, timeout, describe):
         """Block until no executor task runs, or raise after ``timeout``.
 

@@ -83,7 +83,8 @@ class Clock(fixtures.Fixture):
         # hence the silenced warnings.
         with warnings.catch_warnings():
             warnings.simplefilter('ignore', DeprecationWarning)
-            timeutils.set_time_override(_VirtualUtcnow(self))
+            self._utcnow = _VirtualUtcnow(self)
+            timeutils.set_time_override(self._utcnow)
         self.addCleanup(_clear_time_override)
         self.useFixture(fixtures.MonkeyPatch(
             'oslo_service.periodic_task.now', lambda: self.now))

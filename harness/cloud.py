@@ -73,10 +73,13 @@ class Cloud(fixtures.Fixture):
         self.casts = self.useFixture(nova_env.CastsWaited(
             shim, is_stopped=lambda host: host in self._stopped))
         self.placement = self.useFixture(func_fixtures.PlacementFixture())
-        self.useFixture(nova_fixtures.NeutronFixture(shim))
+        self.neutron = self.useFixture(nova_fixtures.NeutronFixture(shim))
         self.glance = self.useFixture(nova_fixtures.GlanceFixture(shim))
         self.image_id = self.glance.image1['id']
-        self.useFixture(nova_fixtures.CinderFixture(shim))
+        self.cinder = self.useFixture(nova_fixtures.CinderFixture(shim))
+        # Nova's stand-ins for the other services, whose records a run
+        # changes.
+        self.stand_ins = (self.neutron, self.glance, self.cinder)
         self.useFixture(nova_fixtures.RealPolicyFixture())
         self.useFixture(nova_fixtures.AllServicesCurrent())
         self.notifier = self.useFixture(
@@ -197,6 +200,10 @@ class Cloud(fixtures.Fixture):
         del self.computes[host]
         self.clock.remove_service(host)
         self._stopped[host] = service
+
+    def stopped_computes(self):
+        """Hosts whose compute was stopped and not started again."""
+        return sorted(self._stopped)
 
     def restart_compute(self, host, keep_hypervisor_state=True):
         """Stop and start nova-compute on ``host`` with a new manager.

@@ -105,7 +105,8 @@ class LibvirtHosts(fixtures.Fixture):
         self._node_uuids = {}
         self.useFixture(nova_fixtures.ConfPatcher(
             instances_path=self.useFixture(fixtures.TempDir()).path))
-        self.useFixture(nova_fixtures.LibvirtImageBackendFixture())
+        self._image_backend = self.useFixture(
+            nova_fixtures.LibvirtImageBackendFixture())
         self.useFixture(nova_fixtures.CGroupsFixture())
         self.useFixture(nova_fixtures.LibvirtFixture())
         self.useFixture(nova_fixtures.OSBrickFixture())
@@ -224,6 +225,28 @@ class LibvirtHosts(fixtures.Fixture):
         """Pin the new service's driver to its host's connection."""
         conn = self._connections[host]
         service.manager.driver._host.get_connection = lambda: conn
+
+    def empty_hypervisor(self, host, service):
+        """Give the running ``host`` a freshly booted machine.
+
+        A new fake libvirt connection from the host's profile (no guests,
+        domain ids from 1), and the driver's own records of guests,
+        migrations and jobs emptied; its caches of the host's capabilities
+        stay, as the machine is the same.
+        """
+        from nova.virt.libvirt import driver as libvirt_driver
+        from nova.virt.libvirt import instancejobtracker
+        driver = service.manager.driver
+        self._connections[host] = connection(host, self._profiles[host])
+        self.started(host, service)
+        driver.job_tracker = instancejobtracker.InstanceJobTracker()
+        driver.active_migrations = {}
+        driver.instance_claimed_mdevs = {}
+        driver._device_event_handler = (
+            libvirt_driver.AsyncDeviceEventsHandler())
+        # Nova's image-backend stand-in keeps each guest's disks; shared
+        # by the hosts, and every host is emptied together.
+        self._image_backend.disks.clear()
 
     @contextlib.contextmanager
     def restarting(self, host, old_service, keep_hypervisor_state):

@@ -367,6 +367,11 @@ def database_writes():
 _READS = ('SELECT', 'BEGIN', 'COMMIT', 'ROLLBACK', 'SAVEPOINT', 'RELEASE')
 
 
+def count_write():
+    """Count a change made to a database other than by a statement."""
+    _WRITES['count'] += 1
+
+
 def _count_write(conn, cursor, statement, parameters, context, executemany):
     if not statement.lstrip()[:9].upper().startswith(_READS):
         _WRITES['count'] += 1
@@ -384,7 +389,8 @@ class ReusedEngines(fixtures.Fixture):
     """
 
     def _setUp(self):
-        lent = []
+        # (key, engine) of each database of the cloud, in the order made.
+        self.engines = lent = []
         real_create_engine = engines.create_engine
 
         def create_engine(sql_connection, *args, **kwargs):
@@ -532,7 +538,7 @@ class NovaEnvironment(fixtures.Fixture):
             group='oslo_messaging_notifications', driver=['test']))
         self.useFixture(nova_fixtures.RPCPollerCleanupFixture())
         self.useFixture(NovaGlobals())
-        self.useFixture(ReusedEngines())
+        self.engines = self.useFixture(ReusedEngines()).engines
         self.cells = self.useFixture(CellsDatabase())
         # After the databases: their migrations reset warning filters.
         self.useFixture(nova_fixtures.WarningsFixture())

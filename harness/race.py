@@ -210,6 +210,15 @@ class RacePoints(fixtures.Fixture):
     def clear(self):
         self.injections = []
 
+    def reset(self):
+        """Forget what was recorded and injected, as a new cloud would."""
+        self.recording = []
+        self.injections = []
+        self.failures = []
+        self.record = True
+        self._injecting = False
+        self._deferred = []
+
     def _hook_tracker_lock(self):
         """Run deferred periodics the moment the tracker's lock is freed.
 

@@ -1,22 +1,23 @@
 """Run a scenario on a fresh cloud: each step, a snapshot, the checks.
 
 ``run(scenario)`` stands up a ``Cloud`` with the scenario's hosts and
-flavors, executes each step through the cloud, snapshots after each step,
-checks the step's expectations and the given invariant checks, and
-returns the timeline. The first failed expectation raises
-``ScenarioFailed`` with the step, the difference and the timeline so far.
+flavors (or takes one from a ``reuse.CloudPool``), executes each step
+through the cloud, snapshots after each step, checks the step's
+expectations and the given invariant checks, and returns the timeline.
+The first failed expectation raises ``ScenarioFailed`` with the step, the
+difference and the timeline so far.
 """
 
 import contextlib
 
-from harness import cloud as cloud_mod
 from harness import errors
 from harness import expect as expect_mod
+from harness import reuse
 from harness import timeline as timeline_mod
 
 
 def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
-        cloud_kwargs=None, keep_going=False):
+        cloud_kwargs=None, keep_going=False, pool=None):
     """Run ``scenario``; return its ``Timeline``.
 
     :param progress: called with a line per step, if given.
@@ -28,23 +29,20 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
     :param keep_going: record each step's problems on its timeline entry
         and go on, instead of raising at the first (for side-by-side
         reports of a whole run).
+    :param pool: a ``reuse.CloudPool``: run on its cloud if it has one of
+        this scenario's shape (put back to its state before any step),
+        and leave the cloud to it. Not with ``fixtures``: those must be in
+        place before the computes start, so such a run gets its own cloud.
     """
     timeline = timeline_mod.Timeline()
     say = progress or (lambda line: None)
     with contextlib.ExitStack() as stack:
-        cloud = stack.enter_context(cloud_mod.Cloud(
-            test_id=test_id or 'scenario.%s' % scenario.id,
-            conf=scenario.config, **(cloud_kwargs or {})))
-        for fixture in fixtures:
-            stack.enter_context(fixture)
-        for host in sorted(scenario.hosts.values(), key=lambda h: h.name):
-            cloud.start_compute(host.name, driver=host.driver,
-                                profile=host.profile)
-        for flavor in scenario.flavors.values():
-            cloud.create_flavor(flavor.name, vcpus=flavor.vcpus,
-                                ram=flavor.ram, disk=flavor.disk,
-                                ephemeral=flavor.ephemeral, swap=flavor.swap,
-                                extra_specs=flavor.extra_specs)
+        if pool is not None and not fixtures:
+            cloud = stack.enter_context(
+                pool.cloud(scenario, test_id, cloud_kwargs))
+        else:
+            cloud = reuse.stand_up(stack, scenario, test_id, cloud_kwargs,
+                                   fixtures)
         timeline.add(0, 'start', cloud.snapshot())
         injections = []
         for step in scenario.steps:

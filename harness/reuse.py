@@ -1,0 +1,312 @@
+"""A cloud kept between runs of scenarios of the same shape.
+
+Standing a cloud up (Nova's API app, the services, the computes, the
+flavors) is about a third of a short scenario's time. Scenarios with the
+same shape (hosts, drivers, profiles, flavors, config) can share one:
+``CloudPool.cloud(scenario)`` gives a cloud that is
+
+- the first time, stood up as ``runner.run`` stands one up; a
+  ``Checkpoint`` of it is taken at once, before any step;
+- the next times, that cloud put back to its checkpoint: every database
+  (Nova's API and cell databases, Placement's) copied back with SQLite's
+  backup API, the clock, the counters, the race recording, the queued
+  casts and the stand-in services' (Neutron, Glance, Cinder) records;
+
+and then, both times, *settled*: each compute gets an empty hypervisor and
+a new resource tracker that reads the databases afresh (Nova's own
+start-up pass, ``update_available_resource(startup=True)``), and every
+cache of placement trees, host states, minimum versions and availability
+zones is dropped. Because the first run is settled the same way, a first
+and a later run of a scenario start from the same state by construction;
+``tests/functional/test_reuse.py`` checks they give the same timeline.
+
+A cloud is not kept when a run raised, stopped or restarted a compute
+(a new service object, or casts still queued), made a database nobody
+counts, or left Nova busy: the next run then gets a new cloud. Only one
+cloud is alive at a time (two would share Nova's global config).
+"""
+
+import contextlib
+import copy
+import sqlite3
+
+import fixtures
+
+from nova import availability_zones
+from nova.compute import manager as compute_manager
+from nova.compute import resource_tracker
+from nova import context
+from nova import objects
+from nova.scheduler.client import report
+from nova.scheduler import host_manager
+
+from harness import activity as activity_mod
+from harness import cloud as cloud_mod
+from harness import errors
+from harness import nova_env
+from harness import servers
+from harness import snapshot_reader
+
+# The stand-in services' per-test records (not their wiring to the test).
+_FIXTURE_WIRING = frozenset(['test', '_cleanups', '_details',
+                             '_detail_sources'])
+
+
+def shape(scenario, cloud_kwargs=None):
+    """What two scenarios must share to run on one cloud, as a key."""
+    return repr((
+        sorted((group, sorted(options.items()))
+               for group, options in scenario.config.items()),
+        sorted((h.name, h.driver, h.profile)
+               for h in scenario.hosts.values()),
+        sorted((f.name, f.vcpus, f.ram, f.disk, f.ephemeral, f.swap,
+                sorted(f.extra_specs.items()))
+               for f in scenario.flavors.values()),
+        sorted((cloud_kwargs or {}).items())))
+
+
+def stand_up(stack, scenario, test_id=None, cloud_kwargs=None,
+             fixtures=()):
+    """A new cloud with the scenario's hosts and flavors, on ``stack``.
+
+    ``fixtures`` are in place before the computes start (a bug's
+    reintroduction may patch what a service binds at start).
+    """
+    cloud = stack.enter_context(cloud_mod.Cloud(
+        test_id=test_id or 'scenario.%s' % scenario.id,
+        conf=scenario.config, **(cloud_kwargs or {})))
+    for fixture in fixtures:
+        stack.enter_context(fixture)
+    for host in sorted(scenario.hosts.values(), key=lambda h: h.name):
+        cloud.start_compute(host.name, driver=host.driver,
+                            profile=host.profile)
+    for flavor in scenario.flavors.values():
+        cloud.create_flavor(flavor.name, vcpus=flavor.vcpus,
+                            ram=flavor.ram, disk=flavor.disk,
+                            ephemeral=flavor.ephemeral, swap=flavor.swap,
+                            extra_specs=flavor.extra_specs)
+    return cloud
+
+
+def _copy_database(source, target):
+    source.backup(target)
+
+
+@contextlib.contextmanager
+def _raw(engine):
+    # oslo.db gives an in-memory SQLite engine a StaticPool: its one
+    # connection is the database.
+    proxy = engine.raw_connection()
+    try:
+        yield proxy.driver_connection
+    finally:
+        proxy.close()
+
+
+class Checkpoint(object):
+    """A cloud's state at rest, to put it back to later.
+
+    Taken when nothing runs; ``restore`` refuses a cloud whose services
+    or databases are not the ones it was taken of.
+    """
+
+    def __init__(self, cloud):
+        if nova_env.database_writes() is None:
+            raise errors.HarnessError(
+                'a cloud with a database that is not an in-memory SQLite '
+                'one cannot be checkpointed')
+        self.engines = list(cloud.env.engines)
+        self.databases = []
+        for _key, engine in self.engines:
+            saved = sqlite3.connect(':memory:', check_same_thread=False)
+            with _raw(engine) as live:
+                _copy_database(live, saved)
+            self.databases.append(saved)
+        self.services = dict(cloud.computes)
+        clock = cloud.clock
+        self.clock = (clock.now, clock._utcnow._ticks, dict(clock._due),
+                      list(clock.fired))
+        self.counters = (cloud.activity.saves,
+                         cloud.activity.placement_writes)
+        self.records = [(stand_in, _records(stand_in))
+                        for stand_in in cloud.stand_ins]
+
+    def close(self):
+        for saved in self.databases:
+            saved.close()
+        self.databases = []
+
+    def matches(self, cloud):
+        """Whether ``cloud`` still runs what this checkpoint was taken of."""
+        return (list(cloud.env.engines) == self.engines
+                and not cloud.stopped_computes()
+                and cloud.computes.keys() == self.services.keys()
+                and all(cloud.computes[host] is service
+                        for host, service in self.services.items()))
+
+    def restore(self, cloud):
+        if not self.matches(cloud):
+            raise errors.HarnessError(
+                'the cloud no longer runs the services and databases of '
+                'its checkpoint')
+        for (_key, engine), saved in zip(self.engines, self.databases):
+            with _raw(engine) as live:
+                _copy_database(saved, live)
+        # Readers that skip re-reading while nothing was written must see
+        # the copy as a write.
+        nova_env.count_write()
+        clock = cloud.clock
+        now, ticks, due, fired = self.clock
+        clock.now = now
+        clock._utcnow._ticks = ticks
+        clock._due = dict(due)
+        clock.fired = list(fired)
+        cloud.activity.saves, cloud.activity.placement_writes = (
+            self.counters)
+        for stand_in, records in self.records:
+            vars(stand_in).update(copy.deepcopy(records))
+        cloud.notifier.reset()
+        cloud.casts.failures = []
+        cloud.casts.queued = {}
+        cloud.race.reset()
+
+
+def _records(stand_in):
+    return copy.deepcopy({name: value for name, value in vars(stand_in).items()
+                          if name not in _FIXTURE_WIRING})
+
+
+def settle(cloud):
+    """Every compute on an empty hypervisor, every cache dropped.
+
+    A compute keeps its service and manager (what its RPC server, the
+    clock and the race points are wired to) and gets what a restart would
+    give it: a hypervisor with no guests, a new resource tracker, and
+    Nova's start-up pass over its records.
+    """
+    ctxt = context.get_admin_context()
+    objects.Service.clear_min_version_cache()
+    availability_zones.reset_cache()
+    if report.PLACEMENTCLIENT is not None:
+        report.PLACEMENTCLIENT.clear_provider_cache()
+    for binary, service in (('nova-conductor', cloud.conductor),
+                            ('nova-scheduler', cloud.scheduler)):
+        service.service_ref = objects.Service.get_by_host_and_binary(
+            ctxt, service.host, binary)
+    cloud.scheduler.manager.host_manager = host_manager.HostManager()
+    for host, service in sorted(cloud.computes.items()):
+        _settle_compute(cloud, host, service)
+    cloud.activity.wait_idle(cloud.timeout,
+                             lambda: 'after settling the computes')
+    cloud.race.check()
+    cloud.servers = servers.ServerOps(cloud)
+    cloud.reader = snapshot_reader.SnapshotReader(cloud)
+
+
+def _settle_compute(cloud, host, service):
+    manager = service.manager
+    libvirt_hosts = cloud._libvirt_hosts
+    if libvirt_hosts is not None and libvirt_hosts.has(host):
+        libvirt_hosts.empty_hypervisor(host, service)
+    else:
+        _empty_fake_hypervisor(manager.driver)
+    # What ComputeManager.__init__ starts empty and a run fills.
+    manager.instance_events = compute_manager.InstanceEvents()
+    with manager.syncs_in_progress() as syncs:
+        syncs.clear()
+    for name in ('_waiting_live_migrations', '_pending_dest_live_migrations',
+                 '_pending_dest_resizes'):
+        if hasattr(manager, name):
+            setattr(manager, name, {})
+    manager.reportclient.clear_provider_cache()
+    manager.rt = resource_tracker.ResourceTracker(
+        manager.host, manager.driver, reportclient=manager.reportclient)
+    ctxt = context.get_admin_context()
+    cell = cloud.env.cells.cell_mappings[nova_env.CELL1_NAME]
+    with activity_mod.acting_as(host):
+        with context.target_cell(ctxt, cell) as cctxt:
+            service_ref = objects.Service.get_by_host_and_binary(
+                cctxt, host, 'nova-compute')
+            service.service_ref = service_ref
+            # ComputeManager.pre_start_hook, with the cell's context.
+            manager.service_ref = service_ref
+            manager.rt.set_service_ref(service_ref)
+            manager.update_available_resource(cctxt, startup=True)
+
+
+# What a fake driver's start (init_host) set, or its manager registered.
+_FAKE_DRIVER_WIRING = ('virtapi', '_host', '_nodes', 'host_status_base',
+                       '_compute_event_callback')
+
+
+def _empty_fake_hypervisor(driver):
+    from nova.virt import fake
+    if not isinstance(driver, fake.FakeDriver):
+        raise errors.HarnessError(
+            'a compute on %s cannot be reused' % type(driver).__name__)
+    wiring = {name: vars(driver)[name] for name in _FAKE_DRIVER_WIRING
+              if name in vars(driver)}
+    type(driver).__init__(driver, driver.virtapi)
+    vars(driver).update(wiring)
+
+
+class CloudPool(fixtures.Fixture):
+    """Keeps at most one cloud alive, for the next scenario of its shape.
+
+    ``with pool.cloud(scenario) as cloud:`` gives a settled cloud with the
+    scenario's hosts and flavors; what the run leaves is put back to the
+    checkpoint next time, or the cloud is torn down when it cannot be.
+    ``made`` and ``reused`` count clouds stood up and runs on a kept one.
+    """
+
+    def _setUp(self):
+        self._key = None
+        self._stack = None
+        self._cloud = None
+        self._checkpoint = None
+        self.made = 0
+        self.reused = 0
+        self.addCleanup(self.discard)
+
+    def discard(self):
+        """Tear down the kept cloud, if any."""
+        stack, self._stack, self._cloud, self._key = (
+            self._stack, None, None, None)
+        if self._checkpoint is not None:
+            self._checkpoint.close()
+            self._checkpoint = None
+        if stack is not None:
+            stack.close()
+
+    @contextlib.contextmanager
+    def cloud(self, scenario, test_id=None, cloud_kwargs=None):
+        key = shape(scenario, cloud_kwargs)
+        if self._cloud is not None and key == self._key:
+            self._checkpoint.restore(self._cloud)
+            self.reused += 1
+        else:
+            self.discard()
+            stack = contextlib.ExitStack()
+            try:
+                cloud = stand_up(stack, scenario, test_id, cloud_kwargs)
+                self._checkpoint = Checkpoint(cloud)
+            except BaseException:
+                stack.close()
+                raise
+            self._stack, self._cloud, self._key = stack, cloud, key
+            self.made += 1
+        try:
+            settle(self._cloud)
+            yield self._cloud
+        except BaseException:
+            self.discard()
+            raise
+        if not self._reusable(self._cloud):
+            self.discard()
+
+    def _reusable(self, cloud):
+        return (self._checkpoint.matches(cloud)
+                and not cloud.casts.queued
+                and not cloud.race.failures
+                and cloud.activity.idle()
+                and nova_env.database_writes() is not None)
