@@ -9,13 +9,26 @@ Two things are kept for speed and must never carry state:
   any change Nova or Placement makes (an operation, a periodic, a write
   through Placement's API that Nova knows nothing of) is read afresh.
 
+A whole cloud kept between runs of scenarios of one shape
+(``harness.reuse.CloudPool``) must run each scenario as a new cloud does.
+
 Hosts run Nova's fake.MediumFakeDriver (10 vCPUs, 8192 MB, 1028 GB).
 """
 
+import copy
+import os
+
+import fixtures
+
 from harness import cloud as cloud_mod
 from harness import errors
+from harness import invariants
+from harness import reuse
+from harness import runner
+from harness import scenario as scenario_mod
 from harness import snapshot
 from harness import testing
+from tools import determinism
 
 TINY = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
 
@@ -171,3 +184,148 @@ class TestNovaRecordsFromTheDatabase(testing.TestCase):
                          [(r['name'], r['status'],
                            r['OS-EXT-SRV-ATTR:host'])
                           for r in records['servers']])
+
+
+SCENARIOS = os.path.join(os.path.dirname(__file__), 'scenarios')
+
+
+def scenario_named(filename, name):
+    for candidate in scenario_mod.load(os.path.join(SCENARIOS, filename)):
+        if candidate.name == name:
+            return candidate
+    raise AssertionError('no scenario %r in %s' % (name, filename))
+
+
+# Two pairs of scenarios of one shape each (same hosts and flavors, other
+# steps): on fake hosts, and on the developer profile's libvirt hosts.
+FAKE_PAIR = (('resize_confirm.yaml', 'resize across hosts then confirm'),
+             ('resize_confirm.yaml', 'resize across hosts then revert'))
+PINNED_PAIR = (
+    ('resize_revert.yaml',
+     'pinned revert across developer hosts with periodics between'),
+    ('resize_revert.yaml',
+     'pinned revert with a source periodic before resize_instance'))
+
+
+class TestCloudPool(testing.TestCase):
+    """A kept cloud runs a scenario as its first run (and a new cloud) do.
+
+    What a run leaves behind (servers, migrations, allocations, guests on
+    the hypervisors, the clock, the race recording) must be gone when the
+    next run of the shape starts: anything the reset missed shows up as a
+    difference in the texts tools/determinism.py compares between runs
+    (every step's snapshot, provider generations, server and migration
+    states, and the race points passed with Nova's write count at each).
+    """
+
+    def setUp(self):
+        super().setUp()
+        self.pool = self.useFixture(reuse.CloudPool())
+
+    def run_pooled(self, scenario):
+        return runner.run(scenario, test_id=self.id(), pool=self.pool,
+                          checks=[invariants.Checker()])
+
+    def assertReusedRunsAsFirst(self, pair):
+        first, other = [scenario_named(*which) for which in pair]
+        self.assertEqual(reuse.shape(first), reuse.shape(other))
+        before = self.run_pooled(first)
+        self.run_pooled(other)
+        again = self.run_pooled(first)
+        # One cloud stood up, kept for the two runs after the first.
+        self.assertEqual((1, 2), (self.pool.made, self.pool.reused))
+        self.assertEqual(determinism.timeline_text([before]),
+                         determinism.timeline_text([again]))
+        self.assertEqual(determinism.points_text([before]),
+                         determinism.points_text([again]))
+        return first, again
+
+    def test_fake_hosts_reused_run_as_the_first(self):
+        self.assertReusedRunsAsFirst(FAKE_PAIR)
+
+    def test_libvirt_hosts_reused_run_as_the_first_and_a_new_cloud(self):
+        scenario, again = self.assertReusedRunsAsFirst(PINNED_PAIR)
+        # The run on a cloud of its own: the same steps, states and race
+        # points (Nova's write counts differ: settling a kept cloud writes
+        # the compute nodes once more). One cloud alive at a time.
+        self.pool.discard()
+        fresh = runner.run(scenario, test_id=self.id() + '.fresh',
+                           checks=[invariants.Checker()])
+        self.assertEqual(determinism.timeline_text([fresh]),
+                         determinism.timeline_text([again]))
+        self.assertEqual([[str(p) for p in entry.passages]
+                          for entry in fresh],
+                         [[str(p) for p in entry.passages]
+                          for entry in again])
+
+    def test_a_kept_cloud_starts_empty(self):
+        # The first run ends with its guest still running and a periodic
+        # having moved the clock; the next run of the shape sees none of it.
+        scenario = scenario_mod.parse(scenario_mod.safe_load("""
+name: a guest left running
+hosts: {src: {profile: dev-1s-8c-smt2}}
+flavors:
+  pin2: {vcpus: 2, ram: 512, disk: 1,
+         extra_specs: {"hw:cpu_policy": dedicated}}
+steps:
+  - boot: {server: vm1, flavor: pin2}
+    expect: {allocations: {vm1: {src: pin2}}, pinned_cpus: {src: 2}}
+  - advance_clock: 60
+"""), 'inline')
+        self.run_pooled(scenario)
+        with self.pool.cloud(scenario, self.id()) as cloud:
+            self.assertEqual(1, self.pool.reused)
+            snap = cloud.snapshot()
+            self.assertEqual({}, snap.allocations)
+            self.assertEqual({}, snap.servers)
+            self.assertEqual({}, snap.provider('src').usages)
+            self.assertEqual([], cloud.api.get_servers())
+            self.assertEqual(
+                [], cloud.libvirt_hosts().connection('src').listAllDomains())
+            self.assertEqual(0.0, cloud.clock.now)
+            self.assertEqual([], cloud.race.recording)
+
+    def test_a_cloud_whose_compute_was_stopped_is_not_kept(self):
+        scenario = scenario_named(
+            'stopped_compute.yaml',
+            'delete while the compute is stopped, finished when it starts')
+        self.run_pooled(scenario)
+        self.run_pooled(scenario)
+        self.assertEqual((2, 0), (self.pool.made, self.pool.reused))
+
+    def test_a_failed_run_is_not_kept(self):
+        first, _ = [scenario_named(*which) for which in FAKE_PAIR]
+        wrong = scenario_mod.parse(scenario_mod.safe_load("""
+name: an expectation that does not hold
+hosts: {src: {driver: fake}, dst: {driver: fake}}
+flavors:
+  small: {vcpus: 1, ram: 512, disk: 1}
+  large: {vcpus: 2, ram: 1024, disk: 2}
+steps:
+  - boot: {server: vm1, flavor: small, host: src}
+    expect: {allocations: {vm1: {dst: small}}}
+"""), 'inline')
+        self.assertEqual(reuse.shape(first), reuse.shape(wrong))
+        self.assertRaises(errors.ScenarioFailed, self.run_pooled, wrong)
+        self.run_pooled(first)
+        self.assertEqual((2, 0), (self.pool.made, self.pool.reused))
+
+    def test_a_run_with_fixtures_gets_a_cloud_of_its_own(self):
+        first, _ = [scenario_named(*which) for which in FAKE_PAIR]
+        runner.run(first, test_id=self.id(), pool=self.pool,
+                   fixtures=[fixtures.EnvironmentVariable('HARNESS_X')])
+        self.assertEqual((0, 0), (self.pool.made, self.pool.reused))
+
+    def test_shape_is_hosts_flavors_and_config(self):
+        first, other = [scenario_named(*which) for which in FAKE_PAIR]
+        self.assertEqual(reuse.shape(first), reuse.shape(other))
+        bigger = copy.deepcopy(first)
+        bigger.flavors['large'].ram = 2048
+        configured = copy.deepcopy(first)
+        configured.config = {'DEFAULT': {'resize_confirm_window': 1}}
+        renamed = copy.deepcopy(first)
+        renamed.hosts['dst'].name = 'dst2'
+        for changed in (bigger, configured, renamed):
+            self.assertNotEqual(reuse.shape(first), reuse.shape(changed))
+        self.assertNotEqual(reuse.shape(first),
+                            reuse.shape(first, {'timeout': 5.0}))
