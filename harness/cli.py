@@ -48,6 +48,10 @@ def build_parser():
                      help='skip the periodic-idempotence invariant')
     run.add_argument('--reintroduce', metavar='BUG',
                      help='run with this fixed bug put back into Nova')
+    run.add_argument('--cloud-per-scenario', action='store_true',
+                     help='stand up a cloud for every scenario (by '
+                     'default scenarios of one shape share a cloud, put '
+                     'back to its state before their first step)')
     explore = sub.add_parser(
         'explore', help='inject periodics at every race point of moves')
     explore.add_argument('files', nargs='+', metavar='SCENARIO')
@@ -122,15 +126,23 @@ def cmd_run(args, out):
     if args.reintroduce:
         from harness import bugs
         fixtures.append(bugs.get(args.reintroduce))
-    from harness import runner
     checks = _checks(args.no_invariants, args.no_periodic_check)
+    from harness import reuse
+    with reuse.CloudPool() as pool:
+        return _run_each(loaded, checks, fixtures, out,
+                         None if args.cloud_per_scenario else pool)
+
+
+def _run_each(loaded, checks, fixtures, out, pool):
+    from harness import runner
     for scenario in loaded:
         print('scenario: %s (%s)' % (scenario.name, scenario.path), file=out)
         try:
             timeline = runner.run(
                 scenario, checks=checks,
                 fixtures=[bug.reintroduce() for bug in fixtures],
-                progress=lambda line: print('  ' + line, file=out))
+                progress=lambda line: print('  ' + line, file=out),
+                pool=pool)
         except errors.ScenarioFailed as exc:
             print('FAILED %s' % exc, file=out)
             return EXIT_FAIL

@@ -41,6 +41,9 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
             cloud = stack.enter_context(
                 pool.cloud(scenario, test_id, cloud_kwargs))
         else:
+            if pool is not None:
+                # One cloud alive at a time: they share Nova's config.
+                pool.discard()
             cloud = reuse.stand_up(stack, scenario, test_id, cloud_kwargs,
                                    fixtures)
         timeline.add(0, 'start', cloud.snapshot())

@@ -54,6 +54,29 @@ class TestRun(testing.TestCase):
                       out)
         self.assertIn('timeline so far:', out)
 
+    def test_scenarios_of_one_shape_share_a_cloud_and_read_the_same(self):
+        # Same hosts and flavors: by default the second runs on the
+        # first's cloud, put back to its start; its output is what a cloud
+        # of its own gives, vm2 allocating exactly its flavor on host1.
+        second = SCENARIO.replace('vm1', 'vm2').replace(
+            'boot and delete', 'boot and delete again')
+        tmp = self.useFixture(fixtures.TempDir()).path
+        path = os.path.join(tmp, 'two.yaml')
+        with open(path, 'w') as f:
+            f.write('- ' + (SCENARIO % 'small').strip().replace(
+                '\n', '\n  ') + '\n- ' + (second % 'small').strip().replace(
+                '\n', '\n  ') + '\n')
+        outputs = []
+        for extra in ([], ['--cloud-per-scenario']):
+            out = io.StringIO()
+            code = cli.main(['run', '--no-invariants'] + extra + [path],
+                            out=out)
+            self.assertEqual(cli.EXIT_PASS, code, out.getvalue())
+            outputs.append(out.getvalue())
+        self.assertIn('passed: boot and delete again', outputs[0])
+        self.assertIn('vm2@host1 DISK=1,MEM=512,VCPU=1', outputs[0])
+        self.assertEqual(outputs[1], outputs[0])
+
 
 class TestInjectionsMustFire(testing.TestCase):
 
