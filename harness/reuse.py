@@ -282,7 +282,11 @@ class CloudPool(fixtures.Fixture):
     def cloud(self, scenario, test_id=None, cloud_kwargs=None):
         key = shape(scenario, cloud_kwargs)
         if self._cloud is not None and key == self._key:
-            self._checkpoint.restore(self._cloud)
+            try:
+                self._checkpoint.restore(self._cloud)
+            except BaseException:
+                self.discard()
+                raise
             self.reused += 1
         else:
             self.discard()
