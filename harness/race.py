@@ -134,11 +134,7 @@ class RacePoints(fixtures.Fixture):
         self._cloud = cloud
 
     def _setUp(self):
-        self.recording = []
-        self.injections = []
-        self.failures = []
-        self.record = True
-        self._injecting = False
+        self.reset()
         self._cloud.activity.add_listener(self._saved)
         self._hook_tracker_lock()
         real_execute = conductor_tasks.TaskBase.execute
