@@ -21,11 +21,13 @@ explorer knows nothing about any particular bug: what it finds, it finds
 from the points Nova passes and the checks that fail.
 """
 
-import concurrent.futures
 import dataclasses
 import itertools
-import multiprocessing
 import os
+import pickle
+import subprocess
+import sys
+import tempfile
 import time
 
 from harness import errors
@@ -212,10 +214,7 @@ class Explorer(object):
     def _map(self, jobs):
         if self.workers <= 1 or len(jobs) <= 1:
             return [replay(job) for job in jobs]
-        context = multiprocessing.get_context('spawn')
-        with concurrent.futures.ProcessPoolExecutor(
-                max_workers=self.workers, mp_context=context) as pool:
-            return list(pool.map(replay, jobs))
+        return run_in_workers(jobs, min(self.workers, len(jobs)))
 
     def _outcome(self, injections, result):
         return Outcome(tuple(injections), result['failed'], result['step'],
@@ -310,6 +309,55 @@ def replay(job, record=False):
     return result
 
 
+def run_in_workers(jobs, workers):
+    """``replay`` each job in ``workers`` processes; results in job order.
+
+    Each process gets every ``workers``-th job in a file and writes its
+    results to another; the explorer only waits for the processes to end.
+    Not ``multiprocessing``: its queues and its pool's manager are
+    threads, which Nova's eventlet patching makes green threads of, and
+    the manager's wait blocks the one real thread they share, so a job
+    sometimes never reached a worker and the exploration hung.
+    """
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [root] + [p for p in os.environ.get('PYTHONPATH', '').split(
+            os.pathsep) if p]))
+    with tempfile.TemporaryDirectory(prefix='harness-explore-') as tmp:
+        running = []
+        for number in range(workers):
+            jobs_path = os.path.join(tmp, 'jobs-%d' % number)
+            results_path = os.path.join(tmp, 'results-%d' % number)
+            with open(jobs_path, 'wb') as out:
+                pickle.dump(jobs[number::workers], out)
+            running.append((results_path, subprocess.Popen(
+                [sys.executable, '-m', 'harness.explorer', jobs_path,
+                 results_path], env=env, stdin=subprocess.DEVNULL)))
+        results = [None] * len(jobs)
+        try:
+            for number, (results_path, process) in enumerate(running):
+                if process.wait() != 0:
+                    raise errors.HarnessError(
+                        'an explorer worker process failed (exit %d); its '
+                        'output is above' % process.returncode)
+                with open(results_path, 'rb') as source:
+                    results[number::workers] = pickle.load(source)
+        finally:
+            for _, process in running:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
+    return results
+
+
+def _worker(jobs_path, results_path):
+    with open(jobs_path, 'rb') as source:
+        jobs = pickle.load(source)
+    results = [replay(job) for job in jobs]
+    with open(results_path, 'wb') as out:
+        pickle.dump(results, out)
+
+
 def recorded_points(scenario, timeline):
     """The distinct points the move steps passed, one per Nova state.
 
@@ -329,3 +377,7 @@ def recorded_points(scenario, timeline):
                 points.append((entry.index, passage.when, passage.point,
                                passage.host, passage.server))
     return points
+
+
+if __name__ == '__main__':  # a worker process of run_in_workers
+    _worker(*sys.argv[1:3])
