@@ -131,6 +131,19 @@ class Clock(fixtures.Fixture):
         return sorted((due, name, task)
                       for (name, task), due in self._due.items())
 
+    def state(self):
+        """Time, ticks and schedule now, for ``set_state`` to put back."""
+        return (self.now, self._utcnow._ticks, dict(self._due),
+                list(self.fired))
+
+    def set_state(self, state):
+        """Put back what ``state`` returned (same services running)."""
+        now, ticks, due, fired = state
+        self.now = now
+        self._utcnow._ticks = ticks
+        self._due = dict(due)
+        self.fired = list(fired)
+
     # -- running -----------------------------------------------------------
 
     def run(self, task, host, wait=True):

@@ -225,7 +225,6 @@ class RacePoints(fixtures.Fixture):
         time): the same scenario then lost pinned CPUs in some runs and
         not in others.
         """
-        self._deferred = []
         # Held for the cloud's life: oslo keeps named locks only while
         # someone holds them, and Nova must take this same one.
         self._rt_lock = lock = lockutils.internal_fair_lock(RT_LOCK)

@@ -88,10 +88,6 @@ def stand_up(stack, scenario, test_id=None, cloud_kwargs=None,
     return cloud
 
 
-def _copy_database(source, target):
-    source.backup(target)
-
-
 @contextlib.contextmanager
 def _raw(engine):
     # oslo.db gives an in-memory SQLite engine a StaticPool: its one
@@ -120,12 +116,10 @@ class Checkpoint(object):
         for _key, engine in self.engines:
             saved = sqlite3.connect(':memory:', check_same_thread=False)
             with _raw(engine) as live:
-                _copy_database(live, saved)
+                live.backup(saved)
             self.databases.append(saved)
         self.services = dict(cloud.computes)
-        clock = cloud.clock
-        self.clock = (clock.now, clock._utcnow._ticks, dict(clock._due),
-                      list(clock.fired))
+        self.clock = cloud.clock.state()
         self.counters = (cloud.activity.saves,
                          cloud.activity.placement_writes)
         self.records = [(stand_in, _records(stand_in))
@@ -151,16 +145,11 @@ class Checkpoint(object):
                 'its checkpoint')
         for (_key, engine), saved in zip(self.engines, self.databases):
             with _raw(engine) as live:
-                _copy_database(saved, live)
+                saved.backup(live)
         # Readers that skip re-reading while nothing was written must see
         # the copy as a write.
         nova_env.count_write()
-        clock = cloud.clock
-        now, ticks, due, fired = self.clock
-        clock.now = now
-        clock._utcnow._ticks = ticks
-        clock._due = dict(due)
-        clock.fired = list(fired)
+        cloud.clock.set_state(self.clock)
         cloud.activity.saves, cloud.activity.placement_writes = (
             self.counters)
         for stand_in, records in self.records:
