@@ -70,6 +70,10 @@ def build_parser():
     explore.add_argument('--out', default='explored',
                          help='where shrunk reproducers are written')
     explore.add_argument('--no-invariants', action='store_true')
+    explore.add_argument('--cloud-per-replay', action='store_true',
+                         help='stand up a cloud for every replay (by '
+                         'default each process keeps one, put back to its '
+                         'state before the first step between replays)')
     sub.add_parser('bugs', help='list the registered bugs')
     reproduce = sub.add_parser(
         'reproduce', help='show a bug: installed Nova vs reintroduced')
@@ -169,6 +173,7 @@ def cmd_explore(args, out):
         tasks=tasks, depth=args.depth, reintroduce=args.reintroduce,
         workers=args.workers, out_dir=args.out, limit=args.limit,
         invariants=not args.no_invariants,
+        kept_cloud=not args.cloud_per_replay,
         progress=lambda line: print(line, file=out, flush=True))
     reports = [explorer.explore(scenario) for scenario in loaded]
     for report in reports:

@@ -16,9 +16,11 @@ need one or two preemptions, so try every race point with one injection
    ``harness run`` runs as it stands. Replays are deterministic (the
    cloud's clock and injections are), so a shrunk file fails every time.
 
-Replays are independent and run in worker processes, on all cores. The
-explorer knows nothing about any particular bug: what it finds, it finds
-from the points Nova passes and the checks that fail.
+Replays are independent and run in worker processes, on all cores; each
+process keeps one cloud for all its replays (``reuse.CloudPool``: put back
+to its state before any step between them), since they differ only in
+their steps. The explorer knows nothing about any particular bug: what it
+finds, it finds from the points Nova passes and the checks that fail.
 """
 
 import dataclasses
@@ -124,10 +126,13 @@ class Explorer(object):
     :param out_dir: where shrunk scenarios are written.
     :param limit: at most this many replays (None: all).
     :param invariants: check invariants after every step (default on).
+    :param kept_cloud: replay on a cloud kept between replays, one per
+        process (default); False stands a new cloud up for every replay.
     """
 
     def __init__(self, tasks=(), depth=1, reintroduce=None, workers=None,
-                 out_dir=None, limit=None, invariants=True, progress=None):
+                 out_dir=None, limit=None, invariants=True, progress=None,
+                 kept_cloud=True):
         tasks = ['update_available_resource'] + [
             t for t in tasks if t != 'update_available_resource']
         for task in tasks:
@@ -144,14 +149,26 @@ class Explorer(object):
         self.out_dir = out_dir or os.path.join(os.getcwd(), 'explored')
         self.limit = limit
         self.invariants = invariants
+        self.kept_cloud = kept_cloud
+        self._pool = None   # explore's, while it runs
         self.say = progress or (lambda line: None)
 
     # -- exploring ---------------------------------------------------------
 
     def explore(self, scenario):
+        from harness import reuse
+        with reuse.CloudPool() as pool:
+            self._pool = pool if self.kept_cloud else None
+            try:
+                return self._explore(scenario)
+            finally:
+                self._pool = None
+
+    def _explore(self, scenario):
         started = time.monotonic()
         report = Report(scenario.name)
-        baseline = replay(self._job(scenario, ()), record=True)
+        baseline = replay(self._job(scenario, ()), record=True,
+                          pool=self._pool)
         report.tried += 1
         if baseline['failed']:
             outcome = self._outcome((), baseline)
@@ -213,8 +230,12 @@ class Explorer(object):
 
     def _map(self, jobs):
         if self.workers <= 1 or len(jobs) <= 1:
-            return [replay(job) for job in jobs]
-        return run_in_workers(jobs, min(self.workers, len(jobs)))
+            return [replay(job, pool=self._pool) for job in jobs]
+        if self._pool is not None:
+            # One cloud alive here while the workers stand up theirs.
+            self._pool.discard()
+        return run_in_workers(jobs, min(self.workers, len(jobs)),
+                              kept_cloud=self.kept_cloud)
 
     def _outcome(self, injections, result):
         return Outcome(tuple(injections), result['failed'], result['step'],
@@ -263,7 +284,7 @@ class Explorer(object):
             return False
         result = replay({'document': document, 'where': scenario.path,
                          'reintroduce': self.reintroduce,
-                         'invariants': self.invariants})
+                         'invariants': self.invariants}, pool=self._pool)
         kind = _kind(outcome.problems[0])
         return result['failed'] and any(
             _kind(problem) == kind for problem in result['problems'])
@@ -274,10 +295,11 @@ def _kind(problem):
     return problem.split(':', 1)[0]
 
 
-def replay(job, record=False):
+def replay(job, record=False, pool=None):
     """Run one scenario document; return a plain (picklable) result.
 
-    Runs in a worker process as well as in the explorer's own.
+    Runs in a worker process as well as in the explorer's own; on
+    ``pool``'s cloud if given (a ``reuse.CloudPool``).
     """
     from harness import bugs
     from harness import runner
@@ -291,7 +313,7 @@ def replay(job, record=False):
         from harness import invariants
         checks.append(invariants.Checker())
     timeline = runner.run(scenario, keep_going=True, fixtures=fixtures,
-                          checks=checks)
+                          checks=checks, pool=pool)
     result = {'failed': False, 'step': None, 'label': '', 'problems': [],
               'points': [], 'inapplicable': False}
     for entry in timeline.failed:
@@ -309,7 +331,7 @@ def replay(job, record=False):
     return result
 
 
-def run_in_workers(jobs, workers):
+def run_in_workers(jobs, workers, kept_cloud=True):
     """``replay`` each job in ``workers`` processes; results in job order.
 
     Each process gets every ``workers``-th job in a file and writes its
@@ -325,6 +347,7 @@ def run_in_workers(jobs, workers):
             os.pathsep) if p]))
     with tempfile.TemporaryDirectory(prefix='harness-explore-') as tmp:
         running = []
+        options = [] if kept_cloud else ['--cloud-per-replay']
         for number in range(workers):
             jobs_path = os.path.join(tmp, 'jobs-%d' % number)
             results_path = os.path.join(tmp, 'results-%d' % number)
@@ -332,7 +355,7 @@ def run_in_workers(jobs, workers):
                 pickle.dump(jobs[number::workers], out)
             running.append((results_path, subprocess.Popen(
                 [sys.executable, '-m', 'harness.explorer', jobs_path,
-                 results_path], env=env, stdin=subprocess.DEVNULL)))
+                 results_path] + options, env=env, stdin=subprocess.DEVNULL)))
         results = [None] * len(jobs)
         try:
             for number, (results_path, process) in enumerate(running):
@@ -350,10 +373,13 @@ def run_in_workers(jobs, workers):
     return results
 
 
-def _worker(jobs_path, results_path):
+def _worker(jobs_path, results_path, *options):
+    from harness import reuse
     with open(jobs_path, 'rb') as source:
         jobs = pickle.load(source)
-    results = [replay(job) for job in jobs]
+    with reuse.CloudPool() as pool:
+        kept = None if '--cloud-per-replay' in options else pool
+        results = [replay(job, pool=kept) for job in jobs]
     with open(results_path, 'wb') as out:
         pickle.dump(results, out)
 
@@ -380,4 +406,4 @@ def recorded_points(scenario, timeline):
 
 
 if __name__ == '__main__':  # a worker process of run_in_workers
-    _worker(*sys.argv[1:3])
+    _worker(*sys.argv[1:])

@@ -3,8 +3,8 @@
 Each one restores the behaviour Nova had before a bug's fix, with the
 narrowest patch that does it, and names the fixing commit. A regression
 test earns its place when it passes on Nova as installed and fails under
-its bug's fixture. They are for that proof and for ``harness reproduce``;
-nothing else uses them.
+its bug's fixture. They are for that proof, for ``harness reproduce``
+and for ``--reintroduce`` (``harness run``, ``harness explore``).
 """
 
 import threading
@@ -15,7 +15,19 @@ from nova.compute import task_states
 from nova import objects
 
 
-class OldFlavorSetOnlyAtDestination(fixtures.Fixture):
+class Reintroduction(fixtures.Fixture):
+    """A bug put back: patches of Nova's code and nothing else.
+
+    What a patch remembers lives for one call (a thread-local flag set and
+    cleared around it), so nothing carries from one run to the next: a
+    ``reuse.CloudPool`` may keep the fixture in place with its cloud for
+    every later run with the same bug put back.
+    """
+
+    stateless = True
+
+
+class OldFlavorSetOnlyAtDestination(Reintroduction):
     """LP#1944759 as it was: old_flavor set only by finish_resize.
 
     Fixed by b841e553214be9a732703e2dfed6c97698ef9b71 ("Store old_flavor
@@ -47,7 +59,7 @@ class OldFlavorSetOnlyAtDestination(fixtures.Fixture):
             'nova.objects.instance.Instance.save', save))
 
 
-class ComputesHealInstanceAllocations(fixtures.Fixture):
+class ComputesHealInstanceAllocations(Reintroduction):
     """LP#1707071 as it was: each compute's periodic "heals" allocations.
 
     Fixed by 5390210a4fa46e2af6b6aec9b41c03147b52760c ("Remove provider
@@ -112,7 +124,7 @@ class ComputesHealInstanceAllocations(fixtures.Fixture):
             '_remove_deleted_instances_allocations', heal))
 
 
-class LocalDeleteKeepsAllocations(fixtures.Fixture):
+class LocalDeleteKeepsAllocations(Reintroduction):
     """LP#1679750 as it was: a local delete left the allocations behind.
 
     Fixed by the change "Delete allocations from API if nova-compute is
@@ -159,7 +171,7 @@ class LocalDeleteKeepsAllocations(fixtures.Fixture):
             delete_allocation_for_instance))
 
 
-class DropMoveClaimOnlyForTrackedMigrations(fixtures.Fixture):
+class DropMoveClaimOnlyForTrackedMigrations(Reintroduction):
     """LP#1818914 as it was: confirm freed the source only via a periodic.
 
     Fixed by the change for LP#1818914 in ``ResourceTracker.
@@ -200,7 +212,7 @@ class DropMoveClaimOnlyForTrackedMigrations(fixtures.Fixture):
             _drop_move_claim))
 
 
-class PeriodicIgnoresIncomingMigrationContext(fixtures.Fixture):
+class PeriodicIgnoresIncomingMigrationContext(Reintroduction):
     """LP#1953359 as it was: the destination's periodic used the old NUMA.
 
     Fixed by the change for LP#1953359 in ``ResourceTracker.
@@ -248,7 +260,7 @@ class PeriodicIgnoresIncomingMigrationContext(fixtures.Fixture):
             apply_migration_context))
 
 
-class ConfirmMarksMigrationBeforeTrackerLock(fixtures.Fixture):
+class ConfirmMarksMigrationBeforeTrackerLock(Reintroduction):
     """LP#1879878 as it was: confirm saved 'confirmed' outside the lock.
 
     Fixed by "Move confirm resize under semaphore" (sha-unverified: the
@@ -295,7 +307,7 @@ class ConfirmMarksMigrationBeforeTrackerLock(fixtures.Fixture):
             'drop_move_claim_at_source', drop_move_claim_at_source))
 
 
-class ConfirmFailureKeepsSourceAllocations(fixtures.Fixture):
+class ConfirmFailureKeepsSourceAllocations(Reintroduction):
     """LP#1821594 as it was: a failed confirm leaked the source side.
 
     Fixed by "Delete allocations even if _confirm_resize raises"
@@ -362,7 +374,7 @@ class _SkipAfterFailure(fixtures.Fixture):
                 self.cls.__module__, self.cls.__name__, name), func))
 
 
-class FinishResizeFailureRevertsAllocations(fixtures.Fixture):
+class FinishResizeFailureRevertsAllocations(Reintroduction):
     """LP#1825537 as it was: a failed finish_resize "reverted" allocations.
 
     Fixed by ea297d6ffba81c5dc982afe6519de09ff3744cad (master, Train, and

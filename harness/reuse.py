@@ -2,7 +2,8 @@
 
 Standing a cloud up (Nova's API app, the services, the computes, the
 flavors) is about a third of a short scenario's time. Scenarios with the
-same shape (hosts, drivers, profiles, flavors, config) can share one:
+same shape (hosts, drivers, profiles, flavors, config, and the bug put
+back if any) can share one:
 ``CloudPool.cloud(scenario)`` gives a cloud that is
 
 - the first time, stood up as ``runner.run`` stands one up; a
@@ -52,9 +53,14 @@ _FIXTURE_WIRING = frozenset(['test', '_cleanups', '_details',
                              '_detail_sources'])
 
 
-def shape(scenario, cloud_kwargs=None):
-    """What two scenarios must share to run on one cloud, as a key."""
+def shape(scenario, cloud_kwargs=None, fixtures=()):
+    """What two scenarios must share to run on one cloud, as a key.
+
+    ``fixtures`` are compared by class: the pool keeps only fixtures that
+    hold no state between runs (see ``keepable``).
+    """
     return repr((
+        [type(f).__module__ + '.' + type(f).__qualname__ for f in fixtures],
         sorted((group, sorted(options.items()))
                for group, options in scenario.config.items()),
         sorted((h.name, h.driver, h.profile)
@@ -63,6 +69,16 @@ def shape(scenario, cloud_kwargs=None):
                 sorted(f.extra_specs.items()))
                for f in scenario.flavors.values()),
         sorted((cloud_kwargs or {}).items())))
+
+
+def keepable(fixtures):
+    """Whether a pool may keep ``fixtures`` in place with its cloud.
+
+    Only fixtures that say they carry nothing from one run to the next
+    (``stateless``, as a bug's reintroduction does): the pool sets up the
+    first run's and keeps it for every later run of the same shape.
+    """
+    return all(getattr(f, 'stateless', False) for f in fixtures)
 
 
 def stand_up(stack, scenario, test_id=None, cloud_kwargs=None,
@@ -268,8 +284,19 @@ class CloudPool(fixtures.Fixture):
             stack.close()
 
     @contextlib.contextmanager
-    def cloud(self, scenario, test_id=None, cloud_kwargs=None):
-        key = shape(scenario, cloud_kwargs)
+    def cloud(self, scenario, test_id=None, cloud_kwargs=None, fixtures=()):
+        """The settled cloud for ``scenario``, with ``fixtures`` in place.
+
+        ``fixtures`` must be ``keepable``: on a kept cloud the ones set up
+        with it stay in place, and these are not used.
+        """
+        if not keepable(fixtures):
+            raise errors.HarnessError(
+                'a kept cloud cannot keep fixtures that hold state '
+                'between runs: %s' % ', '.join(
+                    type(f).__name__ for f in fixtures
+                    if not getattr(f, 'stateless', False)))
+        key = shape(scenario, cloud_kwargs, fixtures)
         if self._cloud is not None and key == self._key:
             try:
                 self._checkpoint.restore(self._cloud)
@@ -281,7 +308,8 @@ class CloudPool(fixtures.Fixture):
             self.discard()
             stack = contextlib.ExitStack()
             try:
-                cloud = stand_up(stack, scenario, test_id, cloud_kwargs)
+                cloud = stand_up(stack, scenario, test_id, cloud_kwargs,
+                                 fixtures)
                 self._checkpoint = Checkpoint(cloud)
             except BaseException:
                 stack.close()

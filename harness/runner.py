@@ -31,15 +31,17 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
         reports of a whole run).
     :param pool: a ``reuse.CloudPool``: run on its cloud if it has one of
         this scenario's shape (put back to its state before any step),
-        and leave the cloud to it. Not with ``fixtures``: those must be in
-        place before the computes start, so such a run gets its own cloud.
+        and leave the cloud to it. ``fixtures`` must be in place before
+        the computes start: the pool keeps those that hold no state
+        between runs (a bug's reintroduction) with its cloud; any other
+        fixture gets the run a cloud of its own.
     """
     timeline = timeline_mod.Timeline()
     say = progress or (lambda line: None)
     with contextlib.ExitStack() as stack:
-        if pool is not None and not fixtures:
+        if pool is not None and reuse.keepable(fixtures):
             cloud = stack.enter_context(
-                pool.cloud(scenario, test_id, cloud_kwargs))
+                pool.cloud(scenario, test_id, cloud_kwargs, fixtures))
         else:
             if pool is not None:
                 # One cloud alive at a time: they share Nova's config.
