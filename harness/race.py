@@ -35,6 +35,7 @@ goes on: the same moment in every run.
 and server; the race explorer replays scenarios from it.
 """
 
+import contextlib
 import dataclasses
 import typing
 
@@ -80,6 +81,10 @@ class Passage(object):
     # How many points had been recorded when they ran (so the next point
     # the operation passed is recording[deferred_at]).
     deferred_at: typing.Optional[int] = dataclasses.field(
+        default=None, repr=False, compare=False)
+    # The roles (source, dest) that named a host here, when noted (see
+    # noting_roles); None when not.
+    roles: typing.Optional[tuple] = dataclasses.field(
         default=None, repr=False, compare=False)
 
     def __str__(self):
@@ -311,10 +316,14 @@ class RacePoints(fixtures.Fixture):
                           version=self._cloud.activity.version)
         if self.record:
             self.recording.append(passage)
+            if _NOTING_ROLES:
+                passage.migration = migration or _latest_migration(instance)
+                passage.roles = self._roles(passage)
         due = [inj for inj in self.injections if inj.matches(passage)]
         if not due:
             return
-        passage.migration = migration or _latest_migration(instance)
+        if passage.migration is None:
+            passage.migration = migration or _latest_migration(instance)
         self._injecting = True
         try:
             for injection in due:
@@ -329,6 +338,16 @@ class RacePoints(fixtures.Fixture):
                     self.failures.append((injection, passage, exc))
         finally:
             self._injecting = False
+
+    def _roles(self, passage):
+        named = []
+        for role in ('source', 'dest'):
+            try:
+                self.resolve_host(role, passage)
+            except errors.HarnessError:
+                continue
+            named.append(role)
+        return tuple(named)
 
     def check(self):
         """Raise if an injected action failed since the last check."""
@@ -404,6 +423,27 @@ def _subjects(args, kwargs):
         if migration is None and isinstance(arg, objects.Migration):
             migration = arg
     return instance, migration
+
+
+# Whether every point passed notes the roles that name a host there.
+_NOTING_ROLES = False
+
+
+@contextlib.contextmanager
+def noting_roles():
+    """While in effect, each recorded passage notes its ``roles``.
+
+    Which of ``source`` and ``dest`` an injection there could run on, as
+    an injection resolves them (from the migration in flight then); the
+    race explorer leaves out the interleavings that could not run. Off by
+    default: it reads the migration at every point.
+    """
+    global _NOTING_ROLES
+    _NOTING_ROLES = True
+    try:
+        yield
+    finally:
+        _NOTING_ROLES = False
 
 
 def _latest_migration(instance):

@@ -13,6 +13,7 @@ import sys
 import fixtures
 
 from harness import explorer
+from harness import race
 # Nova patches the process for eventlet when it is first imported: load it
 # with this module, not inside the test (harness.leaks fails that).
 from harness import runner  # noqa: F401
@@ -21,6 +22,8 @@ from harness import testing
 
 SCENARIO = os.path.join(os.path.dirname(__file__), 'explore',
                         'pinned_resize_confirm.yaml')
+FAKE_MOVES = os.path.join(os.path.dirname(__file__), 'explore',
+                          'moves_fake.yaml')
 
 
 class TestExplore(testing.TestCase):
@@ -55,3 +58,37 @@ class TestExplore(testing.TestCase):
                 os.path.abspath(__file__)))))
         self.assertEqual(1, replay.returncode, replay.stdout + replay.stderr)
         self.assertIn('pinned CPUs on src', replay.stdout)
+
+
+class TestNotedRoles(testing.TestCase):
+    """The roles noted at each point are those an injection there gets.
+
+    The explorer leaves out the injections on a role no migration names
+    at their point: noting must not change what the run passes, and what
+    it rules out must be what a replay could not run.
+    """
+
+    def test_noting_changes_nothing_and_rules_out_what_cannot_run(self):
+        scenario = scenario_mod.load(FAKE_MOVES)[0]
+        self.assertEqual('resize then revert', scenario.name)
+        explore = explorer.Explorer(invariants=False, workers=1)
+        plain = explorer.replay(explore._job(scenario, ()), record=True)
+        with race.noting_roles():
+            noted = explorer.replay(explore._job(scenario, ()), record=True)
+        self.assertEqual([point[:5] for point in plain['points']],
+                         [point[:5] for point in noted['points']])
+        self.assertEqual({None}, {point[5] for point in plain['points']})
+        points = [explorer.Point(*point) for point in noted['points']]
+        # Before the conductor makes the migration, no role names a host;
+        # once the destination's prep_resize ran, both do.
+        ruled_out = [p for p in points if p.roles == ()]
+        named = [p for p in points if p.roles == ('source', 'dest')]
+        self.assertNotEqual([], ruled_out)
+        self.assertNotEqual([], named)
+        for point, inapplicable in ((ruled_out[0], True),
+                                    (named[0], False)):
+            injection = explorer.Injection(
+                point, 'update_available_resource', ('source',))
+            result = explorer.replay(explore._job(scenario, (injection,)))
+            self.assertEqual(inapplicable, result['inapplicable'],
+                             str(point))
