@@ -436,7 +436,8 @@ def noting_roles():
     Which of ``source`` and ``dest`` an injection there could run on, as
     an injection resolves them (from the migration in flight then); the
     race explorer leaves out the interleavings that could not run. Off by
-    default: it reads the migration at every point.
+    default: it reads the migration at every point (the points passed stay
+    the same: ``tests/functional/test_explorer.py``).
     """
     global _NOTING_ROLES
     _NOTING_ROLES = True
