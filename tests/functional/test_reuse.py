@@ -241,23 +241,30 @@ class TestCloudPool(testing.TestCase):
                          determinism.points_text([again]))
         return first, again
 
+    def assertSameStatesAndPoints(self, fresh, kept):
+        """A run on a new cloud and one on a kept cloud agree.
+
+        The same steps, states and race points; not Nova's write counts
+        at each point (settling a kept cloud writes the compute nodes once
+        more).
+        """
+        self.assertEqual(determinism.timeline_text([fresh]),
+                         determinism.timeline_text([kept]))
+        self.assertEqual([[str(p) for p in entry.passages]
+                          for entry in fresh],
+                         [[str(p) for p in entry.passages]
+                          for entry in kept])
+
     def test_fake_hosts_reused_run_as_the_first(self):
         self.assertReusedRunsAsFirst(FAKE_PAIR)
 
     def test_libvirt_hosts_reused_run_as_the_first_and_a_new_cloud(self):
         scenario, again = self.assertReusedRunsAsFirst(PINNED_PAIR)
-        # The run on a cloud of its own: the same steps, states and race
-        # points (Nova's write counts differ: settling a kept cloud writes
-        # the compute nodes once more). One cloud alive at a time.
+        # The run on a cloud of its own; one cloud alive at a time.
         self.pool.discard()
         fresh = runner.run(scenario, test_id=self.id() + '.fresh',
                            checks=[invariants.Checker()])
-        self.assertEqual(determinism.timeline_text([fresh]),
-                         determinism.timeline_text([again]))
-        self.assertEqual([[str(p) for p in entry.passages]
-                          for entry in fresh],
-                         [[str(p) for p in entry.passages]
-                          for entry in again])
+        self.assertSameStatesAndPoints(fresh, again)
 
     def test_a_kept_cloud_starts_empty(self):
         # The first run ends with its guest still running and a periodic
@@ -339,14 +346,7 @@ steps:
         run_with_bug(self.pool)
         again = run_with_bug(self.pool)
         self.assertEqual((1, 1), (self.pool.made, self.pool.reused))
-        # The same states and race points (not Nova's write counts: see
-        # the libvirt test above).
-        self.assertEqual(determinism.timeline_text([fresh]),
-                         determinism.timeline_text([again]))
-        self.assertEqual([[str(p) for p in entry.passages]
-                          for entry in fresh],
-                         [[str(p) for p in entry.passages]
-                          for entry in again])
+        self.assertSameStatesAndPoints(fresh, again)
         without = self.run_pooled(scenario)
         self.assertEqual([], without.failed)
         self.assertEqual((2, 1), (self.pool.made, self.pool.reused))
