@@ -11,7 +11,7 @@ need one or two preemptions, so try every race point with one injection
    the destination, and on both in each order. At depth 1, a role no
    migration names at the point in the recorded run (none in flight yet)
    is not replayed: the injection could not run there (``race.
-   noting_roles``); it counts as not applicable, as it would replayed.
+   noting_roles``); it counts as not applicable, as it would if replayed.
 3. After every step of every replay, check the scenario's expectations and
    the invariant checks.
 4. Shrink each failure, as Hypothesis does, to the fewest steps and
