@@ -316,14 +316,15 @@ class RacePoints(fixtures.Fixture):
                           version=self._cloud.activity.version)
         if self.record:
             self.recording.append(passage)
-            if _NOTING_ROLES:
-                passage.migration = migration or _latest_migration(instance)
-                passage.roles = self._roles(passage)
+        noting = self.record and _NOTING_ROLES
         due = [inj for inj in self.injections if inj.matches(passage)]
+        if due or noting:
+            # Read once, for the roles noted and the injections alike.
+            passage.migration = migration or _latest_migration(instance)
+        if noting:
+            passage.roles = self._roles(passage)
         if not due:
             return
-        if passage.migration is None:
-            passage.migration = migration or _latest_migration(instance)
         self._injecting = True
         try:
             for injection in due:
