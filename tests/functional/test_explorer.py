@@ -31,8 +31,11 @@ class TestExplore(testing.TestCase):
     def test_finds_and_shrinks_a_reintroduced_race(self):
         out = self.useFixture(fixtures.TempDir()).path
         bug = '1944759'
+        # Replays in this process: stestr already runs a worker per core,
+        # and replay processes of our own would share those cores with
+        # the other workers' tests. TestWorkerProcesses covers them.
         found = explorer.Explorer(reintroduce=bug, out_dir=out,
-                                  invariants=False).explore(
+                                  invariants=False, workers=1).explore(
             scenario_mod.load(SCENARIO)[0])
         self.assertGreater(found.tried, 10)
         lost_pins = [o for o in found.failed
@@ -58,6 +61,35 @@ class TestExplore(testing.TestCase):
                 os.path.abspath(__file__)))))
         self.assertEqual(1, replay.returncode, replay.stdout + replay.stderr)
         self.assertIn('pinned CPUs on src', replay.stdout)
+
+
+class TestWorkerProcesses(testing.TestCase):
+    """Replays in worker processes come back in job order.
+
+    With LP#1944759 put back, the pinned resize and confirm fails when the
+    source's update_available_resource runs before the destination's
+    finish_resize (the outbound migration's pinned CPUs are dropped from
+    the source's tracker) and passes without the injection. Three jobs on
+    two processes: the first process gets jobs 1 and 3, the second job 2.
+    """
+
+    def test_results_in_job_order(self):
+        scenario = scenario_mod.load(SCENARIO)[0]
+        self.assertEqual('resize', scenario.steps[1].kind)
+        explore = explorer.Explorer(reintroduce='1944759', invariants=False)
+        plain = explore._job(scenario, ())
+        injected = explore._job(scenario, ())
+        injected['document']['steps'].insert(1, {'inject': {
+            'before': 'finish_resize', 'run': 'update_available_resource',
+            'on': 'src'}})
+        results = explorer.run_in_workers([injected, plain, injected], 2)
+        self.assertEqual([True, False, True],
+                         [result['failed'] for result in results])
+        self.assertEqual([], results[1]['problems'])
+        for result in (results[0], results[2]):
+            self.assertEqual(3, result['step'], result)
+            self.assertTrue(any('pinned CPUs on src' in problem
+                                for problem in result['problems']), result)
 
 
 class TestNotedRoles(testing.TestCase):
