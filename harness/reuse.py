@@ -6,22 +6,24 @@ same shape (hosts, drivers, profiles, flavors, config, and the bug put
 back if any) can share one:
 ``CloudPool.cloud(scenario)`` gives a cloud that is
 
-- the first time, stood up as ``runner.run`` stands one up; a
-  ``Checkpoint`` of it is taken at once, before any step;
+- the first time, stood up as ``runner.run`` stands one up and
+  *settled*: each compute gets an empty hypervisor and a new resource
+  tracker that reads the databases afresh (Nova's own start-up pass,
+  ``update_available_resource(startup=True)``), and every cache of host
+  states, minimum versions and availability zones is dropped. A
+  ``Checkpoint`` of the settled cloud is taken at once, before any step;
 - the next times, that cloud put back to its checkpoint: every database
   (Nova's API and cell databases, Placement's) copied back with SQLite's
   backup API, the clock, the counters, the race recording, the queued
-  casts, the stand-in services' (Neutron, Glance, Cinder) records and the
-  report clients' caches of Placement's providers (which match Placement's
-  database at the checkpoint);
+  casts, the stand-in services' (Neutron, Glance, Cinder) records, the
+  report clients' caches of Placement's providers and each compute's
+  resource tracker (which match those databases at the checkpoint); then
+  settled again, with a copy of the checkpoint's tracker in place of a
+  new start-up pass over the same records.
 
-and then, both times, *settled*: each compute gets an empty hypervisor and
-a new resource tracker that reads the databases afresh (Nova's own
-start-up pass, ``update_available_resource(startup=True)``), and every
-cache of host states, minimum versions and availability zones is
-dropped. Because the first run is settled the same way, a first
-and a later run of a scenario start from the same state by construction;
-``tests/functional/test_reuse.py`` checks they give the same timeline.
+A first and a later run of a scenario thus start from the same state by
+construction; ``tests/functional/test_reuse.py`` checks they give the
+same timeline.
 
 A cloud is not kept when a run raised, stopped or restarted a compute
 (a new service object, or casts still queued), made a database nobody
@@ -151,6 +153,18 @@ class Checkpoint(object):
             (client, copy.deepcopy(client._provider_tree),
              sorted(client._association_refresh_time))
             for client in _report_clients(cloud)]
+        # Taken settled, each tracker holds what a start-up pass over
+        # these databases gives; a copy of it saves settling that pass.
+        self.trackers = {host: _tracker_state(service.manager.rt)
+                         for host, service in cloud.computes.items()}
+
+    def tracker(self, host):
+        """A copy of ``host``'s resource tracker as the checkpoint has it."""
+        shared, state = self.trackers[host]
+        tracker = resource_tracker.ResourceTracker.__new__(
+            resource_tracker.ResourceTracker)
+        vars(tracker).update(copy.deepcopy(state, dict(shared)))
+        return tracker
 
     def close(self):
         for saved in self.databases:
@@ -192,6 +206,20 @@ class Checkpoint(object):
         cloud.race.reset()
 
 
+def _tracker_state(tracker):
+    """What a resource tracker owns, and what it shares with its compute.
+
+    The driver, report client, monitors, service record and the PCI
+    tracker's request context are the compute's: a copy refers to them.
+    """
+    shared = [tracker.driver, tracker.reportclient, tracker.monitors,
+              tracker.service_ref]
+    if tracker.pci_tracker is not None:
+        shared.append(tracker.pci_tracker._context)
+    memo = {id(thing): thing for thing in shared}
+    return memo, copy.deepcopy(vars(tracker), dict(memo))
+
+
 def _report_clients(cloud):
     """The report clients whose provider caches a run fills."""
     clients = [] if report.PLACEMENTCLIENT is None else [
@@ -207,13 +235,15 @@ def _records(stand_in):
                           if name not in _FIXTURE_WIRING})
 
 
-def settle(cloud):
+def settle(cloud, checkpoint=None):
     """Every compute on an empty hypervisor, every cache dropped or put back.
 
     A compute keeps its service and manager (what its RPC server, the
     clock and the race points are wired to) and gets what a restart would
     give it: a hypervisor with no guests, a new resource tracker, and
-    Nova's start-up pass over its records. Its report client keeps the
+    Nova's start-up pass over its records; or, given the ``checkpoint``
+    the databases were just put back to, a copy of the tracker that pass
+    gave when the checkpoint was taken. Its report client keeps the
     provider cache the checkpoint put back (a restart would fetch the same
     records from Placement).
     """
@@ -226,7 +256,7 @@ def settle(cloud):
             ctxt, service.host, binary)
     cloud.scheduler.manager.host_manager = host_manager.HostManager()
     for host, service in sorted(cloud.computes.items()):
-        _settle_compute(cloud, host, service)
+        _settle_compute(cloud, host, service, checkpoint)
     cloud.activity.wait_idle(cloud.timeout,
                              lambda: 'after settling the computes')
     cloud.race.check()
@@ -234,7 +264,7 @@ def settle(cloud):
     cloud.reader = snapshot_reader.SnapshotReader(cloud)
 
 
-def _settle_compute(cloud, host, service):
+def _settle_compute(cloud, host, service, checkpoint):
     manager = service.manager
     libvirt_hosts = cloud._libvirt_hosts
     if libvirt_hosts is not None and libvirt_hosts.has(host):
@@ -249,8 +279,11 @@ def _settle_compute(cloud, host, service):
                  '_pending_dest_resizes'):
         if hasattr(manager, name):
             setattr(manager, name, {})
-    manager.rt = resource_tracker.ResourceTracker(
-        manager.host, manager.driver, reportclient=manager.reportclient)
+    if checkpoint is None:
+        manager.rt = resource_tracker.ResourceTracker(
+            manager.host, manager.driver, reportclient=manager.reportclient)
+    else:
+        manager.rt = checkpoint.tracker(host)
     ctxt = context.get_admin_context()
     cell = cloud.env.cells.cell_mappings[nova_env.CELL1_NAME]
     with activity_mod.acting_as(host):
@@ -261,7 +294,8 @@ def _settle_compute(cloud, host, service):
             # ComputeManager.pre_start_hook, with the cell's context.
             manager.service_ref = service_ref
             manager.rt.set_service_ref(service_ref)
-            manager.update_available_resource(cctxt, startup=True)
+            if checkpoint is None:
+                manager.update_available_resource(cctxt, startup=True)
 
 
 # What a fake driver's start (init_host) set, or its manager registered.
@@ -325,6 +359,7 @@ class CloudPool(fixtures.Fixture):
         if self._cloud is not None and key == self._key:
             try:
                 self._checkpoint.restore(self._cloud)
+                settle(self._cloud, self._checkpoint)
             except BaseException:
                 self.discard()
                 raise
@@ -335,6 +370,7 @@ class CloudPool(fixtures.Fixture):
             try:
                 cloud = stand_up(stack, scenario, test_id, cloud_kwargs,
                                  fixtures)
+                settle(cloud)
                 self._checkpoint = Checkpoint(cloud)
             except BaseException:
                 stack.close()
@@ -342,7 +378,6 @@ class CloudPool(fixtures.Fixture):
             self._stack, self._cloud, self._key = stack, cloud, key
             self.made += 1
         try:
-            settle(self._cloud)
             yield self._cloud
         except BaseException:
             self.discard()

@@ -19,6 +19,7 @@ import copy
 import os
 
 import fixtures
+from nova import objects
 
 from harness import bugs
 from harness import cloud as cloud_mod
@@ -280,9 +281,12 @@ steps:
     expect: {allocations: {vm1: {src: pin2}}, pinned_cpus: {src: 2}}
   - advance_clock: 60
 """), 'inline')
+        # Twice: the second run is the first on a copy of the checkpoint's
+        # resource tracker, and must leave that tracker as it found it.
+        self.run_pooled(scenario)
         self.run_pooled(scenario)
         with self.pool.cloud(scenario, self.id()) as cloud:
-            self.assertEqual(1, self.pool.reused)
+            self.assertEqual(2, self.pool.reused)
             snap = cloud.snapshot()
             self.assertEqual({}, snap.allocations)
             self.assertEqual({}, snap.servers)
@@ -292,6 +296,16 @@ steps:
                 [], cloud.libvirt_hosts().connection('src').listAllDomains())
             self.assertEqual(0.0, cloud.clock.now)
             self.assertEqual([], cloud.race.recording)
+            # The compute's tracker is a copy of the checkpoint's, which
+            # the runs' boots and periodics must not have reached.
+            tracker = cloud.computes['src'].manager.rt
+            self.assertEqual(set(), tracker.tracked_instances)
+            self.assertEqual({}, tracker.tracked_migrations)
+            [node] = tracker.compute_nodes.values()
+            topology = objects.NUMATopology.obj_from_db_obj(
+                node.numa_topology)
+            self.assertEqual([set()] * len(topology.cells),
+                             [cell.pinned_cpus for cell in topology.cells])
 
     def test_a_cloud_whose_compute_was_stopped_is_not_kept(self):
         scenario = scenario_named(
