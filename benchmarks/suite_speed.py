@@ -9,6 +9,10 @@ time with the fewest workers over the wall time with the most.
     python benchmarks/suite_speed.py                    # 1 and 2 workers
     python benchmarks/suite_speed.py --workers 2 --filter test_numa
     python benchmarks/suite_speed.py --random    # in random order too
+    python benchmarks/suite_speed.py --rounds 2  # 1, 2, 1, 2 workers
+
+A small VM's speed drifts over minutes; with ``--rounds N`` the worker
+counts take turns N times and the speed-up is that of the median walls.
 
 It asserts nothing: it prints figures. stestr balances workers by the
 test times it recorded before, so run the suite once first in a fresh
@@ -18,6 +22,7 @@ clone (a run with no history splits the tests blind).
 import argparse
 import io
 import os
+import statistics
 import subprocess
 import sys
 import threading
@@ -146,27 +151,40 @@ def main(argv=None):
                         help='stestr test filter (default: %(default)s)')
     parser.add_argument('--random', action='store_true',
                         help='run each worker\'s tests in random order')
+    parser.add_argument('--rounds', type=int, default=1,
+                        help='run the worker counts in turn this many '
+                        'times; figures are medians (default: 1)')
     args = parser.parse_args(argv)
     if any(n < 1 for n in args.workers):
         parser.error('--workers: each count must be 1 or more')
+    if args.rounds < 1:
+        parser.error('--rounds must be 1 or more')
     results = []
-    for workers in args.workers:
-        result = run_suite(workers, args.filter, args.random)
-        results.append(result)
-        print('workers %d: %d tests, %d failed, wall %.1f s, mean %.2f s '
-              'per test, peak memory per worker: %s' % (
-                  workers, result['tests'], len(result['failed']),
-                  result['wall'], result['mean'],
-                  ', '.join('%.0f MB' % mb for mb in result['peaks_mb'])
-                  or 'not seen'), flush=True)
-        for test_id in result['failed']:
-            print('  failed: %s' % test_id)
-    if len(results) > 1:
-        fewest = min(results, key=lambda r: r['workers'])
-        most = max(results, key=lambda r: r['workers'])
-        print('speedup: %.2f (%d workers over %d)' % (
-            fewest['wall'] / most['wall'], most['workers'],
-            fewest['workers']))
+    for _round in range(args.rounds):
+        for workers in args.workers:
+            result = run_suite(workers, args.filter, args.random)
+            results.append(result)
+            print('workers %d: %d tests, %d failed, wall %.1f s, mean %.2f '
+                  's per test, peak memory per worker: %s' % (
+                      workers, result['tests'], len(result['failed']),
+                      result['wall'], result['mean'],
+                      ', '.join('%.0f MB' % mb for mb in result['peaks_mb'])
+                      or 'not seen'), flush=True)
+            for test_id in result['failed']:
+                print('  failed: %s' % test_id)
+    counts = sorted(set(args.workers))
+    walls = {n: statistics.median(r['wall'] for r in results
+                                  if r['workers'] == n) for n in counts}
+    if args.rounds > 1:
+        for n in counts:
+            print('workers %d: median wall %.1f s, median mean per test '
+                  '%.2f s' % (n, walls[n], statistics.median(
+                      r['mean'] for r in results if r['workers'] == n)))
+    if len(counts) > 1:
+        print('speedup: %.2f (%d workers over %d%s)' % (
+            walls[counts[0]] / walls[counts[-1]], counts[-1], counts[0],
+            ', median walls of %d rounds' % args.rounds
+            if args.rounds > 1 else ''))
     return 1 if any(r['failed'] for r in results) else 0
 
 
