@@ -33,6 +33,11 @@ it for a cloud per run.
     tox -e bench                      # or: python benchmarks/compare_nova.py
     python benchmarks/compare_nova.py --runs 5
 
+Every run happens on one CPU (the first this process may use; ``--cpu``
+picks another, ``--cpu any`` leaves it to the kernel): on a shared VM one
+CPU can be a third slower than the other for minutes, and the kept
+cloud's process and this one would otherwise be timed on different ones.
+
 Nova's own tests look for api-paste.ini under site-packages (a source
 tree's layout) while the wheel installs it under <prefix>/etc/nova; with
 ``--link-api-paste`` the script links it there so they can run.
@@ -177,9 +182,24 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--runs', type=int, default=5)
     parser.add_argument('--link-api-paste', action='store_true')
+    parser.add_argument('--cpu', default=None,
+                        help='the CPU every run happens on (default: the '
+                        'first allowed), or "any"')
     parser.add_argument('--serve-kept-cloud', action='store_true',
                         help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if not args.serve_kept_cloud and args.cpu != 'any':
+        allowed = sorted(os.sched_getaffinity(0))
+        try:
+            cpu = allowed[0] if args.cpu is None else int(args.cpu)
+        except ValueError:
+            parser.error('--cpu: a CPU number or "any", not %r' % args.cpu)
+        if cpu not in allowed:
+            parser.error('--cpu: CPU %d is not one of this process\'s: %s'
+                         % (cpu, ', '.join(map(str, allowed))))
+        # The kept clouds' processes inherit it.
+        os.sched_setaffinity(0, {cpu})
+        print('every run on CPU %d' % cpu, flush=True)
     # Import (and patch eventlet) the way both suites do, before timing.
     from harness import cloud  # noqa: F401
     if args.serve_kept_cloud:
