@@ -87,6 +87,7 @@ class TestWorkerProcesses(testing.TestCase):
                          [result['failed'] for result in results])
         self.assertEqual([], results[1]['problems'])
         for result in (results[0], results[2]):
+            # Step 3 is the resize: boot, the injection, resize.
             self.assertEqual(3, result['step'], result)
             self.assertTrue(any('pinned CPUs on src' in problem
                                 for problem in result['problems']), result)
