@@ -31,6 +31,10 @@ from harness import snapshot_reader  # noqa: E402
 
 DEFAULT_DRIVER = 'fake.MediumFakeDriver'
 
+# The cloud set up in this process, if any: two would share Nova's global
+# config and fixtures, and the second fails deep inside them.
+_ALIVE = []
+
 
 class Cloud(fixtures.Fixture):
     """Real Nova (API, conductor, scheduler, computes) and real Placement.
@@ -54,7 +58,20 @@ class Cloud(fixtures.Fixture):
         self.timeout = timeout
         self.conf = conf or {}
 
+    def setUp(self):
+        # Before any fixture, so the error is this one and not a
+        # fixtures.MultipleExceptions wrapping it.
+        if _ALIVE:
+            raise errors.HarnessError(
+                'cloud %s cannot start while cloud %s is alive in this '
+                'process (they would share Nova\'s global config); clean '
+                'that one up first, or discard the reuse.CloudPool that '
+                'keeps it' % (self.test_id, _ALIVE[0].test_id))
+        super().setUp()
+
     def _setUp(self):
+        _ALIVE.append(self)
+        self.addCleanup(_ALIVE.remove, self)
         self.useFixture(nova_env.FewerCollections())
         # Computes stopped by the test, by host (casts to them queue up).
         self._stopped = {}
