@@ -237,24 +237,6 @@ class TestLiveMigrate(CloudTestCase):
                          self.cloud.snapshot().allocations)
 
 
-class TestOneCloudAtATime(testing.TestCase):
-
-    def test_a_second_cloud_is_refused_and_the_first_runs_on(self):
-        with cloud_mod.Cloud(test_id=self.id() + '.first') as first:
-            second = cloud_mod.Cloud(test_id=self.id() + '.second')
-            exc = self.assertRaises(errors.HarnessError, second.setUp)
-            self.assertIn(self.id() + '.first is alive', str(exc))
-            first.start_compute('host1')
-            first.create_flavor('small', vcpus=1, ram=512, disk=1)
-            first.servers.boot('vm1', 'small')
-            self.assertEqual({'vm1': {'host1': SMALL}},
-                             first.snapshot().allocations)
-        # Once the first is cleaned up, a cloud starts again.
-        with cloud_mod.Cloud(test_id=self.id() + '.third') as third:
-            third.start_compute('host1')
-            self.assertEqual({}, third.snapshot().allocations)
-
-
 class TestOffline(testing.TestCase):
 
     def test_a_real_connection_fails_at_once_with_the_address(self):

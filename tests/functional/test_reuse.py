@@ -39,6 +39,11 @@ class TestEnginesCarryNoState(testing.TestCase):
 
     def test_a_later_cloud_starts_empty(self):
         with cloud_mod.Cloud(test_id=self.id() + '.first') as first:
+            # One cloud at a time: a second one while the first is alive
+            # is refused with our error, and the first runs on.
+            refused = cloud_mod.Cloud(test_id=self.id() + '.refused')
+            exc = self.assertRaises(errors.HarnessError, refused.setUp)
+            self.assertIn(self.id() + '.first is alive', str(exc))
             first.start_compute('host1')
             first.create_flavor('tiny', vcpus=1, ram=512, disk=1)
             first.servers.boot('vm1', 'tiny')
