@@ -146,9 +146,10 @@ class Checkpoint(object):
         self.records = [(stand_in, _records(stand_in))
                         for stand_in in cloud.stand_ins]
         # Taken at rest, each report client's cache holds what Placement's
-        # database holds now; put back with it, a start-up pass finds it
-        # current and need not fetch every provider's inventory, traits
-        # and aggregates again (about half of settling a compute).
+        # database holds now; put back with it, it matches that database
+        # again (a run leaves its own generations and allocations in it)
+        # without fetching every provider's inventory, traits and
+        # aggregates again.
         self.provider_caches = [
             (client, copy.deepcopy(client._provider_tree),
              sorted(client._association_refresh_time))
