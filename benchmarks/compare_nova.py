@@ -11,7 +11,11 @@ Runs, alternating, in one process, N times each:
 The scenarios run with invariants 1-4, 6 and 7 on (5 runs periodics of
 its own; the scenarios already run the periodics Nova's tests run). It
 prints min and median per test and the ratio harness/Nova of the medians;
-the last line is ``ratio: X``, the worse of the two ratios.
+the last line is ``ratio: X``, the worse of the two ratios. Round by
+round, each kept-cloud run over the Nova run just before it gives a
+ratio too: their spread (min, median, max) says how much of a ratio is
+the machine's noise (a run here varies by about 10 %, and the machine's
+speed drifts by a third over minutes).
 
 It also prints each side's CPU time (this process's, all its threads)
 and what is left of the wall time, the time spent waiting (Nova's tests
@@ -245,6 +249,16 @@ def main(argv=None):
             print('%-28s %9.2f %9.2f %9.2f %9.2f %7.2f' % (
                 name, min(nova_t), statistics.median(nova_t),
                 min(harness_t), statistics.median(harness_t), ratio))
+    print()
+    print('on a kept cloud over Nova, round by round (each run over the Nova '
+          'run before it)')
+    print('%-28s %9s %9s %9s' % ('test', 'min', 'median', 'max'))
+    for name, _, _ in PAIRS:
+        paired = [kept_run.wall / nova_run.wall for nova_run, kept_run in zip(
+            times[name]['nova'], times[name]['kept'])]
+        if paired:
+            print('%-28s %9.2f %9.2f %9.2f' % (
+                name, min(paired), statistics.median(paired), max(paired)))
     print()
     print('a kept cloud: its first run, which stands it up, and its reuse')
     print('%-28s %9s %9s %9s' % ('test', 'first', 'clouds', 'reused'))
