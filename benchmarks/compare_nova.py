@@ -14,8 +14,8 @@ prints min and median per test and the ratio harness/Nova of the medians;
 the last line is ``ratio: X``, the worse of the two ratios. Round by
 round, each kept-cloud run over the Nova run just before it gives a
 ratio too: their spread (min, median, max) says how much of a ratio is
-the machine's noise (a run here varies by about 10 %, and the machine's
-speed drifts by a third over minutes).
+the machine's noise (on the 2-vCPU VM it was written on, one run varies
+by about 10 % and the machine's speed drifts by a third over minutes).
 
 It also prints each side's CPU time (this process's, all its threads)
 and what is left of the wall time, the time spent waiting (Nova's tests
