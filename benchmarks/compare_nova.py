@@ -74,7 +74,7 @@ PAIRS = (
 
 
 def link_api_paste():
-    from harness import install
+    from harness.cloud import install
     import nova
     site = os.path.dirname(os.path.dirname(os.path.abspath(nova.__file__)))
     target = os.path.join(site, 'etc', 'nova', 'api-paste.ini')
@@ -110,10 +110,10 @@ def run_nova(test_name):
 
 
 def run_harness(path, pool=None):
-    from harness import cloud as cloud_mod
-    from harness import invariants
-    from harness import runner
-    from harness import scenario as scenario_mod
+    from harness.cloud import fixture as cloud_mod
+    from harness.core import invariants
+    from harness.runners import runner
+    from harness.core import scenario as scenario_mod
     scenario = scenario_mod.load(path)[0]
     checker = invariants.Checker(periodic_idempotence=False)
     # The steps run from the first snapshot (the runner's 'start', once
@@ -131,7 +131,7 @@ def run_harness(path, pool=None):
     def step_done(line):
         marks['end'] = time.monotonic()
 
-    with fixtures.MonkeyPatch('harness.cloud.Cloud.snapshot', first_snapshot):
+    with fixtures.MonkeyPatch('harness.cloud.fixture.Cloud.snapshot', first_snapshot):
         with Timed() as timed:
             runner.run(scenario, checks=[checker], progress=step_done,
                        pool=pool)
@@ -145,7 +145,7 @@ ANSWER = 'compare_nova timing: '
 
 def serve_kept_cloud():
     """The child: run each scenario path read from stdin on a kept cloud."""
-    from harness import reuse
+    from harness.cloud import reuse
     with reuse.CloudPool() as pool:
         for line in sys.stdin:
             timed = run_harness(line.strip(), pool)
@@ -205,7 +205,7 @@ def main(argv=None):
         os.sched_setaffinity(0, {cpu})
         print('every run on CPU %d' % cpu, flush=True)
     # Import (and patch eventlet) the way both suites do, before timing.
-    from harness import cloud  # noqa: F401
+    from harness.cloud import fixture as cloud  # noqa: F401
     if args.serve_kept_cloud:
         return serve_kept_cloud()
     import nova.tests.functional  # noqa: F401

@@ -18,9 +18,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
-from harness import invariants  # noqa: E402
-from harness import runner  # noqa: E402
-from harness import scenario as scenario_mod  # noqa: E402
+from harness.core import invariants  # noqa: E402
+from harness.runners import runner  # noqa: E402
+from harness.core import scenario as scenario_mod  # noqa: E402
 
 
 def scenario_files(paths):

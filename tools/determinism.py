@@ -464,7 +464,7 @@ def discover():
     import glob
     import unittest
 
-    from harness import scenario as scenario_mod
+    from harness.core import scenario as scenario_mod
 
     names = [SCENARIO_MODULE] + [
         'tests.regressions.%s' % os.path.splitext(os.path.basename(p))[0]
@@ -678,9 +678,9 @@ def run_once(job):
     # "acting host" would be one native thread's, shared by all
     # greenthreads, and race points would carry whichever host was set
     # last.
-    from harness import cloud  # noqa: F401
-    from harness import race as race_mod
-    from harness import timeline as timeline_mod
+    from harness.cloud import fixture as cloud  # noqa: F401
+    from harness.cloud import race as race_mod
+    from harness.core import timeline as timeline_mod
 
     timelines, clouds = [], []
     real_timeline_init = timeline_mod.Timeline.__init__

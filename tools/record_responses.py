@@ -13,8 +13,8 @@ import json
 import os
 import sys
 
-from harness import cloud as cloud_mod
-from harness import snapshot
+from harness.cloud import fixture as cloud_mod
+from harness.core import snapshot
 
 OUT = os.path.join(os.path.dirname(__file__), '..', 'tests', 'unit', 'data',
                    'resize_confirm.json')

@@ -9,10 +9,10 @@ import os
 
 import fixtures
 
-from harness import cli
+from harness.runners import cli
 # Nova patches the process for eventlet when it is first imported: load it
 # with this module, not inside the first test (harness.leaks fails that).
-from harness import runner  # noqa: F401
+from harness.runners import runner  # noqa: F401
 from harness import testing
 
 SCENARIO = """
@@ -81,8 +81,8 @@ class TestRun(testing.TestCase):
 class TestInjectionsMustFire(testing.TestCase):
 
     def test_an_injection_nothing_passed_fails_the_scenario(self):
-        from harness import errors
-        from harness import scenario as scenario_mod
+        from harness.core import errors
+        from harness.core import scenario as scenario_mod
         # A resize passes finish_resize, never finish_revert_resize.
         scenario = scenario_mod.parse(scenario_mod.safe_load("""
 name: injection at a point the flow never passes

@@ -14,8 +14,8 @@ import datetime
 
 from oslo_utils import timeutils
 
-from harness import cloud as cloud_mod
-from harness import errors
+from harness.cloud import fixture as cloud_mod
+from harness.core import errors
 from harness import testing
 
 SMALL = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}

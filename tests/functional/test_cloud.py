@@ -21,9 +21,9 @@ behaviour:
 import socket
 
 
-from harness import cloud as cloud_mod
-from harness import errors
-from harness import offline
+from harness.cloud import fixture as cloud_mod
+from harness.core import errors
+from harness.cloud import offline
 from harness import testing
 
 SMALL = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}

@@ -7,7 +7,7 @@ timeline.
 
 # Nova (and its monkey patching) comes in with the module, not inside the
 # test, as with every functional test module.
-from harness import cloud  # noqa: F401
+from harness.cloud import fixture as cloud  # noqa: F401
 from harness import testing
 from tools import determinism
 

@@ -12,12 +12,12 @@ import sys
 
 import fixtures
 
-from harness import explorer
-from harness import race
+from harness.runners import explorer
+from harness.cloud import race
 # Nova patches the process for eventlet when it is first imported: load it
 # with this module, not inside the test (harness.leaks fails that).
-from harness import runner  # noqa: F401
-from harness import scenario as scenario_mod
+from harness.runners import runner  # noqa: F401
+from harness.core import scenario as scenario_mod
 from harness import testing
 
 SCENARIO = os.path.join(os.path.dirname(__file__), 'explore',
@@ -54,7 +54,7 @@ class TestExplore(testing.TestCase):
         # periodics now run when the lock is released, every time: see
         # RacePoints.run_task.)
         replay = subprocess.run(
-            [sys.executable, '-m', 'harness.cli', 'run', '--no-invariants',
+            [sys.executable, '-m', 'harness.runners.cli', 'run', '--no-invariants',
              '--reintroduce', bug, shrunk[0].shrunk_path],
             capture_output=True, text=True, timeout=300,
             cwd=os.path.dirname(os.path.dirname(os.path.dirname(

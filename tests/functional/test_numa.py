@@ -1,7 +1,7 @@
 """Nova's own NUMA code on hosts shaped like real servers.
 
 Every host here runs Nova's libvirt driver over a fake libvirt connection
-built from a profile in fixtures/hosts. Expected values come from each
+built from a profile in harness/data/hosts. Expected values come from each
 machine's documented figures, written out as arithmetic below, and from
 Nova's documented behaviour:
 
@@ -34,9 +34,9 @@ import re
 
 import ddt
 
-from harness import cloud as cloud_mod
-from harness import errors
-from harness import profiles
+from harness.cloud import fixture as cloud_mod
+from harness.core import errors
+from harness.core import profiles
 from harness import testing
 
 G_KB = 1024 * 1024  # a 1G page, in KiB

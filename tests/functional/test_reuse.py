@@ -22,13 +22,13 @@ import fixtures
 from nova import objects
 
 from harness import bugs
-from harness import cloud as cloud_mod
-from harness import errors
-from harness import invariants
-from harness import reuse
-from harness import runner
-from harness import scenario as scenario_mod
-from harness import snapshot
+from harness.cloud import fixture as cloud_mod
+from harness.core import errors
+from harness.core import invariants
+from harness.cloud import reuse
+from harness.runners import runner
+from harness.core import scenario as scenario_mod
+from harness.core import snapshot
 from harness import testing
 from tools import determinism
 

@@ -11,8 +11,8 @@ import os
 
 import ddt
 
-from harness import errors
-from harness import scenario as scenario_mod
+from harness.core import errors
+from harness.core import scenario as scenario_mod
 from harness import testing
 
 SCENARIO_DIR = os.path.join(os.path.dirname(__file__), 'scenarios')

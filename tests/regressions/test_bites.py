@@ -10,8 +10,8 @@ import os
 import ddt
 
 from harness import bugs
-from harness import runner
-from harness import scenario as scenario_mod
+from harness.runners import runner
+from harness.core import scenario as scenario_mod
 from harness import testing
 
 ACCOUNTING_WORDS = ('allocations of', 'usage of', 'tracker of',

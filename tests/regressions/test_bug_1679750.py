@@ -7,7 +7,7 @@ again once the compute is back and its periodic has run.
 """
 
 from harness import bugs
-from harness import scenario as scenario_mod
+from harness.core import scenario as scenario_mod
 from harness import testing
 
 (LOCAL_DELETE,) = scenario_mod.load(bugs.get('1679750').scenario_path)

@@ -21,10 +21,10 @@ an operation passes and compare Placement before and after each one.
 """
 
 from harness import bugs
-from harness import cloud as cloud_mod
-from harness import invariants as invariants_mod
-from harness import race as race_mod
-from harness import scenario as scenario_mod
+from harness.cloud import fixture as cloud_mod
+from harness.core import invariants as invariants_mod
+from harness.cloud import race as race_mod
+from harness.core import scenario as scenario_mod
 from harness import testing
 
 RESIZE_BACK_REVERT, MIGRATE_CONFIRM, LIVE = scenario_mod.load(

@@ -7,7 +7,7 @@ after boot, resize and confirm, and that periodics change nothing.
 """
 
 from harness import bugs
-from harness import scenario as scenario_mod
+from harness.core import scenario as scenario_mod
 from harness import testing
 
 (CONFIRM,) = scenario_mod.load(bugs.get('1818914').scenario_path)

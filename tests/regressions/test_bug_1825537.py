@@ -10,8 +10,8 @@ everything.
 """
 
 from harness import bugs
-from harness import invariants as invariants_mod
-from harness import scenario as scenario_mod
+from harness.core import invariants as invariants_mod
+from harness.core import scenario as scenario_mod
 from harness import testing
 
 (FINISH_FAILS,) = scenario_mod.load(bugs.get('1825537').scenario_path)

@@ -12,7 +12,7 @@ periodics.
 """
 
 from harness import bugs
-from harness import scenario as scenario_mod
+from harness.core import scenario as scenario_mod
 from harness import testing
 
 CONFIRM, CONFIRM_PINNED = scenario_mod.load(

@@ -10,7 +10,7 @@ and allocations on both hosts at every step and again after periodics.
 import os
 
 from harness import bugs
-from harness import scenario as scenario_mod
+from harness.core import scenario as scenario_mod
 from harness import testing
 
 CONFIRM, REVERT = scenario_mod.load(bugs.get('1944759').scenario_path)

@@ -9,7 +9,7 @@ later periodics.
 """
 
 from harness import bugs
-from harness import scenario as scenario_mod
+from harness.core import scenario as scenario_mod
 from harness import testing
 
 (INCOMING,) = scenario_mod.load(bugs.get('1953359').scenario_path)

@@ -7,7 +7,7 @@ import sys
 
 import fixtures
 
-from harness import cli
+from harness.runners import cli
 from harness import testing
 
 

@@ -13,9 +13,9 @@ import os
 import fixtures
 import testtools
 
-from harness import snapshot as snapshot_mod
+from harness.core import snapshot as snapshot_mod
 from harness import testing
-from harness import timeline as timeline_mod
+from harness.core import timeline as timeline_mod
 from tools import determinism
 
 

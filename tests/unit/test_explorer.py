@@ -5,8 +5,8 @@ import re
 
 
 from harness import bugs
-from harness import errors
-from harness import explorer
+from harness.core import errors
+from harness.runners import explorer
 from harness import testing
 
 SOURCE = os.path.join(os.path.dirname(explorer.__file__), 'explorer.py')

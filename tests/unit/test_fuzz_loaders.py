@@ -51,9 +51,9 @@ from hypothesis import settings
 from hypothesis import strategies as st
 import yaml
 
-from harness import errors
-from harness import profiles
-from harness import scenario
+from harness.core import errors
+from harness.core import profiles
+from harness.core import scenario
 from harness import testing
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -575,7 +575,9 @@ CHILD = r'''
 import resource, sys, traceback
 limit = %(limit)d
 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-from harness import errors, profiles, scenario
+from harness.core import errors
+from harness.core import profiles
+from harness.core import scenario
 kind, path = sys.argv[1], sys.argv[2]
 load, own = ((scenario.load, errors.ScenarioError) if kind == 'scenario'
              else (profiles.load_profile, errors.ProfileError))

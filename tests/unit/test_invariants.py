@@ -8,8 +8,8 @@ CPUs 0-7 whose dedicated set is 2-7.
 """
 
 
-from harness import invariants
-from harness import snapshot
+from harness.core import invariants
+from harness.core import snapshot
 from harness import testing
 
 SMALL = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}

@@ -19,8 +19,8 @@ import fixtures
 from oslo_config import cfg
 import testtools
 
-from harness import errors
-from harness import leaks
+from harness.core import errors
+from harness.testing import leaks
 from harness import testing
 
 GROUP = 'harness_leaks_test'
@@ -144,7 +144,7 @@ class TestLeakCheck(testing.TestCase):
             return None
         self.assertEqual(1, len(result.failures))
         text = result.failures[0][1]
-        self.assertIn('harness.leaks.LeakError', text)
+        self.assertIn('harness.testing.leaks.LeakError', text)
         return text[text.index('LeakError: ') + len('LeakError: '):]
 
     def assertLeaks(self, name, *expected):
@@ -279,7 +279,7 @@ class TestLeakCheck(testing.TestCase):
         allowed = dict(leaks.ALLOWED)
         allowed[('monkeypatch', 'tests.unit.test_leaks.PROBE')] = 'a test'
         self.useFixture(fixtures.MonkeyPatch(
-            'harness.leaks.ALLOWED', allowed))
+            'harness.testing.leaks.ALLOWED', allowed))
         self.assertIsNone(self.run_leaky('module_global'))
         self.assertEqual('as imported', PROBE)
 

@@ -9,8 +9,8 @@ import ddt
 import fixtures
 import yaml
 
-from harness import errors
-from harness import profiles
+from harness.core import errors
+from harness.core import profiles
 from harness import testing
 
 SHIPPED = profiles.known_profiles()

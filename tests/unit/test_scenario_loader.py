@@ -11,8 +11,8 @@ import os
 
 import fixtures
 
-from harness import errors
-from harness import scenario
+from harness.core import errors
+from harness.core import scenario
 from harness import testing
 
 SCENARIO_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)),

@@ -13,9 +13,9 @@ import fixtures
 from nova.virt import driver as virt_driver
 from nova.virt import fake
 
-from harness import errors
-from harness import faults
-from harness import scenario
+from harness.core import errors
+from harness.cloud import faults
+from harness.core import scenario
 from harness import testing
 
 SCENARIO = """\

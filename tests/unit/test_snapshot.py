@@ -19,7 +19,7 @@ import json
 import os
 
 
-from harness import snapshot
+from harness.core import snapshot
 from harness import testing
 
 DATA = os.path.join(os.path.dirname(__file__), 'data', 'resize_confirm.json')

@@ -46,8 +46,8 @@ from nova.conductor.tasks import base as conductor_tasks
 from nova import context as nova_context
 from nova import objects
 
-from harness import activity
-from harness import errors
+from harness.cloud import activity
+from harness.core import errors
 
 WHEN = ('before', 'after')
 ROLES = {'source': 'source_compute', 'dest': 'dest_compute',

@@ -12,7 +12,7 @@ nodes, and Placement writes, for race points and the explorer.
 
 # Nova's eventlet patching first: the thread-local "acting host" below
 # must be made from patched threading, or every greenthread shares one.
-from harness import nova_env  # noqa: F401,I100
+from harness.cloud import nova_env  # noqa: F401,I100
 
 import contextlib  # noqa: E402
 import threading  # noqa: E402
@@ -23,7 +23,7 @@ from nova import objects  # noqa: E402
 from nova.scheduler.client import report  # noqa: E402
 from nova import thread_pool_factory  # noqa: E402
 
-from harness import errors  # noqa: E402
+from harness.core import errors  # noqa: E402
 
 # Which service's code the current (green)thread runs, by host name; set
 # where the harness hands work to a service (RPC dispatch, periodic runs)

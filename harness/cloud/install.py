@@ -8,7 +8,7 @@ Nova's test config looks for ``api-paste.ini`` under its source tree
 from importlib import metadata
 import os
 
-from harness import errors
+from harness.core import errors
 
 
 def nova_api_paste_ini():

@@ -25,9 +25,9 @@ from nova.tests.fixtures import libvirt as fakelibvirt
 from nova.virt.libvirt import config as vconfig
 import nova.virt.node
 
-from harness import errors
-from harness import perhost
-from harness import profiles
+from harness.core import errors
+from harness.cloud import perhost
+from harness.core import profiles
 
 CONF = nova.conf.CONF
 GiB = 1024 ** 3

@@ -11,7 +11,7 @@ import json
 
 from nova.tests.functional.api import client as api_client
 
-from harness import errors
+from harness.core import errors
 
 # Server status -> the migration statuses Nova leaves at rest after a move.
 MOVE_DONE = 'finished'

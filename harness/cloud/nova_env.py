@@ -59,8 +59,8 @@ import nova.test  # noqa: E402,F401
 from nova.tests import fixtures as nova_fixtures  # noqa: E402
 from nova.virt.libvirt import driver as libvirt_driver  # noqa: E402
 
-from harness import install  # noqa: E402
-from harness import offline  # noqa: E402
+from harness.cloud import install  # noqa: E402
+from harness.cloud import offline  # noqa: E402
 
 CONF = nova.conf.CONF
 LOG = logging.getLogger(__name__)

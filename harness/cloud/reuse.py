@@ -46,12 +46,12 @@ from nova import objects
 from nova.scheduler.client import report
 from nova.scheduler import host_manager
 
-from harness import activity as activity_mod
-from harness import cloud as cloud_mod
-from harness import errors
-from harness import nova_env
-from harness import servers
-from harness import snapshot_reader
+from harness.cloud import activity as activity_mod
+from harness.cloud import fixture as cloud_mod
+from harness.core import errors
+from harness.cloud import nova_env
+from harness.cloud import servers
+from harness.cloud import snapshot_reader
 
 # The stand-in services' per-test records (not their wiring to the test).
 _FIXTURE_WIRING = frozenset(['test', '_cleanups', '_details',

@@ -6,7 +6,7 @@ step, so a reader sees where accounting moved and where it went wrong.
 
 import dataclasses
 
-from harness import snapshot as snapshot_mod
+from harness.core import snapshot as snapshot_mod
 
 SHORT = {'MEMORY_MB': 'MEM', 'DISK_GB': 'DISK'}
 

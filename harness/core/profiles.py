@@ -1,6 +1,6 @@
 """Host profiles: real servers as data, checked before any service starts.
 
-A profile is a YAML file in ``fixtures/hosts`` (or anywhere, by path) that
+A profile is a YAML file in ``harness/data/hosts`` (or anywhere, by path) that
 describes one real machine as the host's libvirt would report it: sockets,
 NUMA cells with their CPUs and SMT sibling sets, memory and page pools per
 cell, local disk, and the Nova config the host runs with. Top-level keys:
@@ -39,13 +39,14 @@ import glob
 import os
 import re
 
-from harness import errors
-from harness import snapshot
-from harness import yamlsafe
+from harness.core import errors
+from harness.core import snapshot
+from harness.core import yamlsafe
 
+# Shipped as package data, so an installed wheel finds them too.
 PROFILE_DIR = os.path.join(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-    'fixtures', 'hosts')
+    'data', 'hosts')
 
 # Page sizes as profiles write them -> KiB, as libvirt and Nova count them.
 PAGE_SIZES = {'4K': 4, '2M': 2048, '1G': 1024 * 1024}
@@ -174,7 +175,7 @@ class HostProfile(object):
 
 
 def known_profiles():
-    """Names of the profiles shipped in ``fixtures/hosts``, sorted."""
+    """Names of the profiles shipped in ``harness/data/hosts``, sorted."""
     return sorted(os.path.splitext(os.path.basename(path))[0]
                   for path in glob.glob(os.path.join(PROFILE_DIR, '*.yaml')))
 
@@ -198,7 +199,7 @@ def profile_path(name_or_path):
 def load_profile(name_or_path):
     """Load, validate and expand a profile, by name or by path.
 
-    A name is a file in ``fixtures/hosts``; a ``HostProfile`` is returned
+    A name is a file in ``harness/data/hosts``; a ``HostProfile`` is returned
     as it is.
     """
     if isinstance(name_or_path, HostProfile):

@@ -24,7 +24,7 @@ import logging
 import sys
 import warnings
 
-from harness import errors
+from harness.core import errors
 
 EXIT_PASS, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -109,7 +109,7 @@ def _quiet_logging():
 def _checks(no_invariants=False, no_periodic_check=False):
     if no_invariants:
         return []
-    from harness import invariants
+    from harness.core import invariants
     return [invariants.Checker(periodic_idempotence=not no_periodic_check)]
 
 
@@ -122,7 +122,7 @@ def cmd_bugs(out):
 
 
 def cmd_run(args, out):
-    from harness import scenario as scenario_mod
+    from harness.core import scenario as scenario_mod
     # Load everything first: bad input stops us before any service starts
     # (and before Nova is even imported).
     loaded = [s for path in args.files for s in scenario_mod.load(path)]
@@ -131,14 +131,14 @@ def cmd_run(args, out):
         from harness import bugs
         fixtures.append(bugs.get(args.reintroduce))
     checks = _checks(args.no_invariants, args.no_periodic_check)
-    from harness import reuse
+    from harness.cloud import reuse
     with reuse.CloudPool() as pool:
         return _run_each(loaded, checks, fixtures, out,
                          None if args.cloud_per_scenario else pool)
 
 
 def _run_each(loaded, checks, fixtures, out, pool):
-    from harness import runner
+    from harness.runners import runner
     for scenario in loaded:
         print('scenario: %s (%s)' % (scenario.name, scenario.path), file=out)
         try:
@@ -163,11 +163,11 @@ def _run_each(loaded, checks, fixtures, out, pool):
 
 def cmd_explore(args, out):
     from harness import bugs
-    from harness import scenario as scenario_mod
+    from harness.core import scenario as scenario_mod
     loaded = [s for path in args.files for s in scenario_mod.load(path)]
     if args.reintroduce:
         bugs.get(args.reintroduce)
-    from harness import explorer as explorer_mod
+    from harness.runners import explorer as explorer_mod
     tasks = [t.strip() for t in args.tasks.split(',') if t.strip()]
     explorer = explorer_mod.Explorer(
         tasks=tasks, depth=args.depth, reintroduce=args.reintroduce,
@@ -182,40 +182,8 @@ def cmd_explore(args, out):
 
 
 def cmd_reproduce(bug_id, out):
-    from harness import bugs
-    from harness import scenario as scenario_mod
-    bug = bugs.get(bug_id)
-    scenarios = scenario_mod.load(bug.scenario_path)
-    from harness import runner
-    from harness import timeline as timeline_mod
-    print('LP#%s: %s\n%s\nfixed by %s\n%s\n'
-          % (bug.id, bug.title, bug.link, bug.fix, bug.story), file=out)
-    shows = True
-    for scenario in scenarios:
-        print('scenario: %s' % scenario.name, file=out)
-        installed = runner.run(scenario, keep_going=True)
-        reintroduced = runner.run(scenario, keep_going=True,
-                                  fixtures=[bug.reintroduce()])
-        text, _ = timeline_mod.side_by_side(
-            installed, reintroduced, 'installed', 'reintroduced')
-        print(text, file=out)
-        for name, timeline in (('installed Nova', installed),
-                               ('with the bug reintroduced', reintroduced)):
-            failed = timeline.failed
-            if not failed:
-                print('%s: every expectation held' % name, file=out)
-            for entry in failed:
-                print('%s: step %d (%s):\n    %s' % (
-                    name, entry.index, entry.label,
-                    '\n    '.join(entry.problems)), file=out)
-        here = bool(reintroduced.failed) and not installed.failed
-        shows = shows and here
-        print('-> %s\n' % (
-            'the bug shows when reintroduced and not on installed Nova'
-            if here else 'the bug does NOT show as it should'), file=out)
-    print('verdict: %s' % ('reproduced' if shows else 'not reproduced'),
-          file=out)
-    return EXIT_PASS if shows else EXIT_FAIL
+    from harness.runners import reproduce
+    return reproduce.main(bug_id, out)
 
 
 if __name__ == '__main__':  # pragma: no cover

@@ -35,8 +35,8 @@ import sys
 import tempfile
 import time
 
-from harness import errors
-from harness import scenario as scenario_mod
+from harness.core import errors
+from harness.core import scenario as scenario_mod
 
 MOVE_STEPS = ('resize', 'migrate', 'live_migrate', 'confirm', 'revert')
 # How a replay's problem reads when its injection could not run.
@@ -161,7 +161,7 @@ class Explorer(object):
     # -- exploring ---------------------------------------------------------
 
     def explore(self, scenario):
-        from harness import reuse
+        from harness.cloud import reuse
         with reuse.CloudPool() as pool:
             self._pool = pool if self.kept_cloud else None
             try:
@@ -172,7 +172,7 @@ class Explorer(object):
     def _explore(self, scenario):
         started = time.monotonic()
         report = Report(scenario.name)
-        from harness import race
+        from harness.cloud import race
         with race.noting_roles():
             baseline = replay(self._job(scenario, ()), record=True,
                               pool=self._pool)
@@ -318,7 +318,7 @@ def replay(job, record=False, pool=None):
     ``pool``'s cloud if given (a ``reuse.CloudPool``).
     """
     from harness import bugs
-    from harness import runner
+    from harness.runners import runner
     scenario = scenario_mod.parse(job['document'], job['where'],
                                   job['where'])
     fixtures = []
@@ -326,7 +326,7 @@ def replay(job, record=False, pool=None):
         fixtures.append(bugs.get(job['reintroduce']).reintroduce())
     checks = []
     if job['invariants']:
-        from harness import invariants
+        from harness.core import invariants
         checks.append(invariants.Checker())
     timeline = runner.run(scenario, keep_going=True, fixtures=fixtures,
                           checks=checks, pool=pool)
@@ -357,7 +357,8 @@ def run_in_workers(jobs, workers, kept_cloud=True):
     the manager's wait blocks the one real thread they share, so a job
     sometimes never reached a worker and the exploration hung.
     """
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [root] + [p for p in os.environ.get('PYTHONPATH', '').split(
             os.pathsep) if p]))
@@ -370,7 +371,7 @@ def run_in_workers(jobs, workers, kept_cloud=True):
             with open(jobs_path, 'wb') as out:
                 pickle.dump(jobs[number::workers], out)
             running.append((results_path, subprocess.Popen(
-                [sys.executable, '-m', 'harness.explorer', jobs_path,
+                [sys.executable, '-m', 'harness.runners.explorer', jobs_path,
                  results_path] + options, env=env, stdin=subprocess.DEVNULL)))
         results = [None] * len(jobs)
         try:
@@ -390,7 +391,7 @@ def run_in_workers(jobs, workers, kept_cloud=True):
 
 
 def _worker(jobs_path, results_path, *options):
-    from harness import reuse
+    from harness.cloud import reuse
     with open(jobs_path, 'rb') as source:
         jobs = pickle.load(source)
     with reuse.CloudPool() as pool:

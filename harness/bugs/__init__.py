@@ -15,7 +15,7 @@ import os
 
 from testtools import content
 
-from harness import errors
+from harness.core import errors
 
 LAUNCHPAD = 'https://bugs.launchpad.net/nova/+bug/%s'
 SCENARIO_DIR = os.path.join(
@@ -50,7 +50,7 @@ REGISTRY = {bug.id: bug for bug in (
         title='Store old_flavor already on source host during resize',
         fix='b841e553214be9a732703e2dfed6c97698ef9b71 Store old_flavor '
             'already on source host during resize',
-        reintroduction='harness.reintroduce:OldFlavorSetOnlyAtDestination',
+        reintroduction='harness.bugs.reintroduce:OldFlavorSetOnlyAtDestination',
         story='A periodic on the source between resize_instance and '
               'finish_resize dropped the pinned CPUs of the outbound '
               'migration; confirm then failed, revert left the source '
@@ -60,7 +60,7 @@ REGISTRY = {bug.id: bug for bug in (
         fix='5390210a4fa46e2af6b6aec9b41c03147b52760c Remove provider '
             'allocs in confirm/revert resize (with 09e169bd7a74 '
             '"placement: refactor healing of allocations in RT")',
-        reintroduction='harness.reintroduce:ComputesHealInstanceAllocations',
+        reintroduction='harness.bugs.reintroduce:ComputesHealInstanceAllocations',
         story='During a move, update_available_resource on the source and '
               'on the destination each rewrote the instance\'s '
               'allocations from its own view: the host tracking the '
@@ -74,7 +74,7 @@ REGISTRY = {bug.id: bug for bug in (
         fix='If507e23f0b7e5fa417041c3870d77786498f741d (Change-Id; sha '
             'not in the stored corpora) Delete allocations from API if '
             'nova-compute is down',
-        reintroduction='harness.reintroduce:LocalDeleteKeepsAllocations',
+        reintroduction='harness.bugs.reintroduce:LocalDeleteKeepsAllocations',
         story='Deleting a server while its compute was down deleted the '
               'instance in the API but left its allocations against the '
               'down compute node until that compute came back.'),
@@ -85,7 +85,7 @@ REGISTRY = {bug.id: bug for bug in (
         fix='sha-unverified: the ResourceTracker.drop_move_claim change '
             'for LP#1818914 (usage dropped even when the migration is not '
             'tracked)',
-        reintroduction='harness.reintroduce:'
+        reintroduction='harness.bugs.reintroduce:'
                        'DropMoveClaimOnlyForTrackedMigrations',
         story='Confirming a resize freed nothing on the source compute '
               'node record: drop_move_claim subtracted the old flavor only '
@@ -97,7 +97,7 @@ REGISTRY = {bug.id: bug for bug in (
         fix='sha-unverified: the ResourceTracker._update_available_resource'
             ' change for LP#1953359 (apply the migration context of '
             'incoming, unfinished migrations)',
-        reintroduction='harness.reintroduce:'
+        reintroduction='harness.bugs.reintroduce:'
                        'PeriodicIgnoresIncomingMigrationContext',
         story='Between resize_instance moving instance.host and '
               'finish_resize applying the migration context, the '
@@ -110,7 +110,7 @@ REGISTRY = {bug.id: bug for bug in (
             '(master, Victoria; adds ResourceTracker.'
             'drop_move_claim_at_source, saving migration.status under the '
             'tracker\'s lock)',
-        reintroduction='harness.reintroduce:'
+        reintroduction='harness.bugs.reintroduce:'
                        'ConfirmMarksMigrationBeforeTrackerLock',
         story='Confirm saved migration.status=confirmed before taking the '
               'resource tracker\'s lock to drop the move claim; a periodic '
@@ -124,7 +124,7 @@ REGISTRY = {bug.id: bug for bug in (
         fix='sha-unverified: "Delete allocations even if _confirm_resize '
             'raises" (master, Train; the allocation delete moved into a '
             'finally around ComputeManager._confirm_resize)',
-        reintroduction='harness.reintroduce:'
+        reintroduction='harness.bugs.reintroduce:'
                        'ConfirmFailureKeepsSourceAllocations',
         story='When the source hypervisor failed to clean up during '
               'confirm, the server went to ERROR on the destination and '
@@ -138,7 +138,7 @@ REGISTRY = {bug.id: bug for bug in (
             'instead of reverting them (master, Train; the stored corpora '
             'hold ComputeManager.finish_resize and test_bug_1825537 with '
             'the fix at that commit, not its subject)',
-        reintroduction='harness.reintroduce:'
+        reintroduction='harness.bugs.reintroduce:'
                        'FinishResizeFailureRevertsAllocations',
         story='When the destination\'s hypervisor failed finish_resize, '
               'the instance stayed on the destination in ERROR but Nova '

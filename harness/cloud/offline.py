@@ -12,7 +12,7 @@ import socket
 
 import fixtures
 
-from harness import errors
+from harness.core import errors
 
 NETWORK_FAMILIES = (socket.AF_INET, socket.AF_INET6)
 

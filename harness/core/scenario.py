@@ -59,8 +59,8 @@ import typing
 import os_resource_classes
 import yaml
 
-from harness import errors
-from harness import yamlsafe
+from harness.core import errors
+from harness.core import yamlsafe
 
 OPERATIONS = ('boot', 'resize', 'confirm', 'revert', 'migrate',
               'live_migrate', 'delete')
@@ -362,14 +362,14 @@ def _fault_driver(check, spec, field):
         check.fail(field + '.fail', 'unknown driver method %s; a fault can '
                    'be put in: %s' % (errors.show(method),
                                       ', '.join(FAULT_METHODS)))
-    from harness import faults
+    from harness.cloud import faults
     return faults.driver_name(method)
 
 
 def _check_profile(check, profile, field, path):
     # Profiles are validated by their own loader; here we only need to know
     # the name or file exists, so bad input fails before anything starts.
-    from harness import profiles
+    from harness.core import profiles
     try:
         profiles.load_profile(_resolve_relative(profile, path))
     except errors.ProfileError as exc:
@@ -418,7 +418,7 @@ def _parse_step(check, raw, index, scenario, state):
     parse_args = _STEP_PARSERS[kind]
     args = parse_args(check.field(kind), value, scenario, state, error)
     expect = raw.get('expect', {}) or {}
-    from harness import expect as expect_mod
+    from harness.core import expect as expect_mod
     expect = expect_mod.parse(check.field('expect'), expect, scenario, state)
     return Step(index, kind, args, expect, error, raw=raw)
 

@@ -3,9 +3,9 @@
 import testtools
 from testtools import content
 
-from harness import errors
-from harness import invariants
-from harness import leaks
+from harness.core import errors
+from harness.core import invariants
+from harness.testing import leaks
 
 
 class TestCase(testtools.TestCase):
@@ -42,11 +42,11 @@ class ScenarioTestCase(TestCase):
         # eventlet: do it before the leak check takes its inventory, not
         # inside the first test (and not when this module is imported, so
         # that unit tests stay free of Nova).
-        from harness import runner  # noqa: F401
+        from harness.runners import runner  # noqa: F401
         super().setUp()
 
     def run_scenario(self, scenario, **kwargs):
-        from harness import runner
+        from harness.runners import runner
         checker = invariants.Checker(
             periodic_idempotence=self.periodic_idempotence,
             enabled=self.invariants)

@@ -32,7 +32,7 @@ import sys
 from nova import exception
 from nova.virt import fake
 
-from harness import scenario
+from harness.core import scenario
 
 #: The driver methods a scenario may make fail.
 METHODS = scenario.FAULT_METHODS

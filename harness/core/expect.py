@@ -28,9 +28,9 @@ not named holds (counts, pins) nothing. ``servers`` and ``migrations``
 check only what they name. ``{}`` or ``0`` says "nothing" explicitly.
 """
 
-from harness import errors
-from harness import scenario as scenario_mod
-from harness import snapshot as snapshot_mod
+from harness.core import errors
+from harness.core import scenario as scenario_mod
+from harness.core import snapshot as snapshot_mod
 
 TRACKER_KEYS = ('vcpus_used', 'memory_mb_used', 'local_gb_used')
 

@@ -10,10 +10,10 @@ difference and the timeline so far.
 
 import contextlib
 
-from harness import errors
-from harness import expect as expect_mod
-from harness import reuse
-from harness import timeline as timeline_mod
+from harness.core import errors
+from harness.core import expect as expect_mod
+from harness.cloud import reuse
+from harness.core import timeline as timeline_mod
 
 
 def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),

@@ -19,8 +19,8 @@ from placement.db.sqlalchemy import models as placement_models
 from placement import db_api as placement_db
 import sqlalchemy as sa
 
-from harness import nova_env
-from harness import snapshot
+from harness.cloud import nova_env
+from harness.core import snapshot
 
 PLACEMENT_VERSION = '1.39'
 

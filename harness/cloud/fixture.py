@@ -9,7 +9,7 @@ as Tempest drives a real cloud, and each operation returns once Nova has
 reached its resting state.
 """
 
-from harness import nova_env  # noqa: I100  (patches eventlet first)
+from harness.cloud import nova_env  # noqa: I100  (patches eventlet first)
 
 import contextlib  # noqa: E402
 import uuid  # noqa: E402
@@ -22,12 +22,12 @@ from nova import objects  # noqa: E402
 from nova.tests import fixtures as nova_fixtures  # noqa: E402
 from nova.tests.functional import fixtures as func_fixtures  # noqa: E402
 
-from harness import activity  # noqa: E402
-from harness import clock as clock_mod  # noqa: E402
-from harness import errors  # noqa: E402
-from harness import race as race_mod  # noqa: E402
-from harness import servers  # noqa: E402
-from harness import snapshot_reader  # noqa: E402
+from harness.cloud import activity  # noqa: E402
+from harness.cloud import clock as clock_mod  # noqa: E402
+from harness.core import errors  # noqa: E402
+from harness.cloud import race as race_mod  # noqa: E402
+from harness.cloud import servers  # noqa: E402
+from harness.cloud import snapshot_reader  # noqa: E402
 
 DEFAULT_DRIVER = 'fake.MediumFakeDriver'
 
@@ -145,7 +145,7 @@ class Cloud(fixtures.Fixture):
 
         :param driver: a ``compute_driver`` name (``fake.MediumFakeDriver``)
             or ``None`` for the cloud's default.
-        :param profile: a host profile (name from ``fixtures/hosts``, path,
+        :param profile: a host profile (name from ``harness/data/hosts``, path,
             or ``HostProfile``): the host then runs Nova's libvirt driver
             over a fake libvirt connection shaped like that machine, with
             the profile's own config.
@@ -173,7 +173,7 @@ class Cloud(fixtures.Fixture):
     def libvirt_hosts(self):
         """The fixture behind profiled (libvirt) hosts, made on first use."""
         if self._libvirt_hosts is None:
-            from harness import libvirt
+            from harness.cloud import libvirt
             self._libvirt_hosts = self.useFixture(libvirt.LibvirtHosts())
         return self._libvirt_hosts
 

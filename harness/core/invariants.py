@@ -193,7 +193,7 @@ def _in_flight(snap, migration):
 
 
 def _latest(snap, server):
-    from harness import snapshot as snapshot_mod
+    from harness.core import snapshot as snapshot_mod
     return snap.migrations.get(snapshot_mod.MIGRATION % server)
 
 
@@ -407,7 +407,7 @@ def _pinning_problems(snap, node, dedicated):
 
 
 def _cpus(cpus):
-    from harness import snapshot as snapshot_mod
+    from harness.core import snapshot as snapshot_mod
     return '[%s]' % snapshot_mod.format_cpus(cpus)
 
 

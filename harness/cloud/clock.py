@@ -30,7 +30,7 @@ import warnings
 import fixtures
 from oslo_utils import timeutils
 
-from harness import errors
+from harness.core import errors
 
 HEARTBEAT = 'report_state'
 EPOCH = datetime.datetime(2026, 1, 1, 0, 0, 0)
