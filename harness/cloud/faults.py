@@ -8,7 +8,7 @@ own functional tests do the same (``fake.FakeFinishMigrationFailDriver``,
 ``mock.patch`` of ``FakeDriver.confirm_migration``); only the hypervisor
 fails, every line of Nova above the driver runs as installed.
 
-Which methods a scenario may name is ``scenario.FAULT_METHODS``: the
+Which methods a scenario may name is ``names.FAULT_METHODS``: the
 hypervisor steps of a cold move. Each is reached by an RPC cast
 (``migrate_disk_and_power_off`` in the source's ``resize_instance``, cast
 from the destination's ``prep_resize``; ``finish_migration`` in the
@@ -32,20 +32,15 @@ import sys
 from nova import exception
 from nova.virt import fake
 
-from harness.core import scenario
+from harness.core import names
 
 #: The driver methods a scenario may make fail.
-METHODS = scenario.FAULT_METHODS
-ALIAS = 'nova.virt.harness_faults'
+METHODS = names.FAULT_METHODS
+ALIAS = 'nova.virt.%s' % names.FAULT_MODULE
 
 
 class InjectedFault(exception.NovaException):
     msg_fmt = 'injected hypervisor fault: %(method)s failed on %(host)s'
-
-
-def _class_name(method):
-    return 'MediumFakeDriverFailing%s' % ''.join(
-        part.capitalize() for part in method.split('_'))
 
 
 def _failing(method):
@@ -55,18 +50,15 @@ def _failing(method):
     fail.__name__ = method
     # FakeDriver.init_host keeps the host name in _host.
     doc = 'MediumFakeDriver whose %s raises InjectedFault.' % method
-    return type(_class_name(method), (fake.MediumFakeDriver,),
+    return type(names.fault_class_name(method), (fake.MediumFakeDriver,),
                 {method: fail, '__doc__': doc})
 
 
 for _method in METHODS:
-    setattr(sys.modules[__name__], _class_name(_method), _failing(_method))
+    setattr(sys.modules[__name__], names.fault_class_name(_method), _failing(_method))
 sys.modules.setdefault(ALIAS, sys.modules[__name__])
 
 
 def driver_name(method):
     """The ``compute_driver`` for a fake host whose ``method`` fails."""
-    if method not in METHODS:
-        raise ValueError('unknown driver method %r; known: %s'
-                         % (method, ', '.join(METHODS)))
-    return '%s.%s' % (ALIAS.split('.', 2)[2], _class_name(method))
+    return names.fault_driver_name(method)

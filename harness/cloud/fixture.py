@@ -23,8 +23,10 @@ from nova.tests import fixtures as nova_fixtures  # noqa: E402
 from nova.tests.functional import fixtures as func_fixtures  # noqa: E402
 
 from harness.cloud import activity  # noqa: E402
+from harness.cloud import checkpoint  # noqa: E402
 from harness.cloud import clock as clock_mod  # noqa: E402
 from harness.core import errors  # noqa: E402
+from harness.core import hooks  # noqa: E402
 from harness.cloud import race as race_mod  # noqa: E402
 from harness.cloud import servers  # noqa: E402
 from harness.cloud import snapshot_reader  # noqa: E402
@@ -126,6 +128,7 @@ class Cloud(fixtures.Fixture):
             self.race.attach(service)
         self.servers = servers.ServerOps(self)
         self.reader = snapshot_reader.SnapshotReader(self)
+        hooks.notify('cloud_started', self)
 
     # -- services -----------------------------------------------------
 
@@ -306,3 +309,13 @@ class Cloud(fixtures.Fixture):
     def snapshot(self):
         """The accounting now: Placement's and each tracker's view."""
         return self.reader.read()
+
+    def trial(self):
+        """A block whose effects on the cloud are all put back after it.
+
+        ``with cloud.trial(): ...`` checkpoints the cloud (databases,
+        clock, trackers, report clients' caches, hypervisors, race points,
+        notifications, queued casts) and restores it when the block ends,
+        so a check can run Nova code without changing what it checks.
+        """
+        return checkpoint.trial(self)

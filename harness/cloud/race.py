@@ -48,6 +48,7 @@ from nova import objects
 
 from harness.cloud import activity
 from harness.core import errors
+from harness.core import hooks
 
 WHEN = ('before', 'after')
 ROLES = {'source': 'source_compute', 'dest': 'dest_compute',
@@ -220,6 +221,20 @@ class RacePoints(fixtures.Fixture):
         self._injecting = False
         self._deferred = []
 
+    def state(self):
+        """What ``set_state`` puts back (for ``Cloud.trial``)."""
+        return (list(self.recording), list(self.injections),
+                list(self.failures), self.record, self._injecting,
+                list(self._deferred))
+
+    def set_state(self, state):
+        (recording, injections, failures, self.record, self._injecting,
+         deferred) = state
+        self.recording = list(recording)
+        self.injections = list(injections)
+        self.failures = list(failures)
+        self._deferred = list(deferred)
+
     def _hook_tracker_lock(self):
         """Run deferred periodics the moment the tracker's lock is freed.
 
@@ -316,6 +331,7 @@ class RacePoints(fixtures.Fixture):
                           version=self._cloud.activity.version)
         if self.record:
             self.recording.append(passage)
+            hooks.notify('point_passed', passage)
         noting = self.record and _NOTING_ROLES
         due = [inj for inj in self.injections if inj.matches(passage)]
         if due or noting:

@@ -32,9 +32,6 @@ cloud is alive at a time (two would share Nova's global config).
 """
 
 import contextlib
-import copy
-import sqlite3
-import time
 
 import fixtures
 
@@ -43,20 +40,15 @@ from nova.compute import manager as compute_manager
 from nova.compute import resource_tracker
 from nova import context
 from nova import objects
-from nova.scheduler.client import report
 from nova.scheduler import host_manager
 
 from harness.cloud import activity as activity_mod
+from harness.cloud import checkpoint as checkpoint_mod
 from harness.cloud import fixture as cloud_mod
 from harness.core import errors
 from harness.cloud import nova_env
 from harness.cloud import servers
 from harness.cloud import snapshot_reader
-
-# The stand-in services' per-test records (not their wiring to the test).
-_FIXTURE_WIRING = frozenset(['test', '_cleanups', '_details',
-                             '_detail_sources'])
-
 
 def shape(scenario, cloud_kwargs=None, fixtures=()):
     """What two scenarios must share to run on one cloud, as a key.
@@ -107,133 +99,6 @@ def stand_up(stack, scenario, test_id=None, cloud_kwargs=None,
                             ephemeral=flavor.ephemeral, swap=flavor.swap,
                             extra_specs=flavor.extra_specs)
     return cloud
-
-
-@contextlib.contextmanager
-def _raw(engine):
-    # oslo.db gives an in-memory SQLite engine a StaticPool: its one
-    # connection is the database.
-    proxy = engine.raw_connection()
-    try:
-        yield proxy.driver_connection
-    finally:
-        proxy.close()
-
-
-class Checkpoint(object):
-    """A cloud's state at rest, to put it back to later.
-
-    Taken when nothing runs; ``restore`` refuses a cloud whose services
-    or databases are not the ones it was taken of.
-    """
-
-    def __init__(self, cloud):
-        if nova_env.database_writes() is None:
-            raise errors.HarnessError(
-                'a cloud with a database that is not an in-memory SQLite '
-                'one cannot be checkpointed')
-        self.engines = list(cloud.env.engines)
-        self.databases = []
-        for _key, engine in self.engines:
-            saved = sqlite3.connect(':memory:', check_same_thread=False)
-            with _raw(engine) as live:
-                live.backup(saved)
-            self.databases.append(saved)
-        self.services = dict(cloud.computes)
-        self.clock = cloud.clock.state()
-        self.counters = (cloud.activity.saves,
-                         cloud.activity.placement_writes)
-        self.records = [(stand_in, _records(stand_in))
-                        for stand_in in cloud.stand_ins]
-        # Taken at rest, each report client's cache holds what Placement's
-        # database holds now; put back with it, it matches that database
-        # again (a run leaves its own generations and allocations in it)
-        # without fetching every provider's inventory, traits and
-        # aggregates again.
-        self.provider_caches = [
-            (client, copy.deepcopy(client._provider_tree),
-             sorted(client._association_refresh_time))
-            for client in _report_clients(cloud)]
-        # Taken settled, each tracker holds what a start-up pass over
-        # these databases gives; a copy of it saves settling that pass.
-        self.trackers = {host: _tracker_state(service.manager.rt)
-                         for host, service in cloud.computes.items()}
-
-    def tracker(self, host):
-        """A copy of ``host``'s resource tracker as the checkpoint has it."""
-        shared, state = self.trackers[host]
-        tracker = resource_tracker.ResourceTracker.__new__(
-            resource_tracker.ResourceTracker)
-        vars(tracker).update(copy.deepcopy(state, dict(shared)))
-        return tracker
-
-    def close(self):
-        for saved in self.databases:
-            saved.close()
-        self.databases = []
-
-    def matches(self, cloud):
-        """Whether ``cloud`` still runs what this checkpoint was taken of."""
-        return (list(cloud.env.engines) == self.engines
-                and not cloud.stopped_computes()
-                and cloud.computes.keys() == self.services.keys()
-                and all(cloud.computes[host] is service
-                        for host, service in self.services.items()))
-
-    def restore(self, cloud):
-        if not self.matches(cloud):
-            raise errors.HarnessError(
-                'the cloud no longer runs the services and databases of '
-                'its checkpoint')
-        for (_key, engine), saved in zip(self.engines, self.databases):
-            with _raw(engine) as live:
-                saved.backup(live)
-        # Readers that skip re-reading while nothing was written must see
-        # the copy as a write.
-        nova_env.count_write()
-        cloud.clock.set_state(self.clock)
-        cloud.activity.saves, cloud.activity.placement_writes = (
-            self.counters)
-        for stand_in, records in self.records:
-            vars(stand_in).update(copy.deepcopy(records))
-        for client, tree, refreshed in self.provider_caches:
-            client._provider_tree = copy.deepcopy(tree)
-            # As just refreshed: the cache is Placement's records now.
-            client._association_refresh_time = dict.fromkeys(
-                refreshed, time.time())
-        cloud.notifier.reset()
-        cloud.casts.failures = []
-        cloud.casts.queued = {}
-        cloud.race.reset()
-
-
-def _tracker_state(tracker):
-    """What a resource tracker owns, and what it shares with its compute.
-
-    The driver, report client, monitors, service record and the PCI
-    tracker's request context are the compute's: a copy refers to them.
-    """
-    shared = [tracker.driver, tracker.reportclient, tracker.monitors,
-              tracker.service_ref]
-    if tracker.pci_tracker is not None:
-        shared.append(tracker.pci_tracker._context)
-    memo = {id(thing): thing for thing in shared}
-    return memo, copy.deepcopy(vars(tracker), dict(memo))
-
-
-def _report_clients(cloud):
-    """The report clients whose provider caches a run fills."""
-    clients = [] if report.PLACEMENTCLIENT is None else [
-        report.PLACEMENTCLIENT]
-    for _host, service in sorted(cloud.computes.items()):
-        if all(service.manager.reportclient is not c for c in clients):
-            clients.append(service.manager.reportclient)
-    return clients
-
-
-def _records(stand_in):
-    return copy.deepcopy({name: value for name, value in vars(stand_in).items()
-                          if name not in _FIXTURE_WIRING})
 
 
 def settle(cloud, checkpoint=None):
@@ -372,7 +237,7 @@ class CloudPool(fixtures.Fixture):
                 cloud = stand_up(stack, scenario, test_id, cloud_kwargs,
                                  fixtures)
                 settle(cloud)
-                self._checkpoint = Checkpoint(cloud)
+                self._checkpoint = checkpoint_mod.Checkpoint(cloud)
             except BaseException:
                 stack.close()
                 raise

@@ -12,10 +12,14 @@ import json
 from nova.tests.functional.api import client as api_client
 
 from harness.core import errors
+from harness.core import steps
 
-# Server status -> the migration statuses Nova leaves at rest after a move.
-MOVE_DONE = 'finished'
-LIVE_DONE = 'completed'
+
+def _rests(kind):
+    """The resting state the step kind declares, as ``_settle`` takes it."""
+    resting = steps.get(kind).resting
+    return {'expect_status': resting['status'],
+            'expect_migration': resting.get('migration')}
 
 
 class ServerOps(object):
@@ -63,40 +67,38 @@ class ServerOps(object):
             'boot %s' % name, None, self._api.post_server, body)
         self.uuids[name] = server['id']
         self.known[server['id']] = name
-        return self._settle(name, 'boot', expect_status='ACTIVE',
-                            expect_host=host)
+        return self._settle(name, 'boot', expect_host=host,
+                            **_rests('boot'))
 
     def resize(self, name, flavor):
         """Resize ``name`` to ``flavor`` and wait for VERIFY_RESIZE."""
         self._action(name, 'resize', {'resize': {'flavorRef': flavor}})
-        return self._settle(name, 'resize', expect_status='VERIFY_RESIZE',
-                            expect_migration=MOVE_DONE)
+        return self._settle(name, 'resize', **_rests('resize'))
 
     def migrate(self, name, host=None):
         """Cold-migrate ``name`` (to ``host`` if given); wait VERIFY_RESIZE."""
         self._action(name, 'migrate', {'migrate': {'host': host}})
-        return self._settle(name, 'migrate', expect_status='VERIFY_RESIZE',
-                            expect_host=host, expect_migration=MOVE_DONE)
+        return self._settle(name, 'migrate', expect_host=host,
+                            **_rests('migrate'))
 
     def confirm(self, name):
         """Confirm the resize or migration of ``name``; wait ACTIVE."""
         self._action(name, 'confirm', {'confirmResize': None})
-        return self._settle(name, 'confirm', expect_status='ACTIVE',
-                            expect_migration='confirmed')
+        return self._settle(name, 'confirm', **_rests('confirm'))
 
     def revert(self, name):
         """Revert the resize or migration of ``name``; wait ACTIVE."""
         source = self.last_migration(name)['source_compute']
         self._action(name, 'revert', {'revertResize': None})
-        return self._settle(name, 'revert', expect_status='ACTIVE',
-                            expect_host=source, expect_migration='reverted')
+        return self._settle(name, 'revert', expect_host=source,
+                            **_rests('revert'))
 
     def live_migrate(self, name, host=None):
         """Live-migrate ``name`` (to ``host``, or the scheduler's choice)."""
         self._action(name, 'live migrate', {'os-migrateLive': {
             'host': host, 'block_migration': 'auto'}})
-        return self._settle(name, 'live migrate', expect_status='ACTIVE',
-                            expect_host=host, expect_migration=LIVE_DONE)
+        return self._settle(name, 'live migrate', expect_host=host,
+                            **_rests('live_migrate'))
 
     def delete(self, name):
         """Delete ``name`` and wait until Nova has finished with it."""
@@ -215,6 +217,7 @@ class ServerOps(object):
 
     def _settle(self, name, what, expect_status, expect_host=None,
                 expect_migration=None):
+        # The resting state comes from the step kind (harness.core.steps).
         self._cloud.activity.wait_idle(
             self._cloud.timeout, lambda: self.describe(name))
         self._cloud.race.check()

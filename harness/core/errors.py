@@ -51,15 +51,18 @@ class ScenarioError(HarnessError):
 class ScenarioFailed(HarnessError):
     """A scenario's expectation (or an invariant) did not hold.
 
-    ``step`` is the step that failed, ``diff`` the readable difference and
-    ``timeline`` the snapshots so far.
+    ``step`` is the step that failed, ``diff`` the readable difference,
+    ``problems`` what was found (``harness.core.problems.Problem``
+    records) and ``timeline`` the snapshots so far.
     """
 
-    def __init__(self, message, step=None, diff='', timeline=None):
+    def __init__(self, message, step=None, diff='', timeline=None,
+                 problems=()):
         super().__init__(message)
         self.step = step
         self.diff = diff
         self.timeline = timeline
+        self.problems = list(problems)
 
 
 def show(value, limit=60):

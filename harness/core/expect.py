@@ -29,9 +29,12 @@ check only what they name. ``{}`` or ``0`` says "nothing" explicitly.
 """
 
 from harness.core import errors
-from harness.core import scenario as scenario_mod
+from harness.core import names
+from harness.core.problems import Problem
 from harness.core import snapshot as snapshot_mod
 
+EXPECT_KEYS = ('allocations', 'usages', 'tracker', 'pinned_cpus', 'servers',
+               'migrations')
 TRACKER_KEYS = ('vcpus_used', 'memory_mb_used', 'local_gb_used')
 
 
@@ -40,7 +43,7 @@ TRACKER_KEYS = ('vcpus_used', 'memory_mb_used', 'local_gb_used')
 def parse(check, expect, scenario, state):
     """Check an ``expect:`` mapping; return it with flavors resolved."""
     check.mapping(expect, '')
-    check.keys(expect, scenario_mod.EXPECT_KEYS)
+    check.keys(expect, EXPECT_KEYS)
     known_servers = set(state.servers) | state.deleted
     parsed = {}
     if 'allocations' in expect:
@@ -48,7 +51,7 @@ def parse(check, expect, scenario, state):
         for consumer, by_host in check.mapping(
                 expect['allocations'], 'allocations').items():
             field = 'allocations.%s' % consumer
-            match = scenario_mod.MIGRATION_CONSUMER.match(str(consumer))
+            match = names.MIGRATION_CONSUMER.match(str(consumer))
             server = match.group('server') if match else consumer
             if server not in known_servers:
                 check.fail(field, 'unknown consumer %s; servers so far: %s'
@@ -166,7 +169,7 @@ def _cpus(check, value, field):
 # -- checking (after each step) ---------------------------------------------
 
 def check(expect, snap, scenario):
-    """Differences between ``expect`` and ``snap``, one line each."""
+    """Differences between ``expect`` and ``snap``: ``Problem`` records."""
     lines = []
     if 'allocations' in expect:
         lines += _check_allocations(expect['allocations'], snap)
@@ -175,7 +178,9 @@ def check(expect, snap, scenario):
             want = expect['usages'].get(host, {})
             got = snap.usage(host) if host in snap.providers else {}
             if want != got:
-                lines.append('usage of %s: %s' % (host, _diff(want, got)))
+                lines.append(Problem(
+                    'usages', host, want, got,
+                    'usage of %s: %s' % (host, _diff(want, got))))
     if 'tracker' in expect:
         for host in sorted(scenario.hosts):
             lines += _check_tracker(host, expect['tracker'].get(
@@ -187,19 +192,25 @@ def check(expect, snap, scenario):
     for server, want in sorted(expect.get('servers', {}).items()):
         got = snap.servers.get(server)
         if got is None:
-            lines.append('server %s: expected %s, but it is gone'
-                         % (server, _fmt_server(want)))
+            lines.append(Problem(
+                'servers', server, want, None,
+                'server %s: expected %s, but it is gone'
+                % (server, _fmt_server(want))))
             continue
         for key in ('status', 'host'):
             if key in want and want[key] != getattr(got, key):
-                lines.append('server %s: %s expected %s, got %s'
-                             % (server, key, want[key], getattr(got, key)))
+                lines.append(Problem(
+                    'servers', '%s %s' % (server, key), want[key],
+                    getattr(got, key), 'server %s: %s expected %s, got %s'
+                    % (server, key, want[key], getattr(got, key))))
     for server, want in sorted(expect.get('migrations', {}).items()):
         got = snap.migrations.get(snapshot_mod.MIGRATION % server)
         status = got.status if got else None
         if status != want:
-            lines.append('migration of %s: status expected %s, got %s'
-                         % (server, want, status))
+            lines.append(Problem(
+                'migrations', server, want, status,
+                'migration of %s: status expected %s, got %s'
+                % (server, want, status)))
     return lines
 
 
@@ -211,25 +222,33 @@ def _check_allocations(expected, snap):
         if want == got:
             continue
         if not got:
-            lines.append('allocations of %s: expected %s, got nothing'
-                         % (consumer, _fmt_by_host(want)))
+            lines.append(Problem(
+                'allocations', consumer, want, got,
+                'allocations of %s: expected %s, got nothing'
+                % (consumer, _fmt_by_host(want))))
             continue
         if not want:
-            lines.append('allocations of %s: expected nothing, got %s'
-                         % (consumer, _fmt_by_host(got)))
+            lines.append(Problem(
+                'allocations', consumer, want, got,
+                'allocations of %s: expected nothing, got %s'
+                % (consumer, _fmt_by_host(got))))
             continue
         for host in sorted(set(want) | set(got)):
             if want.get(host, {}) != got.get(host, {}):
-                lines.append('allocations of %s on %s: %s' % (
-                    consumer, host, _diff(want.get(host, {}),
-                                          got.get(host, {}))))
+                lines.append(Problem(
+                    'allocations', '%s on %s' % (consumer, host),
+                    want.get(host, {}), got.get(host, {}),
+                    'allocations of %s on %s: %s' % (
+                        consumer, host, _diff(want.get(host, {}),
+                                              got.get(host, {})))))
     return lines
 
 
 def _check_tracker(host, want, snap):
     tracker = snap.trackers.get(host)
     if tracker is None:
-        return ['tracker of %s: no compute node record' % host]
+        return [Problem('tracker', host, want, None,
+                        'tracker of %s: no compute node record' % host)]
     got = {key: getattr(tracker, key) for key in TRACKER_KEYS}
     if 'guests' in want:
         reserved = (snap.providers[host].inventories.get('MEMORY_MB', {})
@@ -241,36 +260,41 @@ def _check_tracker(host, want, snap):
         got = {key: got[key] for key in want}
     if want == got:
         return []
-    return ['tracker of %s: %s' % (host, ', '.join(
-        '%s expected %s, got %s' % (key, want[key], got[key])
-        for key in TRACKER_KEYS if key in want and want[key] != got[key]))]
+    return [Problem('tracker', host, want, got, 'tracker of %s: %s' % (
+        host, ', '.join('%s expected %s, got %s' % (key, want[key], got[key])
+                        for key in TRACKER_KEYS
+                        if key in want and want[key] != got[key])))]
 
 
 def _check_pinned(host, want, snap):
     tracker = snap.trackers.get(host)
     cells = tracker.cells if tracker else ()
     if 'host' in want:
-        return _compare_cpus('pinned CPUs on %s' % host, want['host'],
+        return _compare_cpus(host, want['host'],
                              list(tracker.pinned_cpus) if tracker else [])
     lines = []
     by_id = {cell.id: list(cell.pinned_cpus) for cell in cells}
     for cell_id in sorted(set(want['cells']) | set(by_id)):
-        lines += _compare_cpus('pinned CPUs on %s cell %d' % (host, cell_id),
+        lines += _compare_cpus('%s cell %d' % (host, cell_id),
                                want['cells'].get(cell_id, 0),
                                by_id.get(cell_id, []))
     return lines
 
 
-def _compare_cpus(what, want, got):
+def _compare_cpus(where, want, got):
+    what = 'pinned CPUs on %s' % where
     if isinstance(want, int):
         if want != len(got):
-            return ['%s: expected %d, got %d [%s]' % (
-                what, want, len(got), snapshot_mod.format_cpus(got))]
+            return [Problem('pinned_cpus', where, want, sorted(got),
+                            '%s: expected %d, got %d [%s]' % (
+                                what, want, len(got),
+                                snapshot_mod.format_cpus(got)))]
         return []
     if want != sorted(got):
-        return ['%s: expected [%s], got [%s]' % (
-            what, snapshot_mod.format_cpus(want),
-            snapshot_mod.format_cpus(got))]
+        return [Problem('pinned_cpus', where, want, sorted(got),
+                        '%s: expected [%s], got [%s]' % (
+                            what, snapshot_mod.format_cpus(want),
+                            snapshot_mod.format_cpus(got)))]
     return []
 
 
@@ -295,9 +319,10 @@ def _fmt_server(want):
     return ', '.join('%s %s' % (k, v) for k, v in sorted(want.items()))
 
 
-def failure(step, lines):
-    """The ScenarioFailed message for a step's differences."""
+def failure(step, problems):
+    """The ScenarioFailed for a step's differences (``Problem`` records)."""
+    lines = [str(problem) for problem in problems]
     return errors.ScenarioFailed(
         'step %d (%s): expectations not met:\n  %s'
         % (step.index, step.label, '\n  '.join(lines)),
-        step=step, diff='\n'.join(lines))
+        step=step, diff='\n'.join(lines), problems=problems)

@@ -109,6 +109,10 @@ Nothing here imports Nova.
 
 import time
 
+from harness.core.problems import Problem
+from harness.core import snapshot as snapshot_mod
+from harness.core import steps as steps_mod
+
 INVARIANTS = ('usages_add_up', 'allocations_where_server_is',
               'one_compute_node_per_consumer', 'tracker_agrees',
               'periodics_idempotent', 'nothing_leaks', 'within_capacity')
@@ -130,33 +134,15 @@ def _fmt(resources):
                     for rc in sorted(resources)) or 'nothing'
 
 
-def _root(snap, provider):
-    rp = snap.providers.get(provider)
-    return rp.root if rp is not None else provider
-
-
-def _host_roots(snap):
-    """Host name -> the compute node root providers on it."""
-    roots = {}
-    for node, tracker in snap.trackers.items():
-        if node in snap.providers:
-            roots.setdefault(tracker.host, set()).add(_root(snap, node))
-    return roots
+_root = snapshot_mod.root
+_host_roots = snapshot_mod.host_roots
+_held_in = snapshot_mod.held_in
+_migrations_of = snapshot_mod.migrations_of
 
 
 def _root_host(snap, root):
     tracker = snap.trackers.get(root)
     return tracker.host if tracker is not None else root
-
-
-def _held_in(snap, consumer, roots):
-    """What ``consumer`` holds in the trees of ``roots``, summed."""
-    total = {}
-    for provider, resources in snap.allocations_of(consumer).items():
-        if _root(snap, provider) in roots:
-            for rc, amount in resources.items():
-                total[rc] = total.get(rc, 0) + amount
-    return total
 
 
 # -- 1 ------------------------------------------------------------------------
@@ -175,11 +161,12 @@ def usages_add_up(snap):
                 parts = ', '.join(
                     '%s=%s' % (consumer, held[consumer][rc])
                     for consumer in sorted(held) if rc in held[consumer])
-                problems.append(
+                problems.append(Problem(
+                    'usages_add_up', 'provider %s, %s' % (name, rc), expected=total.get(rc, 0), actual=usages.get(rc, 0), text=
                     'usages_add_up: provider %s, %s: Placement usage %s, '
                     'allocations add up to %s (%s)' % (
                         name, rc, usages.get(rc, 0), total.get(rc, 0),
-                        parts or 'no consumer'))
+                        parts or 'no consumer')))
     return problems
 
 
@@ -193,12 +180,7 @@ def _in_flight(snap, migration):
 
 
 def _latest(snap, server):
-    from harness.core import snapshot as snapshot_mod
     return snap.migrations.get(snapshot_mod.MIGRATION % server)
-
-
-def _migrations_of(snap, server):
-    return [m for m in snap.migrations.values() if m.server == server]
 
 
 def allocations_where_server_is(snap):
@@ -210,12 +192,13 @@ def allocations_where_server_is(snap):
         server = snap.servers.get(consumer)
         if migration is not None:
             if not _in_flight(snap, migration):
-                problems.append(
+                problems.append(Problem(
+                    'allocations_where_server_is', consumer, text=
                     'allocations_where_server_is: consumer %s (status %s, '
                     'server %s) holds %s although no move of %s is in '
                     'flight' % (consumer, migration.status,
                                 _server_state(snap, migration.server),
-                                _fmt_held(held), migration.server))
+                                _fmt_held(held), migration.server)))
                 continue
             allowed = {migration.source}
             what = 'its source %s' % migration.source
@@ -228,20 +211,22 @@ def allocations_where_server_is(snap):
                 server.host, ' or the destination %s of its move in flight'
                 % ', '.join(moving) if moving else '')
         else:
-            problems.append(
+            problems.append(Problem(
+                'allocations_where_server_is', consumer, text=
                 'allocations_where_server_is: consumer %s holds %s but is '
                 'no server or migration (a leak of a deleted server?)'
-                % (consumer, _fmt_held(held)))
+                % (consumer, _fmt_held(held))))
             continue
         roots = set()
         for host in allowed:
             roots |= host_roots.get(host, {host})
         for provider in sorted(held):
             if _root(snap, provider) not in roots:
-                problems.append(
+                problems.append(Problem(
+                    'allocations_where_server_is', '%s on %s' % (consumer, provider), text=
                     'allocations_where_server_is: consumer %s holds %s on '
                     '%s, which is not %s' % (
-                        consumer, _fmt(held[provider]), provider, what))
+                        consumer, _fmt(held[provider]), provider, what)))
     return problems
 
 
@@ -275,12 +260,13 @@ def one_compute_node_per_consumer(snap):
             # Written down: an evacuation doubles the instance's allocation
             # until the source compute restarts and cleans up.
             continue
-        problems.append(
+        problems.append(Problem(
+            'one_compute_node_per_consumer', consumer, text=
             'one_compute_node_per_consumer: consumer %s holds allocations '
             'against %d compute nodes: %s' % (
                 consumer, len(roots), '; '.join(
                     '%s: %s' % (root, _fmt(_held_in(snap, consumer, {root})))
-                    for root in roots)))
+                    for root in roots))))
     return problems
 
 
@@ -352,10 +338,11 @@ def tracker_agrees(snap, dedicated=None, windows=None, disk_exact=True):
             if low != high:
                 tolerated = ' (tolerated %s..%s: %s)' % (
                     low, high, window.get('why', ''))
-            problems.append(
+            problems.append(Problem(
+                'tracker_agrees', 'host %s, %s' % (host, key), expected=want[key], actual=got[key], text=
                 'tracker_agrees: host %s, %s: tracker counts %s, Placement '
                 '%s%s (%s)' % (host, _KEY_NAMES[key], got[key], want[key],
-                               tolerated, _consumers_on(snap, roots, key)))
+                               tolerated, _consumers_on(snap, roots, key))))
         problems += _pinning_problems(snap, node, dedicated.get(host))
     return problems
 
@@ -385,33 +372,36 @@ def _pinning_problems(snap, node, dedicated):
     for cell in tracker.cells:
         for cpu in cell.pinned_cpus:
             if cpu in seen:
-                problems.append(
+                problems.append(Problem(
+                    'tracker_agrees', 'host %s, CPU %d' % (tracker.host, cpu), text=
                     'tracker_agrees: host %s: CPU %d is pinned in cells %d '
-                    'and %d' % (tracker.host, cpu, seen[cpu], cell.id))
+                    'and %d' % (tracker.host, cpu, seen[cpu], cell.id)))
             seen[cpu] = cell.id
         outside = sorted(set(cell.pinned_cpus) - set(cell.pcpus))
         if outside:
-            problems.append(
+            problems.append(Problem(
+                'tracker_agrees', 'host %s cell %d' % (tracker.host, cell.id), text=
                 'tracker_agrees: host %s cell %d: pinned CPUs %s are not '
                 'among the cell\'s dedicated CPUs %s' % (
-                    tracker.host, cell.id, _cpus(outside), _cpus(cell.pcpus)))
+                    tracker.host, cell.id, _cpus(outside), _cpus(cell.pcpus))))
         if dedicated is not None:
             outside = sorted(set(cell.pinned_cpus) - set(dedicated))
             if outside:
-                problems.append(
+                problems.append(Problem(
+                    'tracker_agrees', 'host %s cell %d' % (tracker.host, cell.id), text=
                     'tracker_agrees: host %s cell %d: pinned CPUs %s lie '
                     'outside cpu_dedicated_set %s' % (
                         tracker.host, cell.id, _cpus(outside),
-                        _cpus(dedicated) or 'unset'))
+                        _cpus(dedicated) or 'unset')))
     return problems
 
 
 def _cpus(cpus):
-    from harness.core import snapshot as snapshot_mod
     return '[%s]' % snapshot_mod.format_cpus(cpus)
 
 
-def tracker_windows(windows, before, after, reconciled=(), down=()):
+def tracker_windows(windows, before, after, reconciled=(), down=(),
+                    step=None):
     """The tolerated windows after a step; see the module docstring.
 
     :param windows: host -> {'below': {key: n}, 'above': {key: n}, 'why'}
@@ -422,51 +412,27 @@ def tracker_windows(windows, before, after, reconciled=(), down=()):
     :param down: hosts whose compute is stopped (a guest deleted there is
         deleted locally by the API; the record keeps counting it until the
         compute starts again and runs the periodic at startup).
+    :param step: the step (``scenario.Step``): the windows are those its
+        kind declares (``harness.core.steps``); with ``None``, those any
+        kind would open between the two snapshots.
     :returns: the windows open after the step.
     """
     opened = {host: {'below': dict(w.get('below', {})),
                      'above': dict(w.get('above', {})),
                      'why': w.get('why', '')}
               for host, w in windows.items()}
-    host_roots = _host_roots(after)
-
-    def widen(host, side, held, why):
-        window = opened.setdefault(host, {'below': {}, 'above': {},
-                                          'why': ''})
-        for key in TRACKER_KEYS:
-            amount = sum(held.get(rc, 0) for rc in _KEY_RCS[key])
-            if amount:
-                window[side][key] = window[side].get(key, 0) + amount
-        window['why'] = '; '.join(filter(None, (window['why'], why)))
-
-    for consumer, migration in sorted(after.migrations.items()):
-        if migration.type != LIVE_MIGRATION or \
-                migration.status != 'completed':
-            continue
-        earlier = before.migrations.get(consumer)
-        if earlier is not None and earlier.uuid == migration.uuid and \
-                earlier.status == 'completed':
-            continue
-        roots = host_roots.get(migration.dest, {migration.dest})
-        held = _held_in(after, migration.server, roots)
-        widen(migration.dest, 'below', held,
-              '%s live-migrated here, not yet counted before the next '
-              'periodic' % migration.server)
-
-    before_roots = _host_roots(before)
-    for name, server in sorted(before.servers.items()):
-        if name in after.servers or not server.host:
-            continue
-        if server.host in down:
-            why = '%s deleted while its compute was down' % name
-        elif _migrations_of(before, name):
-            why = ('%s (moved before) deleted, counted until the next '
-                   'periodic' % name)
-        else:
-            continue
-        roots = before_roots.get(server.host, {server.host})
-        widen(server.host, 'above', _held_in(before, name, roots), why)
-
+    units = ([steps_mod.get(step.kind)] if step is not None
+             else list(steps_mod.registry().values()))
+    for unit in units:
+        args = step.args if step is not None else None
+        for window in unit.windows(args, before, after, set(down)):
+            into = opened.setdefault(window.host, {'below': {}, 'above': {},
+                                                   'why': ''})
+            for key, amount in window.amounts().items():
+                if amount:
+                    into[window.side][key] = (into[window.side].get(key, 0)
+                                              + amount)
+            into['why'] = '; '.join(filter(None, (into['why'], window.why)))
     for host in reconciled:
         opened.pop(host, None)
     return {host: w for host, w in opened.items()
@@ -484,50 +450,53 @@ def periodic_changes(before, after, hosts=()):
         now = after.allocations_of(consumer)
         for provider in sorted(set(was) | set(now)):
             if was.get(provider, {}) != now.get(provider, {}):
-                problems.append(
+                problems.append(Problem(
+                    'periodics_idempotent', '%s on %s' % (consumer, provider), text=
                     'periodics_idempotent: %s on %s moved consumer %s on %s: '
                     '%s -> %s' % (RECONCILE, order, consumer, provider,
                                   _fmt(was.get(provider, {})),
-                                  _fmt(now.get(provider, {}))))
+                                  _fmt(now.get(provider, {})))))
     for name in sorted(set(before.providers) | set(after.providers)):
         old = before.providers.get(name)
         new = after.providers.get(name)
         if old is None or new is None:
-            problems.append(
+            problems.append(Problem(
+                'periodics_idempotent', 'provider %s' % name, text=
                 'periodics_idempotent: %s on %s %s provider %s' % (
                     RECONCILE, order,
-                    'created' if old is None else 'deleted', name))
+                    'created' if old is None else 'deleted', name)))
             continue
         for rc in sorted(set(old.usages) | set(new.usages)):
             if old.usages.get(rc, 0) != new.usages.get(rc, 0):
-                problems.append(
+                problems.append(Problem(
+                    'periodics_idempotent', 'provider %s, %s' % (name, rc), text=
                     'periodics_idempotent: %s on %s moved the usage of %s, '
                     '%s: %s -> %s' % (RECONCILE, order, name, rc,
                                       old.usages.get(rc, 0),
-                                      new.usages.get(rc, 0)))
+                                      new.usages.get(rc, 0))))
         if old.generation != new.generation:
-            problems.append(
+            problems.append(Problem(
+                'periodics_idempotent', 'provider %s generation' % name, text=
                 'periodics_idempotent: %s on %s moved the generation of '
                 'provider %s: %s -> %s' % (RECONCILE, order, name,
-                                           old.generation, new.generation))
+                                           old.generation, new.generation)))
     return problems
 
 
 def periodics_idempotent(cloud, before, hosts):
-    """Run the periodic on ``hosts`` in order; (problems, after snapshot).
+    """Run the periodic on ``hosts`` in order, on a copy; (problems, after).
 
-    Injections waiting for a later step neither fire nor record while the
-    check runs.
+    The periodic runs inside ``cloud.trial()``: the cloud is checkpointed
+    (databases, clock, trackers, report clients' caches, hypervisors,
+    race points) and put back afterwards, so the check changes nothing the
+    next step sees: a tracker left stale by a step stays stale, as it
+    would in a deployment, for the next step to trip over. Injections
+    waiting for a later step neither fire nor record meanwhile.
     """
-    race = cloud.race
-    saved = race.injections, race.record
-    race.injections, race.record = [], False
-    try:
+    with cloud.trial():
         for host in hosts:
             cloud.run_periodic(RECONCILE, host)
-    finally:
-        race.injections, race.record = saved
-    after = cloud.snapshot()
+        after = cloud.snapshot()
     return periodic_changes(before, after, hosts), after
 
 
@@ -548,15 +517,17 @@ def nothing_leaks(snap, reconciled=None, reconciled_hosts=(),
         return []
     problems = []
     for consumer in sorted(snap.allocations):
-        problems.append(
+        problems.append(Problem(
+            'nothing_leaks', consumer, text=
             'nothing_leaks: no server is left, but consumer %s holds %s'
-            % (consumer, _fmt_held(snap.allocations[consumer])))
+            % (consumer, _fmt_held(snap.allocations[consumer]))))
     for name in sorted(snap.providers):
         usages = snap.providers[name].usages
         if usages:
-            problems.append(
+            problems.append(Problem(
+                'nothing_leaks', 'provider %s' % name, text=
                 'nothing_leaks: no server is left, but provider %s has '
-                'usage %s' % (name, _fmt(usages)))
+                'usage %s' % (name, _fmt(usages))))
     checks = []
     if reconciled is not None and not reconciled.servers:
         checks.append((reconciled, sorted(
@@ -578,22 +549,24 @@ def _tracker_leaks(snap, node):
     counted = _tracker_view(snap, node)
     for key in ('vcpus', 'memory_mb', 'local_gb'):
         if counted[key]:
-            problems.append(
+            problems.append(Problem(
+                'nothing_leaks', 'host %s, %s' % (tracker.host, key), text=
                 'nothing_leaks: no server is left, but after %s the '
                 'tracker of %s counts %s %s beyond the reserved amount'
-                % (RECONCILE, tracker.host, counted[key], _KEY_NAMES[key]))
+                % (RECONCILE, tracker.host, counted[key], _KEY_NAMES[key])))
     for cell in tracker.cells:
         used_pages = {size: page['used'] for size, page in cell.pages.items()
                       if page.get('used')}
         if cell.pinned_cpus or cell.cpu_usage or cell.memory_usage or \
                 used_pages:
-            problems.append(
+            problems.append(Problem(
+                'nothing_leaks', 'host %s cell %d' % (tracker.host, cell.id), text=
                 'nothing_leaks: no server is left, but after %s the '
                 'tracker of %s cell %d still has pinned CPUs %s, cpu_usage '
                 '%s, memory_usage %s, pages used %s' % (
                     RECONCILE, tracker.host, cell.id,
                     _cpus(cell.pinned_cpus), cell.cpu_usage,
-                    cell.memory_usage, used_pages or 'none'))
+                    cell.memory_usage, used_pages or 'none')))
     return problems
 
 
@@ -606,14 +579,16 @@ def within_capacity(snap):
         for rc, used in sorted(rp.usages.items()):
             inventory = rp.inventories.get(rc)
             if inventory is None:
-                problems.append(
+                problems.append(Problem(
+                    'within_capacity', 'provider %s, %s' % (name, rc), text=
                     'within_capacity: provider %s uses %s %s but has no '
-                    'inventory of it' % (name, used, rc))
+                    'inventory of it' % (name, used, rc)))
                 continue
             capacity = ((inventory['total'] - inventory.get('reserved', 0))
                         * inventory.get('allocation_ratio', 1.0))
             if used > capacity:
-                problems.append(
+                problems.append(Problem(
+                    'within_capacity', 'provider %s, %s' % (name, rc), expected=_number(capacity), actual=used, text=
                     'within_capacity: provider %s, %s: usage %s exceeds '
                     'capacity %s = (total %s - reserved %s) x '
                     'allocation_ratio %s (consumers: %s)' % (
@@ -622,7 +597,7 @@ def within_capacity(snap):
                         inventory.get('allocation_ratio', 1.0), ', '.join(
                             '%s=%s' % (c, res[rc]) for c, res in sorted(
                                 snap.allocations_against(name).items())
-                            if rc in res)))
+                            if rc in res))))
     return problems
 
 
@@ -636,15 +611,20 @@ class Checker(object):
     """All invariants, as a check for ``runner.run(checks=[...])``.
 
     Called after every step as ``checker(cloud, step, snapshot, timeline,
-    scenario)``; returns the problems, each starting with its invariant's
-    name. Invariants 1-4, 6 and 7 read the step's snapshot; then, with
-    ``periodic_idempotence``, ``update_available_resource`` runs on every
-    running compute, in name order after odd steps and reversed after even
-    ones, and nothing in Placement may move. That run reconciles every
-    tracker: it closes every tracker window, lets ``nothing_leaks`` check
-    the trackers as soon as no server is left, and means a later step sees
-    reconciled trackers (a scenario whose expectations rely on a tracker
-    staying stale across steps needs it off).
+    scenario)``; returns the problems (``Problem`` records, ``check`` the
+    invariant's name). Invariants 1-4, 6 and 7 read the step's snapshot;
+    then, with ``periodic_idempotence``, ``update_available_resource``
+    runs on every running compute, in name order after odd steps and
+    reversed after even ones, on a copy of the cloud that is put back
+    afterwards (``periodics_idempotent``), and nothing in Placement may
+    move. The checks only read: the next step sees exactly what this one
+    left, stale trackers and open windows included. The copy's snapshot
+    lets ``nothing_leaks`` check reconciled trackers as soon as no server
+    is left.
+
+    Tracker windows come from the step kinds (``harness.core.steps``):
+    what a step's kind opens stays open until the host's periodic runs
+    (a ``run_periodic`` step, or a compute's start-up).
 
     Expected breaks: an invariant in ``scenario.expected_breaks`` is not
     reported; its problems are recorded in ``broken`` (invariant -> list
@@ -653,7 +633,8 @@ class Checker(object):
     broke) being empty.
 
     ``timings`` holds the seconds spent per invariant (``periodics_idempotent``
-    includes running the periodics and reading the snapshot after).
+    includes the copy, the periodics, the snapshot after and putting the
+    cloud back).
     """
 
     def __init__(self, periodic_idempotence=True, enabled=None):
@@ -696,7 +677,7 @@ class Checker(object):
             start = time.perf_counter()
             self.windows = tracker_windows(
                 self.windows, before, snap, reconciled,
-                down=set(scenario.hosts) - set(cloud.computes))
+                down=set(scenario.hosts) - set(cloud.computes), step=step)
             found['tracker_agrees'] = tracker_agrees(
                 snap, self._dedicated(cloud, scenario), self.windows,
                 disk_exact=not any(f.swap for f in
@@ -725,11 +706,6 @@ class Checker(object):
                 hosts.reverse()
             found['periodics_idempotent'], after = periodics_idempotent(
                 cloud, snap, hosts)
-            # Every running compute's tracker is reconciled now; a stopped
-            # one keeps its stale record, and its window, until it starts.
-            self.windows = {host: window
-                            for host, window in self.windows.items()
-                            if host not in cloud.computes}
             self.timings['periodics_idempotent'] += (
                 time.perf_counter() - start)
         if 'nothing_leaks' in self.enabled:
@@ -753,15 +729,9 @@ class Checker(object):
 
     @staticmethod
     def _hosts_reconciled_by(step, cloud):
-        """Hosts where the step ran the periodic after all its work.
-
-        A compute that starts runs it at startup (``pre_start_hook``).
-        """
-        if step.kind == 'start_compute':
-            return {step.args['host']}
-        if step.kind != 'run_periodic' or step.args.get('task') != RECONCILE:
-            return set()
-        return set(step.args.get('hosts') or cloud.computes)
+        """Hosts where the step ran the periodic after all its work."""
+        return steps_mod.get(step.kind).reconciles(step.args,
+                                                   set(cloud.computes))
 
     @staticmethod
     def _dedicated(cloud, scenario):

@@ -23,18 +23,24 @@ mappings)::
 
 A fake host may be given a hypervisor fault: ``fail: <method>`` makes that
 driver method raise on that host, so the step that calls it fails the way
-a real hypervisor failing there would make it fail (see ``harness.faults``);
+a real hypervisor failing there would make it fail (see ``harness.cloud.faults``);
 everything above the driver is Nova as installed. The methods are those of
 a cold move (``FAULT_METHODS``): ``migrate_disk_and_power_off`` (source,
 resize_instance), ``finish_migration`` (destination, finish_resize),
 ``confirm_migration`` (source, confirm) and ``finish_revert_migration``
 (source, finish_revert_resize).
 
-Steps: ``boot``, ``resize``, ``confirm``, ``revert``, ``migrate``,
-``live_migrate``, ``delete``, ``run_periodic``, ``advance_clock``,
-``inject``, ``stop_compute``, ``start_compute``. An operation step may say
-``error: <text>``: it must then fail with a message containing the text.
-Any step may carry ``expect:`` (see ``harness.expect``).
+Steps: each kind is a unit of the step registry (``harness.core.steps``,
+one module each): ``boot``, ``resize``, ``confirm``, ``revert``,
+``migrate``, ``live_migrate``, ``delete``, ``run_periodic``,
+``advance_clock``, ``inject``, ``stop_compute``, ``start_compute``. An
+operation step may say ``error: <text>``: it must then fail with a
+message containing the text. Any step may carry ``expect:`` (see
+``harness.core.expect``). An ``inject`` must name a race point that a
+later step can pass.
+
+A file may also be a mapping with ``scenarios:`` (the list) and
+file-level data such as a bug's ``bug:`` metadata (``load_file``).
 
 A stopped compute still looks up to Nova until ``service_down_time`` (60 s
 of the cloud's clock) has passed since its last heartbeat
@@ -56,42 +62,33 @@ import os
 import re
 import typing
 
-import os_resource_classes
 import yaml
 
+from harness.core import checking
 from harness.core import errors
+from harness.core import expect as expect_mod
+from harness.core import names
+from harness.core import profiles
+from harness.core import steps as steps_mod
+from harness.core.steps import base as steps_base
+from harness.core.steps import inject as inject_step
 from harness.core import yamlsafe
 
-OPERATIONS = ('boot', 'resize', 'confirm', 'revert', 'migrate',
-              'live_migrate', 'delete')
-STEP_KINDS = OPERATIONS + ('run_periodic', 'advance_clock', 'inject',
-                           'stop_compute', 'start_compute')
-EXPECT_KEYS = ('allocations', 'usages', 'tracker', 'pinned_cpus', 'servers',
-               'migrations')
-ROLES = ('source', 'dest')
-DRIVERS = {'fake': 'fake.MediumFakeDriver'}
-# Driver methods a fake host may be made to fail in (harness.faults): the
-# hypervisor steps of a cold move, each reached by an RPC cast (from the
-# API, or from the other compute). The cloud's casts wait for what they
-# cast but keep its failure on the receiving compute
-# (harness.nova_env.CastsWaited), so the failure takes the path it takes in
-# a deployment: the sender's flow goes on as if the cast had succeeded.
-FAULT_METHODS = ('migrate_disk_and_power_off', 'finish_migration',
-                 'confirm_migration', 'finish_revert_migration')
-PERIODICS = ('update_available_resource', '_poll_unconfirmed_resizes',
-             '_cleanup_incomplete_migrations', '_run_pending_deletes',
-             '_reclaim_queued_deletes', '_heal_instance_info_cache',
-             '_sync_power_states', '_poll_shelved_instances',
-             '_cleanup_running_deleted_instances',
-             '_check_instance_build_time',
-             '_instance_usage_audit', '_poll_rebooting_instances',
-             '_poll_rescued_instances', '_poll_volume_usage',
-             '_sync_scheduler_instance_info', '_run_image_cache_manager_pass',
-             '_cleanup_expired_console_auth_tokens', 'report_state')
-CUSTOM_RC = re.compile(r'^CUSTOM_[A-Z0-9_]+$')
-MIGRATION_CONSUMER = re.compile(r'^migration\((?P<server>[^)]+)\)$')
-POINT_NAME = re.compile(r'^((conductor|scheduler)\.)?[A-Za-z_][A-Za-z0-9_]*$'
-                        r'|^instance\.host$|^migration\.status=[a-z-]+$')
+# The vocabulary, as the loader's users have always found it here.
+ROLES = names.ROLES
+DRIVERS = names.DRIVERS
+FAULT_METHODS = names.FAULT_METHODS
+PERIODICS = names.PERIODICS
+CUSTOM_RC = names.CUSTOM_RC
+MIGRATION_CONSUMER = names.MIGRATION_CONSUMER
+POINT_NAME = names.POINT_NAME
+EXPECT_KEYS = expect_mod.EXPECT_KEYS
+OPERATIONS = steps_mod.operations()
+STEP_KINDS = steps_mod.names()
+# A file may also be a mapping of these: ``scenarios`` (the list) and
+# file-level data that is not a scenario's (a bug's metadata, read by
+# harness.bugs).
+FILE_KEYS = ('scenarios', 'bug')
 
 
 def safe_load(text):
@@ -146,27 +143,12 @@ class Step(object):
 
     @property
     def label(self):
-        args = self.args
-        if self.kind == 'boot':
-            where = ' on %s' % args['host'] if args.get('host') else ''
-            return 'boot %s (%s)%s' % (args['server'], args['flavor'], where)
-        if self.kind == 'resize':
-            return 'resize %s to %s' % (args['server'], args['flavor'])
-        if self.kind in ('migrate', 'live_migrate'):
-            where = ' to %s' % args['host'] if args.get('host') else ''
-            return '%s %s%s' % (self.kind.replace('_', ' '), args['server'],
-                                where)
-        if self.kind in OPERATIONS:
-            return '%s %s' % (self.kind, args['server'])
-        if self.kind == 'run_periodic':
-            return 'run %s on %s' % (args['task'],
-                                     ', '.join(args['hosts']) or 'all')
-        if self.kind == 'advance_clock':
-            return 'advance clock %ss' % args['seconds']
-        if self.kind == 'inject':
-            return 'inject %s %s: %s on %s' % (
-                args['when'], args['point'], args['run'], args['on'])
-        return '%s %s' % (self.kind.replace('_', ' '), args['host'])
+        return steps_mod.get(self.kind).label(self.args)
+
+    @property
+    def unit(self):
+        """The step kind's unit in the registry (``harness.core.steps``)."""
+        return steps_mod.get(self.kind)
 
 
 @dataclasses.dataclass
@@ -221,15 +203,34 @@ class Scenario(object):
 
 def load(path):
     """Load and check the scenarios in ``path``; return a list."""
-    if not os.path.isfile(path):
-        raise errors.ScenarioError('%s: no such scenario file' % path)
-    try:
-        with open(path, encoding='utf-8') as source:
-            text = source.read()
-    except UnicodeDecodeError as exc:
-        raise errors.ScenarioError(
-            '%s: not UTF-8 text (byte %d)' % (path, exc.start))
+    return load_file(path)[1]
+
+
+def load_file(path, text=None):
+    """``(header, scenarios)`` of a scenario file.
+
+    ``header`` holds the file-level keys of a file written as a mapping
+    with ``scenarios:`` (e.g. a bug's ``bug:`` metadata), unchecked here;
+    ``{}`` for a file that is one scenario or a list of them.
+    """
+    if text is None:
+        if not os.path.isfile(path):
+            raise errors.ScenarioError('%s: no such scenario file' % path)
+        try:
+            with open(path, encoding='utf-8') as source:
+                text = source.read()
+        except UnicodeDecodeError as exc:
+            raise errors.ScenarioError(
+                '%s: not UTF-8 text (byte %d)' % (path, exc.start))
     document = yamlsafe.load(text, path, errors.ScenarioError)
+    header = {}
+    if isinstance(document, dict) and 'scenarios' in document:
+        check = checking.Checker(path)
+        check.keys(document, FILE_KEYS)
+        header = {k: v for k, v in document.items() if k != 'scenarios'}
+        document = check.sequence(document['scenarios'], 'scenarios')
+        if not document:
+            check.fail('scenarios', 'list at least one scenario')
     if isinstance(document, dict):
         documents = [document]
     elif isinstance(document, list) and document:
@@ -237,24 +238,24 @@ def load(path):
     else:
         raise errors.ScenarioError(
             '%s: a scenario file holds a mapping (one scenario) or a list '
-            'of them, not %s' % (path, _kind(document)))
+            'of them, not %s' % (path, checking.kind(document)))
     scenarios = []
-    names = set()
+    seen = set()
     for number, doc in enumerate(documents, 1):
         where = path if len(documents) == 1 else '%s[%d]' % (path, number)
         scenario = parse(doc, where, path)
-        if scenario.name in names:
+        if scenario.name in seen:
             raise errors.ScenarioError(
                 '%s: field "name": %r is used twice in this file'
                 % (where, scenario.name))
-        names.add(scenario.name)
+        seen.add(scenario.name)
         scenarios.append(scenario)
-    return scenarios
+    return header, scenarios
 
 
 def parse(doc, where, path=None):
     """Check one scenario mapping; ``where`` names it in errors."""
-    check = _Checker(where)
+    check = checking.Checker(where)
     check.mapping(doc, 'the scenario')
     check.keys(doc, ('name', 'bugs', 'config', 'hosts', 'flavors', 'steps',
                      'expected_breaks', 'description'),
@@ -277,10 +278,10 @@ def parse(doc, where, path=None):
         driver = spec.get('driver')
         if driver is not None:
             check.string(driver, field + '.driver')
-        if driver is not None and driver not in DRIVERS:
+        if driver is not None and driver not in names.DRIVERS:
             check.fail(field + '.driver', 'unknown driver %r; known: %s'
-                       % (driver, ', '.join(sorted(DRIVERS))))
-        compute_driver = DRIVERS.get(driver)
+                       % (driver, ', '.join(sorted(names.DRIVERS))))
+        compute_driver = names.DRIVERS.get(driver)
         if spec.get('fail') is not None:
             compute_driver = _fault_driver(check, spec, field)
         profile = spec.get('profile')
@@ -343,12 +344,13 @@ def parse(doc, where, path=None):
                    'expected to break')
     scenario.expected_breaks = {k: str(v) for k, v in breaks.items()}
 
-    state = _State(hosts)
+    state = steps_base.State(hosts)
     for index, raw in enumerate(check.sequence(doc['steps'], 'steps'), 1):
         step = _parse_step(check.at_step(index), raw, index, scenario, state)
         scenario.steps.append(step)
     if not scenario.steps:
         check.fail('steps', 'a scenario needs at least one step')
+    inject_step.check_points(check, scenario.steps, steps_mod.registry())
     return scenario
 
 
@@ -358,18 +360,16 @@ def _fault_driver(check, spec, field):
     if spec.get('driver') != 'fake':
         check.fail(field + '.fail', 'only a host with "driver: fake" can '
                    'be given a hypervisor fault')
-    if method not in FAULT_METHODS:
+    if method not in names.FAULT_METHODS:
         check.fail(field + '.fail', 'unknown driver method %s; a fault can '
                    'be put in: %s' % (errors.show(method),
-                                      ', '.join(FAULT_METHODS)))
-    from harness.cloud import faults
-    return faults.driver_name(method)
+                                      ', '.join(names.FAULT_METHODS)))
+    return names.fault_driver_name(method)
 
 
 def _check_profile(check, profile, field, path):
     # Profiles are validated by their own loader; here we only need to know
     # the name or file exists, so bad input fails before anything starts.
-    from harness.core import profiles
     try:
         profiles.load_profile(_resolve_relative(profile, path))
     except errors.ProfileError as exc:
@@ -385,307 +385,27 @@ def _resolve_relative(profile, path):
     return profile
 
 
-class _State(object):
-    """What the steps so far have done, to check the next one."""
-
-    def __init__(self, hosts):
-        self.hosts = hosts
-        self.servers = {}      # name -> 'active' | 'verify' | 'error'
-        self.deleted = set()
-        self.stopped = set()
-        self.moved = set()     # servers that have had a migration
-
-
 def _parse_step(check, raw, index, scenario, state):
     check.mapping(raw, 'the step')
-    kinds = [key for key in raw if key in STEP_KINDS]
+    known = steps_mod.names()
+    kinds = [key for key in raw if key in known]
     unknown = [key for key in raw
-               if key not in STEP_KINDS and key not in ('expect', 'error')]
+               if key not in known and key not in ('expect', 'error')]
     if unknown:
         check.fail(unknown[0], 'unknown step or field; steps are: %s'
-                   % ', '.join(STEP_KINDS))
+                   % ', '.join(known))
     if len(kinds) != 1:
         check.fail('the step', 'each step does exactly one of: %s (found %s)'
-                   % (', '.join(STEP_KINDS), ', '.join(kinds) or 'none'))
+                   % (', '.join(known), ', '.join(kinds) or 'none'))
     kind = kinds[0]
-    value = raw[kind]
+    unit = steps_mod.get(kind)
     error = raw.get('error')
     if error is not None:
         check.string(error, 'error')
-        if kind not in OPERATIONS:
+        if not unit.operation:
             check.fail('error', 'only server operations can be expected to '
                        'fail')
-    parse_args = _STEP_PARSERS[kind]
-    args = parse_args(check.field(kind), value, scenario, state, error)
-    expect = raw.get('expect', {}) or {}
-    from harness.core import expect as expect_mod
-    expect = expect_mod.parse(check.field('expect'), expect, scenario, state)
+    args = unit.parse(check.field(kind), raw[kind], scenario, state, error)
+    expect = expect_mod.parse(check.field('expect'),
+                              raw.get('expect', {}) or {}, scenario, state)
     return Step(index, kind, args, expect, error, raw=raw)
-
-
-def _server_arg(check, value, keys=('server',), required=('server',)):
-    if isinstance(value, str):
-        value = {'server': value}
-    check.mapping(value, 'the step')
-    check.keys(value, keys, required=required)
-    check.string(value['server'], 'server')
-    return dict(value)
-
-
-def _parse_boot(check, value, scenario, state, error):
-    args = _server_arg(check, value, ('server', 'flavor', 'host'),
-                       ('server', 'flavor'))
-    server = check.string(args['server'], 'server')
-    if server in state.servers or server in state.deleted:
-        check.fail('server', 'a server named %r was booted already' % server)
-    if MIGRATION_CONSUMER.match(server):
-        check.fail('server', '%r is reserved for migrations' % server)
-    check.known(args['flavor'], scenario.flavors, 'flavor')
-    if args.get('host') is not None:
-        check.known(args['host'], scenario.hosts, 'host')
-    state.servers[server] = 'error' if error else 'active'
-    return args
-
-
-def _needs(check, state, server, wanted, doing):
-    if server not in state.servers:
-        check.fail('server', 'no server %r to %s (booted: %s)' % (
-            server, doing, ', '.join(sorted(state.servers)) or 'none'))
-    current = state.servers[server]
-    if current not in wanted:
-        reason = {'verify': 'it is waiting for confirm or revert',
-                  'active': 'nothing is waiting to be confirmed or reverted',
-                  'error': 'its boot was expected to fail'}[current]
-        check.fail('server', 'cannot %s %s: %s' % (doing, server, reason))
-
-
-def _parse_resize(check, value, scenario, state, error):
-    args = _server_arg(check, value, ('server', 'flavor'),
-                       ('server', 'flavor'))
-    _needs(check, state, args['server'], ('active',), 'resize')
-    check.known(args['flavor'], scenario.flavors, 'flavor')
-    if not error:
-        state.servers[args['server']] = 'verify'
-    # A resize that fails on a compute has a migration (in error) too.
-    state.moved.add(args['server'])
-    return args
-
-
-def _parse_move(doing, waits_for_confirm):
-    """A cold or live migration to an optional host."""
-    def parse(check, value, scenario, state, error):
-        args = _server_arg(check, value, ('server', 'host'))
-        _needs(check, state, args['server'], ('active',), doing)
-        if args.get('host') is not None:
-            check.known(args['host'], scenario.hosts, 'host')
-        if waits_for_confirm and not error:
-            state.servers[args['server']] = 'verify'
-        state.moved.add(args['server'])
-        return args
-    return parse
-
-
-def _parse_finish_move(doing):
-    def parse(check, value, scenario, state, error):
-        args = _server_arg(check, value)
-        _needs(check, state, args['server'], ('verify',), doing)
-        if not error:
-            state.servers[args['server']] = 'active'
-        return args
-    return parse
-
-
-def _parse_delete(check, value, scenario, state, error):
-    args = _server_arg(check, value)
-    _needs(check, state, args['server'], ('active', 'verify', 'error'),
-           'delete')
-    if not error:
-        del state.servers[args['server']]
-        state.deleted.add(args['server'])
-    return args
-
-
-def _parse_run_periodic(check, value, scenario, state, error):
-    if isinstance(value, str):
-        value = {'task': value}
-    check.mapping(value, 'the step')
-    check.keys(value, ('task', 'host', 'hosts'), required=('task',))
-    task = check.string(value['task'], 'task')
-    if task not in PERIODICS:
-        check.fail('task', 'unknown periodic task %r; known: %s'
-                   % (task, ', '.join(PERIODICS)))
-    hosts = value.get('hosts', value.get('host', []))
-    hosts = [hosts] if isinstance(hosts, str) else list(
-        check.sequence(hosts, 'hosts'))
-    for host in hosts:
-        check.known(host, scenario.hosts, 'host')
-    return {'task': task, 'hosts': hosts}
-
-
-def _parse_advance(check, value, scenario, state, error):
-    if isinstance(value, dict):
-        check.keys(value, ('seconds',), required=('seconds',))
-        value = value['seconds']
-    if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or not 0 <= value <= 10 ** 9:
-        check.fail('', 'seconds as a number from 0 to 10**9, not %s'
-                   % errors.show(value))
-    return {'seconds': value}
-
-
-def _parse_inject(check, value, scenario, state, error):
-    check.mapping(value, 'the step')
-    check.keys(value, ('before', 'after', 'run', 'on', 'times', 'server',
-                       'at_host'), required=('run', 'on'))
-    whens = [when for when in ('before', 'after') if when in value]
-    if len(whens) != 1:
-        check.fail('the step', 'say "before: <point>" or "after: <point>"')
-    point = check.string(value[whens[0]], whens[0])
-    if not POINT_NAME.match(point):
-        check.fail(whens[0], '%r is not a race point name (a compute RPC '
-                   'method such as finish_resize, conductor.<...>, '
-                   'scheduler.<...>, instance.host or '
-                   'migration.status=<status>)' % point)
-    task = check.string(value['run'], 'run')
-    if task not in PERIODICS:
-        check.fail('run', 'unknown periodic task %r; known: %s'
-                   % (task, ', '.join(PERIODICS)))
-    on = check.string(value['on'], 'on')
-    if on not in ROLES:
-        check.known(on, scenario.hosts, 'on')
-    times = value.get('times', 1)
-    if times is not None:
-        check.integer(times, 'times', minimum=1)
-    if value.get('server') is not None:
-        check.string(value['server'], 'server')
-    if value.get('at_host') is not None:
-        check.known(value['at_host'], scenario.hosts, 'at_host')
-    return {'when': whens[0], 'point': point, 'run': task, 'on': on,
-            'times': times, 'server': value.get('server'),
-            'at_host': value.get('at_host')}
-
-
-def _parse_compute(doing):
-    def parse(check, value, scenario, state, error):
-        if isinstance(value, dict):
-            check.keys(value, ('host',), required=('host',))
-            value = value['host']
-        host = check.known(value, scenario.hosts, 'host')
-        if doing == 'stop':
-            if host in state.stopped:
-                check.fail('host', 'compute %r is already stopped' % host)
-            state.stopped.add(host)
-        else:
-            if host not in state.stopped:
-                check.fail('host', 'compute %r is running; stop it first'
-                           % host)
-            state.stopped.discard(host)
-        return {'host': host}
-    return parse
-
-
-_STEP_PARSERS = {
-    'boot': _parse_boot,
-    'resize': _parse_resize,
-    'migrate': _parse_move('migrate', waits_for_confirm=True),
-    'live_migrate': _parse_move('live-migrate', waits_for_confirm=False),
-    'confirm': _parse_finish_move('confirm'),
-    'revert': _parse_finish_move('revert'),
-    'delete': _parse_delete,
-    'run_periodic': _parse_run_periodic,
-    'advance_clock': _parse_advance,
-    'inject': _parse_inject,
-    'stop_compute': _parse_compute('stop'),
-    'start_compute': _parse_compute('start'),
-}
-
-
-# -- checking helpers --------------------------------------------------------
-
-def _kind(value):
-    return {dict: 'a mapping', list: 'a list', str: 'a string',
-            type(None): 'nothing'}.get(type(value), type(value).__name__)
-
-
-class _Checker(object):
-    """Raises ScenarioError naming the file, the step and the field."""
-
-    def __init__(self, where, step=None, prefix=''):
-        self.where = where
-        self.step = step
-        self.prefix = prefix
-
-    def at_step(self, index):
-        return _Checker(self.where, index)
-
-    def field(self, name):
-        return _Checker(self.where, self.step, self._name(name) + '.')
-
-    def _name(self, field):
-        field = str(field) if isinstance(field, (str, int, float, bool)) \
-            else errors.show(field)
-        if field in ('', 'the step'):
-            # A problem with the whole value: name the value itself.
-            return self.prefix.rstrip('.') or field
-        return self.prefix + field
-
-    def fail(self, field, message):
-        step = ', step %d' % self.step if self.step else ''
-        raise errors.ScenarioError('%s%s, field "%s": %s' % (
-            self.where, step, self._name(field), message))
-
-    def mapping(self, value, field):
-        if not isinstance(value, dict):
-            self.fail(field, 'expected a mapping, got %s' % _kind(value))
-        return value
-
-    def sequence(self, value, field):
-        if not isinstance(value, list):
-            self.fail(field, 'expected a list, got %s' % _kind(value))
-        return value
-
-    def string(self, value, field):
-        if not isinstance(value, str) or not value:
-            self.fail(field, 'expected a name, got %s' % _kind(value))
-        return value
-
-    def integer(self, value, field, minimum=None, maximum=10 ** 12):
-        if isinstance(value, bool) or not isinstance(value, int):
-            self.fail(field, 'expected a whole number, got %s'
-                      % _kind(value))
-        if minimum is not None and value < minimum:
-            self.fail(field, 'must be at least %d, got %s'
-                      % (minimum, errors.show(value)))
-        if value > maximum:
-            self.fail(field, 'must be at most %d, got %s'
-                      % (maximum, errors.show(value)))
-        return value
-
-    def keys(self, value, allowed, required=(), field=''):
-        for key in value:
-            if key not in allowed:
-                self.fail((field + '.' if field else '') + errors.show(key)
-                          if not isinstance(key, str) else
-                          (field + '.' if field else '') + key,
-                          'unknown field; expected one of: %s'
-                          % ', '.join(allowed))
-        for key in required:
-            if key not in value:
-                self.fail((field + '.' if field else '') + key,
-                          'missing')
-
-    def known(self, value, names, field, noun=None):
-        self.string(value, field)
-        if value not in names:
-            self.fail(field, 'unknown %s %s; known: %s' % (
-                noun or field.rsplit('.', 1)[-1], errors.show(value),
-                ', '.join(sorted(str(name) for name in names)) or 'none'))
-        return value
-
-    def resource_class(self, value, field):
-        if not isinstance(value, str) or (
-                value not in os_resource_classes.STANDARDS
-                and not CUSTOM_RC.match(value)):
-            self.fail(field, 'unknown resource class %s'
-                      % errors.show(value))
-        return value

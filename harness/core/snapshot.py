@@ -359,3 +359,35 @@ def format_table(rows):
     return ['  '.join(str(cell).ljust(width)
                       for cell, width in zip(row, widths)).rstrip()
             for row in rows]
+
+
+# -- reading accounting out of a snapshot ------------------------------------
+
+def root(snap, provider):
+    """The root provider of ``provider``'s tree (itself if unknown)."""
+    rp = snap.providers.get(provider)
+    return rp.root if rp is not None else provider
+
+
+def host_roots(snap):
+    """Host name -> the compute node root providers on it."""
+    roots = {}
+    for node, tracker in snap.trackers.items():
+        if node in snap.providers:
+            roots.setdefault(tracker.host, set()).add(root(snap, node))
+    return roots
+
+
+def held_in(snap, consumer, roots):
+    """What ``consumer`` holds in the trees of ``roots``, summed."""
+    total = {}
+    for provider, resources in snap.allocations_of(consumer).items():
+        if root(snap, provider) in roots:
+            for rc, amount in resources.items():
+                total[rc] = total.get(rc, 0) + amount
+    return total
+
+
+def migrations_of(snap, server):
+    """The migrations of ``server`` in the snapshot."""
+    return [m for m in snap.migrations.values() if m.server == server]

@@ -16,7 +16,8 @@ class Entry(object):
     index: int
     label: str
     snapshot: snapshot_mod.Snapshot
-    # What went wrong at this step (expectations, invariants), if anything.
+    # What went wrong at this step (expectations, invariants), if anything:
+    # harness.core.problems.Problem records.
     problems: list = dataclasses.field(default_factory=list)
     # The race points the step passed, in order.
     passages: list = dataclasses.field(default_factory=list)

@@ -5,8 +5,9 @@ need one or two preemptions, so try every race point with one injection
 (``depth=1``) or every pair (``depth=2``) rather than random timings.
 
 1. Run the scenario once and record the race points each step passes.
-2. For every point a move step passes (resize, migrate, live_migrate,
-   confirm, revert), replay the scenario with an injection there: each
+2. For every point a move step passes (the step kinds that say ``moves``
+   in the step registry: resize, migrate, live_migrate, confirm,
+   revert), replay the scenario with an injection there: each
    periodic task (``update_available_resource`` always) on the source, on
    the destination, and on both in each order. At depth 1, a role no
    migration names at the point in the recorded run (none in flight yet)
@@ -36,11 +37,13 @@ import tempfile
 import time
 
 from harness.core import errors
+from harness.core import names
+from harness.core import problems as problems_mod
 from harness.core import scenario as scenario_mod
+from harness.core import steps as steps_mod
 
-MOVE_STEPS = ('resize', 'migrate', 'live_migrate', 'confirm', 'revert')
-# How a replay's problem reads when its injection could not run.
-INAPPLICABLE = 'the step failed: injection'
+# The error a step fails with when its injection could not run there.
+INAPPLICABLE = 'InjectionFailed'
 
 ORDERS = (('source',), ('dest',), ('source', 'dest'), ('dest', 'source'))
 
@@ -100,7 +103,8 @@ class Outcome(object):
         if not self.failed:
             return 'ok: %s' % where
         return 'FAILED: %s\n  at step %d (%s):\n    %s' % (
-            where, self.step, self.label, '\n    '.join(self.problems))
+            where, self.step, self.label,
+            '\n    '.join(str(p) for p in self.problems))
 
 
 @dataclasses.dataclass
@@ -141,10 +145,10 @@ class Explorer(object):
         tasks = ['update_available_resource'] + [
             t for t in tasks if t != 'update_available_resource']
         for task in tasks:
-            if task not in scenario_mod.PERIODICS:
+            if task not in names.PERIODICS:
                 raise errors.ScenarioError(
                     'unknown periodic task %r for --tasks; known: %s'
-                    % (task, ', '.join(scenario_mod.PERIODICS)))
+                    % (task, ', '.join(names.PERIODICS)))
         if depth not in (1, 2):
             raise errors.ScenarioError('--depth is 1 or 2, not %r' % depth)
         self.tasks = tuple(tasks)
@@ -206,7 +210,8 @@ class Explorer(object):
                 report.failed.append(outcome)
         shrunk_kinds = {}
         for number, outcome in enumerate(report.failed, 1):
-            kind = (outcome.label, _kind(outcome.problems[0]))
+            # Grouped by record: the step and what its first problem is.
+            kind = (outcome.label, outcome.problems[0].kind)
             if kind not in shrunk_kinds:
                 # One reproducer per kind of failure: the others differ
                 # only in the injection that led there.
@@ -296,19 +301,14 @@ class Explorer(object):
         result = replay({'document': document, 'where': scenario.path,
                          'reintroduce': self.reintroduce,
                          'invariants': self.invariants}, pool=self._pool)
-        kind = _kind(outcome.problems[0])
+        kind = outcome.problems[0].kind
         return result['failed'] and any(
-            _kind(problem) == kind for problem in result['problems'])
+            problem.kind == kind for problem in result['problems'])
 
 
 def _roles_named(injections):
     return all(injection.at.roles is None or host in injection.at.roles
                for injection in injections for host in injection.hosts)
-
-
-def _kind(problem):
-    """What a problem is about: the text before its first colon."""
-    return problem.split(':', 1)[0]
 
 
 def replay(job, record=False, pool=None):
@@ -333,7 +333,9 @@ def replay(job, record=False, pool=None):
     result = {'failed': False, 'step': None, 'label': '', 'problems': [],
               'points': [], 'inapplicable': False}
     for entry in timeline.failed:
-        if any(INAPPLICABLE in problem for problem in entry.problems):
+        if any(problem.check == problems_mod.STEP_FAILED
+               and problem.actual == INAPPLICABLE
+               for problem in entry.problems):
             # The injection could not run there (no migration in flight to
             # name a source or destination): not a finding.
             result['inapplicable'] = True
@@ -408,10 +410,10 @@ def recorded_points(scenario, timeline):
     Nova's records or Placement between them) would show an injected
     periodic the same state; the first stands for both.
     """
-    kinds = {step.index: step.kind for step in scenario.steps}
+    moving = {step.index for step in scenario.steps if step.unit.moves}
     points, seen = [], set()
     for entry in timeline:
-        if kinds.get(entry.index) not in MOVE_STEPS:
+        if entry.index not in moving:
             continue
         for passage in entry.passages:
             key = (entry.index, passage.version)

@@ -1,29 +1,40 @@
-"""Run a scenario on a fresh cloud: each step, a snapshot, the checks.
+"""Run a scenario on a cloud: each step, a snapshot, the checks.
 
 ``run(scenario)`` stands up a ``Cloud`` with the scenario's hosts and
-flavors (or takes one from a ``reuse.CloudPool``), executes each step
-through the cloud, snapshots after each step, checks the step's
-expectations and the given invariant checks, and returns the timeline.
-The first failed expectation raises ``ScenarioFailed`` with the step, the
-difference and the timeline so far.
+flavors (or takes one from a ``reuse.CloudPool``), runs each step through
+its kind's unit in the step registry (``harness.core.steps``), snapshots
+after each step, checks the step's expectations and the given invariant
+checks, and returns the timeline. Problems are ``Problem`` records on
+each timeline entry; the first raises ``ScenarioFailed`` with the step,
+the records, the difference as text and the timeline so far (unless
+``keep_going``).
+
+Observers (``harness.core.hooks``) are told when the run starts, when
+each step starts and is done (with its timeline entry: snapshot,
+problems, race points passed) and when the run ends.
 """
 
 import contextlib
 
+from harness.cloud import reuse
 from harness.core import errors
 from harness.core import expect as expect_mod
-from harness.cloud import reuse
+from harness.core import hooks
+from harness.core.problems import Problem
+from harness.core import problems as problems_mod
 from harness.core import timeline as timeline_mod
 
 
 def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
-        cloud_kwargs=None, keep_going=False, pool=None):
+        cloud_kwargs=None, keep_going=False, pool=None, observers=()):
     """Run ``scenario``; return its ``Timeline``.
 
     :param progress: called with a line per step, if given.
     :param checks: callables ``check(cloud, step, snapshot, timeline,
-        scenario)`` that return a list of problems (invariants); run after
-        every step, once its expectations held.
+        scenario)`` that return a list of ``Problem`` records
+        (invariants); run after every step, once its expectations held.
+        A check only reads: one that needs Nova to run code does it in
+        ``cloud.trial()``.
     :param fixtures: fixtures to have in place while the cloud runs (for
         example a bug's reintroduction).
     :param keep_going: record each step's problems on its timeline entry
@@ -35,8 +46,11 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
         the computes start: the pool keeps those that hold no state
         between runs (a bug's reintroduction) with its cloud; any other
         fixture gets the run a cloud of its own.
+    :param observers: objects told of the run's events (see
+        ``harness.core.hooks``), besides the process-wide ones.
     """
     timeline = timeline_mod.Timeline()
+    watching = tuple(observers)
     say = progress or (lambda line: None)
     with contextlib.ExitStack() as stack:
         if pool is not None and reuse.keepable(fixtures):
@@ -48,10 +62,12 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
                 pool.discard()
             cloud = reuse.stand_up(stack, scenario, test_id, cloud_kwargs,
                                    fixtures)
+        hooks.notify('run_started', scenario, cloud, observers=watching)
         timeline.add(0, 'start', cloud.snapshot())
         injections = []
         for step in scenario.steps:
-            error = None
+            hooks.notify('step_started', step, observers=watching)
+            found = []
             passed_from = len(cloud.race.recording)
             try:
                 injection = execute(cloud, step)
@@ -60,93 +76,85 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
             except errors.ScenarioFailed:
                 raise
             except errors.HarnessError as exc:
-                error = 'the step failed: %s' % exc
+                # actual: which error, so tools tell kinds apart without
+                # reading the message.
+                found.append(Problem(
+                    problems_mod.STEP_FAILED, step.label,
+                    actual=type(exc).__name__,
+                    text='the step failed: %s' % exc).at(step.index))
                 if not keep_going:
                     raise _failed(step, 'step %d (%s) failed: %s'
-                                  % (step.index, step.label, exc), timeline)
-            snap = cloud.reader.read(step.label)
-            entry = timeline.add(step.index, step.label, snap)
+                                  % (step.index, step.label, exc), timeline,
+                                  problems=found)
+            entry = timeline.add(step.index, step.label,
+                                 cloud.reader.read(step.label))
             entry.passages = cloud.race.recording[passed_from:]
-            problems = [error] if error else []
-            problems += expect_mod.check(step.expect, snap, scenario)
-            if problems and not keep_going:
+            expected = [p.at(step.index) for p in
+                        expect_mod.check(step.expect, entry.snapshot,
+                                         scenario)]
+            found += expected
+            if expected and not keep_going:
+                entry.problems = found
+                hooks.notify('step_done', step, entry, observers=watching)
                 raise _with_timeline(
-                    expect_mod.failure(step, problems), timeline)
+                    expect_mod.failure(step, expected), timeline)
             for check in checks:
-                found = check(cloud, step, snap, timeline, scenario)
-                if found and not keep_going:
+                more = [p.at(step.index) for p in
+                        check(cloud, step, entry.snapshot, timeline,
+                              scenario)]
+                if more and not keep_going:
+                    entry.problems = found + more
+                    hooks.notify('step_done', step, entry,
+                                 observers=watching)
+                    lines = problems_mod.render(more)
                     raise _failed(step, 'step %d (%s): %s' % (
-                        step.index, step.label, '\n  '.join(found)),
-                        timeline, '\n'.join(found))
-                problems += found
-            entry.problems = problems
+                        step.index, step.label, '\n  '.join(lines)),
+                        timeline, '\n'.join(lines), problems=more)
+                found += more
+            entry.problems = found
+            hooks.notify('step_done', step, entry, observers=watching)
             say('step %d: %s ... %s' % (
                 step.index, step.label,
-                'ok' if not problems else 'FAILED\n  ' + '\n  '.join(
-                    problems)))
+                'ok' if not found else 'FAILED\n  ' + '\n  '.join(
+                    problems_mod.render(found))))
         # An injection nothing passed is a step that silently did nothing
-        # (a misspelt point, or a point this flow never passes).
-        unfired = ['inject at step %d (%s) never fired: the run never '
-                   'passed %s %s' % (step.index, step.label,
-                                     injection.when, injection.point)
-                   for step, injection in injections if not injection.fired]
+        # (a point this flow never passes).
+        unfired = [Problem(
+            problems_mod.UNFIRED, '%s %s' % (injection.when,
+                                            injection.point),
+            text='inject at step %d (%s) never fired: the run never '
+                 'passed %s %s' % (step.index, step.label, injection.when,
+                                   injection.point)).at(step.index)
+            for step, injection in injections if not injection.fired]
         if unfired:
+            lines = problems_mod.render(unfired)
             if not keep_going:
-                raise _failed(scenario.steps[-1], '\n'.join(unfired),
-                              timeline, '\n'.join(unfired))
+                raise _failed(scenario.steps[-1], '\n'.join(lines),
+                              timeline, '\n'.join(lines), problems=unfired)
             timeline.entries[-1].problems += unfired
+        hooks.notify('run_done', scenario, timeline, observers=watching)
     return timeline
 
 
 def execute(cloud, step):
     """Do one step on ``cloud``; an ``inject`` returns its injection."""
-    args = step.args
-    servers = cloud.servers
-    operations = {
-        'boot': lambda: servers.boot(args['server'], args['flavor'],
-                                     host=args.get('host')),
-        'resize': lambda: servers.resize(args['server'], args['flavor']),
-        'confirm': lambda: servers.confirm(args['server']),
-        'revert': lambda: servers.revert(args['server']),
-        'migrate': lambda: servers.migrate(args['server'],
-                                           host=args.get('host')),
-        'live_migrate': lambda: servers.live_migrate(
-            args['server'], host=args.get('host')),
-        'delete': lambda: servers.delete(args['server']),
-    }
-    if step.kind in operations:
-        if step.error is None:
-            operations[step.kind]()
-            return
-        try:
-            operations[step.kind]()
-        except errors.OperationFailed as exc:
-            if step.error not in str(exc):
-                raise errors.OperationFailed(
-                    'failed, but not with %r: %s' % (step.error, exc))
-            return
-        raise errors.OperationFailed(
-            'was expected to fail with %r but succeeded' % step.error)
-    elif step.kind == 'run_periodic':
-        for host in args['hosts'] or sorted(cloud.computes):
-            cloud.run_periodic(args['task'], host)
-    elif step.kind == 'advance_clock':
-        cloud.clock.advance(args['seconds'])
-    elif step.kind == 'inject':
-        return cloud.race.at(
-            args['point'], when=args['when'], host=args.get('at_host'),
-            server=args.get('server'), times=args['times']).run(
-            args['run'], host=args['on'])
-    elif step.kind == 'stop_compute':
-        cloud.stop_compute(args['host'])
-    elif step.kind == 'start_compute':
-        cloud.restart_compute(args['host'])
-    else:  # pragma: no cover - the loader refuses other kinds
-        raise errors.HarnessError('unknown step kind %r' % step.kind)
+    unit = step.unit
+    if not unit.operation or step.error is None:
+        return unit.run(cloud, step.args)
+    try:
+        unit.run(cloud, step.args)
+    except errors.OperationFailed as exc:
+        if step.error not in str(exc):
+            raise errors.OperationFailed(
+                'failed, but not with %r: %s' % (step.error, exc))
+        return None
+    raise errors.OperationFailed(
+        'was expected to fail with %r but succeeded' % step.error)
 
 
-def _failed(step, message, timeline, diff=''):
-    failure = errors.ScenarioFailed(message, step=step, diff=diff)
+def _failed(step, message, timeline, diff='', problems=()):
+    failure = errors.ScenarioFailed(message, step=step, diff=diff,
+                                    problems=problems)
     return _with_timeline(failure, timeline)
 
 

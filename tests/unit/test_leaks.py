@@ -194,7 +194,7 @@ class TestLeakCheck(testing.TestCase):
 
     def test_class_attribute(self):
         self.assertLeaks('class_attribute',
-                         "monkeypatch: harness.errors.HarnessError.probe "
+                         "monkeypatch: harness.core.errors.HarnessError.probe "
                          "added ('left over')")
         self.assertNotIn('probe', vars(errors.HarnessError))
 

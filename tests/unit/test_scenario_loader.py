@@ -13,6 +13,7 @@ import fixtures
 
 from harness.core import errors
 from harness.core import scenario
+from harness.core import steps
 from harness import testing
 
 SCENARIO_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)),
@@ -96,8 +97,10 @@ class TestBadInput(LoaderTestCase):
                            'python/object/new:os.system')
 
     def test_unknown_step(self):
+        # The message lists every kind in the step registry.
         self.assertRefused(HEAD + '  - reboot: vm1\n',
-                           'unknown step or field', 'boot, resize',
+                           'unknown step or field',
+                           'steps are: ' + ', '.join(steps.names()),
                            step=2, field='reboot')
 
     def test_two_operations_in_one_step(self):

@@ -1,0 +1,252 @@
+"""A cloud's state at rest, taken and put back.
+
+``Checkpoint(cloud)`` copies what a run changes: every database (Nova's
+API and cell databases, Placement's, with SQLite's backup API), the
+clock, the counters, the stand-in services' records, the report clients'
+caches of Placement's providers and each compute's resource tracker.
+``restore`` puts it back.
+
+Two uses:
+
+- a kept cloud (``harness.cloud.reuse``) is put back to the checkpoint
+  of its settled state before each run;
+- ``Cloud.trial()`` checkpoints a cloud between two steps with
+  ``exact=True``, lets a check run Nova code (the periodic-idempotence
+  invariant runs ``update_available_resource``), and puts everything
+  back as it was, in place: the same tracker objects with their state,
+  each report client's cache and refresh times, the hypervisors' guests,
+  the notifications, the race points' recording and injections, and the
+  casts queued for stopped computes. The next step sees exactly what the
+  step before left.
+"""
+
+import contextlib
+import copy
+import sqlite3
+import time
+
+from nova.compute import resource_tracker
+from nova.scheduler.client import report
+
+from harness.cloud import nova_env
+from harness.core import errors
+
+# The stand-in services' per-test records (not their wiring to the test).
+_FIXTURE_WIRING = frozenset(['test', '_cleanups', '_details',
+                             '_detail_sources'])
+
+
+@contextlib.contextmanager
+def _raw(engine):
+    # oslo.db gives an in-memory SQLite engine a StaticPool: its one
+    # connection is the database.
+    proxy = engine.raw_connection()
+    try:
+        yield proxy.driver_connection
+    finally:
+        proxy.close()
+
+
+class Checkpoint(object):
+    """A cloud's state at rest, to put it back to later.
+
+    Taken when nothing runs; ``restore`` refuses a cloud whose services
+    or databases are not the ones it was taken of. With ``exact`` it also
+    keeps what a kept cloud resets instead (see the module docstring), and
+    ``restore`` puts each tracker's state back into the same object.
+    """
+
+    def __init__(self, cloud, exact=False):
+        self.exact = exact
+        if nova_env.database_writes() is None:
+            raise errors.HarnessError(
+                'a cloud with a database that is not an in-memory SQLite '
+                'one cannot be checkpointed')
+        self.engines = list(cloud.env.engines)
+        self.databases = []
+        for _key, engine in self.engines:
+            saved = sqlite3.connect(':memory:', check_same_thread=False)
+            with _raw(engine) as live:
+                live.backup(saved)
+            self.databases.append(saved)
+        self.services = dict(cloud.computes)
+        self.clock = cloud.clock.state()
+        self.counters = (cloud.activity.saves,
+                         cloud.activity.placement_writes)
+        self.records = [(stand_in, _records(stand_in))
+                        for stand_in in cloud.stand_ins]
+        # Taken at rest, each report client's cache holds what Placement's
+        # database holds now; put back with it, it matches that database
+        # again (a run leaves its own generations and allocations in it)
+        # without fetching every provider's inventory, traits and
+        # aggregates again.
+        self.provider_caches = [
+            (client, copy.deepcopy(client._provider_tree),
+             sorted(client._association_refresh_time))
+            for client in _report_clients(cloud)]
+        # Taken settled, each tracker holds what a start-up pass over
+        # these databases gives; a copy of it saves settling that pass.
+        self.trackers = {host: _tracker_state(service.manager.rt)
+                         for host, service in cloud.computes.items()}
+        if exact:
+            self.refresh_times = [
+                (client, dict(client._association_refresh_time))
+                for client in _report_clients(cloud)]
+            self.notifications = (
+                list(cloud.notifier.fake_notifier.notifications),
+                list(cloud.notifier.fake_versioned_notifier
+                     .versioned_notifications))
+            self.casts = (list(cloud.casts.failures),
+                          {host: list(queued) for host, queued
+                           in cloud.casts.queued.items()})
+            self.race = cloud.race.state()
+            self.hypervisors = {host: _hypervisor_state(cloud, host, service)
+                                for host, service in cloud.computes.items()}
+
+    def tracker(self, host):
+        """A copy of ``host``'s resource tracker as the checkpoint has it."""
+        shared, state = self.trackers[host]
+        tracker = resource_tracker.ResourceTracker.__new__(
+            resource_tracker.ResourceTracker)
+        vars(tracker).update(copy.deepcopy(state, dict(shared)))
+        return tracker
+
+    def close(self):
+        for saved in self.databases:
+            saved.close()
+        self.databases = []
+
+    def matches(self, cloud):
+        """Whether ``cloud`` still runs what this checkpoint was taken of."""
+        return (list(cloud.env.engines) == self.engines
+                and not cloud.stopped_computes()
+                and cloud.computes.keys() == self.services.keys()
+                and all(cloud.computes[host] is service
+                        for host, service in self.services.items()))
+
+    def restore(self, cloud):
+        if not self.matches(cloud):
+            raise errors.HarnessError(
+                'the cloud no longer runs the services and databases of '
+                'its checkpoint')
+        for (_key, engine), saved in zip(self.engines, self.databases):
+            with _raw(engine) as live:
+                saved.backup(live)
+        # Readers that skip re-reading while nothing was written must see
+        # the copy as a write.
+        nova_env.count_write()
+        cloud.clock.set_state(self.clock)
+        cloud.activity.saves, cloud.activity.placement_writes = (
+            self.counters)
+        for stand_in, records in self.records:
+            vars(stand_in).update(copy.deepcopy(records))
+        for client, tree, refreshed in self.provider_caches:
+            client._provider_tree = copy.deepcopy(tree)
+            # As just refreshed: the cache is Placement's records now.
+            client._association_refresh_time = dict.fromkeys(
+                refreshed, time.time())
+        if self.exact:
+            self._restore_exactly(cloud)
+            return
+        cloud.notifier.reset()
+        cloud.casts.failures = []
+        cloud.casts.queued = {}
+        cloud.race.reset()
+
+    def _restore_exactly(self, cloud):
+        for client, refreshed in self.refresh_times:
+            client._association_refresh_time = dict(refreshed)
+        legacy, versioned = self.notifications
+        cloud.notifier.fake_notifier.notifications[:] = legacy
+        (cloud.notifier.fake_versioned_notifier
+         .versioned_notifications[:]) = versioned
+        failures, queued = self.casts
+        cloud.casts.failures = list(failures)
+        cloud.casts.queued = {host: list(q) for host, q in queued.items()}
+        cloud.race.set_state(self.race)
+        for host, service in cloud.computes.items():
+            # In place: whatever holds the tracker sees its state again.
+            _shared, state = self.trackers[host]
+            tracker = service.manager.rt
+            vars(tracker).clear()
+            vars(tracker).update(state)
+            _set_hypervisor_state(cloud, host, service,
+                                  self.hypervisors[host])
+        # Used once: a second restore would share the state put back.
+        self.trackers = {}
+
+
+def _tracker_state(tracker):
+    """What a resource tracker owns, and what it shares with its compute.
+
+    The driver, report client, monitors, service record and the PCI
+    tracker's request context are the compute's: a copy refers to them.
+    """
+    shared = [tracker.driver, tracker.reportclient, tracker.monitors,
+              tracker.service_ref]
+    if tracker.pci_tracker is not None:
+        shared.append(tracker.pci_tracker._context)
+    memo = {id(thing): thing for thing in shared}
+    return memo, copy.deepcopy(vars(tracker), dict(memo))
+
+
+def _report_clients(cloud):
+    """The report clients whose provider caches a run fills."""
+    clients = [] if report.PLACEMENTCLIENT is None else [
+        report.PLACEMENTCLIENT]
+    for _host, service in sorted(cloud.computes.items()):
+        if all(service.manager.reportclient is not c for c in clients):
+            clients.append(service.manager.reportclient)
+    return clients
+
+
+def _records(stand_in):
+    return copy.deepcopy({name: value for name, value in vars(stand_in).items()
+                          if name not in _FIXTURE_WIRING})
+
+
+
+
+def _hypervisor_state(cloud, host, service):
+    """The guests ``host``'s hypervisor knows (the objects themselves)."""
+    libvirt_hosts = cloud._libvirt_hosts
+    if libvirt_hosts is not None and libvirt_hosts.has(host):
+        conn = libvirt_hosts.connection(host)
+        return ('libvirt', conn, dict(conn._vms), dict(conn._running_vms),
+                conn._id_counter)
+    driver = service.manager.driver
+    return ('driver', driver, dict(getattr(driver, 'instances', {})))
+
+
+def _set_hypervisor_state(cloud, host, service, state):
+    if state[0] == 'libvirt':
+        _kind, conn, vms, running, counter = state
+        conn._vms = dict(vms)
+        conn._running_vms = dict(running)
+        conn._id_counter = counter
+    else:
+        _kind, driver, instances = state
+        if hasattr(driver, 'instances'):
+            driver.instances = dict(instances)
+
+
+@contextlib.contextmanager
+def trial(cloud):
+    """Run a block on ``cloud`` and put the cloud back as it was.
+
+    For checks that need Nova to run code: nothing the block does is seen
+    by what comes after. Injections neither fire nor record meanwhile.
+    """
+    cloud.activity.wait_idle(cloud.timeout,
+                             lambda: 'before a check\'s trial')
+    saved = Checkpoint(cloud, exact=True)
+    cloud.race.injections, cloud.race.record = [], False
+    try:
+        yield cloud
+        cloud.activity.wait_idle(cloud.timeout,
+                                 lambda: 'in a check\'s trial')
+    finally:
+        try:
+            saved.restore(cloud)
+        finally:
+            saved.close()

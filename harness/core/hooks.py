@@ -1,0 +1,54 @@
+"""Observer hooks: what a run tells those who watch it.
+
+The runner, the cloud and its race points call ``notify`` at each event;
+an observer is any object with methods named after the events it wants
+(others are not called). Observers are given to one run
+(``runner.run(observers=[...])``) or, for every run and cloud in the
+process while a block runs, with ``observing(observer)`` (the determinism
+tool watches whole test methods that way). Observers only read: an
+observer that raises fails the run.
+
+Events, in the order a run sends them:
+
+``cloud_started(cloud)``
+    a ``Cloud`` finished standing up (before any compute starts).
+``run_started(scenario, cloud)``
+    a scenario run has its cloud, before the first step.
+``step_started(step)``
+    a step is about to run.
+``point_passed(passage)``
+    the cloud passed a race point and recorded it (``race.Passage``);
+    not sent while an injected action runs.
+``step_done(step, entry)``
+    the step ran and was checked; ``entry`` is its ``timeline.Entry``
+    (snapshot, problems, passages).
+``run_done(scenario, timeline)``
+    the run ended (passed or not; not sent when a step raised).
+"""
+
+import contextlib
+
+EVENTS = ('cloud_started', 'run_started', 'step_started', 'point_passed',
+          'step_done', 'run_done')
+
+_WATCHING = []
+
+
+@contextlib.contextmanager
+def observing(observer):
+    """Send every event in this process to ``observer`` while in effect."""
+    _WATCHING.append(observer)
+    try:
+        yield observer
+    finally:
+        _WATCHING.remove(observer)
+
+
+def notify(event, *args, observers=()):
+    """Send ``event`` to ``observers`` and to every process-wide one."""
+    if event not in EVENTS:  # pragma: no cover - a typo in the harness
+        raise ValueError('unknown event %r' % event)
+    for observer in tuple(observers) + tuple(_WATCHING):
+        method = getattr(observer, event, None)
+        if method is not None:
+            method(*args)

@@ -1,0 +1,54 @@
+"""The scenario language's vocabulary: names the loader and steps share.
+
+Nothing here runs: these are the words a scenario may use (periodic
+tasks, roles, race point shapes, fault methods) and the one naming rule
+the cloud's fault drivers follow, so the loader checks a scenario without
+importing Nova.
+"""
+
+import re
+
+ROLES = ('source', 'dest')
+DRIVERS = {'fake': 'fake.MediumFakeDriver'}
+# Driver methods a fake host may be made to fail in (harness.cloud.faults):
+# the hypervisor steps of a cold move, each reached by an RPC cast (from
+# the API, or from the other compute). The cloud's casts wait for what
+# they cast but keep its failure on the receiving compute
+# (harness.cloud.nova_env.CastsWaited), so the failure takes the path it
+# takes in a deployment: the sender's flow goes on as if the cast had
+# succeeded.
+FAULT_METHODS = ('migrate_disk_and_power_off', 'finish_migration',
+                 'confirm_migration', 'finish_revert_migration')
+# Nova loads a compute driver by a name under nova.virt; the fault drivers
+# live in a module registered as nova.virt.harness_faults.
+FAULT_MODULE = 'harness_faults'
+PERIODICS = ('update_available_resource', '_poll_unconfirmed_resizes',
+             '_cleanup_incomplete_migrations', '_run_pending_deletes',
+             '_reclaim_queued_deletes', '_heal_instance_info_cache',
+             '_sync_power_states', '_poll_shelved_instances',
+             '_cleanup_running_deleted_instances',
+             '_check_instance_build_time',
+             '_instance_usage_audit', '_poll_rebooting_instances',
+             '_poll_rescued_instances', '_poll_volume_usage',
+             '_sync_scheduler_instance_info', '_run_image_cache_manager_pass',
+             '_cleanup_expired_console_auth_tokens', 'report_state')
+# The periodic that reconciles a compute's tracker with what it hosts.
+RECONCILE = 'update_available_resource'
+CUSTOM_RC = re.compile(r'^CUSTOM_[A-Z0-9_]+$')
+MIGRATION_CONSUMER = re.compile(r'^migration\((?P<server>[^)]+)\)$')
+POINT_NAME = re.compile(r'^((conductor|scheduler)\.)?[A-Za-z_][A-Za-z0-9_]*$'
+                        r'|^instance\.host$|^migration\.status=[a-z-]+$')
+
+
+def fault_class_name(method):
+    """The fault driver class whose ``method`` fails."""
+    return 'MediumFakeDriverFailing%s' % ''.join(
+        part.capitalize() for part in method.split('_'))
+
+
+def fault_driver_name(method):
+    """The ``compute_driver`` for a fake host whose ``method`` fails."""
+    if method not in FAULT_METHODS:
+        raise ValueError('unknown driver method %r; known: %s'
+                         % (method, ', '.join(FAULT_METHODS)))
+    return '%s.%s' % (FAULT_MODULE, fault_class_name(method))

@@ -1,0 +1,186 @@
+"""What every step kind declares; the scenario's state as steps see it.
+
+A step kind is one class (one module under ``harness.core.steps``) that
+says, for its YAML key:
+
+- ``parse``: its fields and their validation, what it needs of the
+  scenario's state so far (a confirm needs a move waiting for it) and how
+  it changes that state; it returns the step's arguments;
+- ``label``: how a report names the step;
+- ``run``: how it runs on a cloud, through the cloud's public methods
+  (``cloud.servers``, ``cloud.race``, ``cloud.clock``, ...) only, so this
+  package imports no Nova;
+- ``resting``: the state a server operation leaves the server in;
+- ``points``: the race points a run of the step can pass (an ``inject``
+  that names a point no later step passes is refused up front), and
+  ``moves``: whether the explorer injects periodics at them;
+- ``roles``: the race-point roles (``source``, ``dest``) its migration
+  names;
+- its invariant windows: ``reconciles`` (the hosts whose trackers the
+  step's own work reconciles) and ``windows`` (how far a tracker may
+  legitimately lag Placement after the step, until that host's next
+  periodic; see ``harness.core.invariants.tracker_agrees``).
+
+Adding an operation is adding one such module and its tests: the loader,
+runner, explorer and invariants consult the registry and nothing else has
+a switch on step kinds.
+"""
+
+from harness.core import errors
+
+#: The migration statuses after which a move holds nothing any more.
+FINAL_STATUSES = frozenset(('confirmed', 'reverted', 'completed', 'error',
+                            'failed', 'cancelled', 'done'))
+#: What a tracker window bounds, per host (the tracker's terms).
+TRACKER_KEYS = ('vcpus', 'memory_mb', 'local_gb', 'pinned')
+#: Placement's classes behind each tracker key.
+KEY_RCS = {'vcpus': ('VCPU', 'PCPU'), 'memory_mb': ('MEMORY_MB',),
+           'local_gb': ('DISK_GB',), 'pinned': ('PCPU',)}
+
+
+# The race points of a cold move (resize, migrate), as Nova 34 passes them:
+# the API casts to the conductor, whose MigrationTask asks the scheduler
+# and casts prep_resize to the destination, which casts resize_instance to
+# the source, which casts finish_resize to the destination; a failure sets
+# the migration to error (a failed reschedule to failed).
+COLD_MOVE_POINTS = frozenset((
+    'conductor.migrate_server', 'conductor.MigrationTask',
+    'scheduler.select_destinations', 'scheduler.update_instance_info',
+    'prep_resize', 'resize_instance', 'finish_resize', 'instance.host',
+    'migration.status=pre-migrating', 'migration.status=migrating',
+    'migration.status=post-migrating', 'migration.status=finished',
+    'migration.status=error', 'migration.status=failed'))
+# A live migration: the conductor's LiveMigrationTask checks both hosts
+# and the source drives the rest from its executor (_do_live_migration,
+# _post_live_migration, or _rollback_live_migration on failure).
+LIVE_MOVE_POINTS = frozenset((
+    'conductor.live_migrate_instance', 'conductor.LiveMigrationTask',
+    'scheduler.select_destinations', 'scheduler.update_instance_info',
+    'check_can_live_migrate_destination', 'check_can_live_migrate_source',
+    'pre_live_migration', 'live_migration', '_do_live_migration',
+    '_post_live_migration', 'post_live_migration_at_destination',
+    '_rollback_live_migration', 'rollback_live_migration_at_destination',
+    'remove_volume_connection', 'instance.host',
+    'migration.status=accepted', 'migration.status=queued',
+    'migration.status=preparing', 'migration.status=running',
+    'migration.status=completed', 'migration.status=error',
+    'migration.status=failed', 'migration.status=cancelled'))
+
+
+class _AnyPoint(frozenset):
+    """The points of a step that can start any operation (a compute that
+    starts runs the casts queued for it; a periodic may confirm a resize
+    or delete a server)."""
+
+    def __contains__(self, point):
+        return True
+
+    def __repr__(self):
+        return 'ANY_POINT'
+
+
+ANY_POINT = _AnyPoint()
+
+
+class State(object):
+    """What the steps so far have done, to check the next one."""
+
+    def __init__(self, hosts):
+        self.hosts = hosts
+        self.servers = {}      # name -> 'active' | 'verify' | 'error'
+        self.deleted = set()
+        self.stopped = set()
+        self.moved = set()     # servers that have had a migration
+
+
+class Window(object):
+    """A tracker allowed to lag Placement on ``host`` (one step's share).
+
+    ``side`` is ``below`` (the tracker may count up to ``held`` less than
+    Placement) or ``above`` (up to ``held`` more); ``held`` is in
+    Placement's classes; ``why`` says which of Nova's code paths opens it.
+    """
+
+    def __init__(self, host, side, held, why):
+        self.host = host
+        self.side = side
+        self.held = dict(held)
+        self.why = why
+
+    def amounts(self):
+        """``held`` in tracker keys (``TRACKER_KEYS``)."""
+        return {key: sum(self.held.get(rc, 0) for rc in KEY_RCS[key])
+                for key in TRACKER_KEYS}
+
+
+class StepKind(object):
+    """A kind of step; see the module docstring. Subclasses set ``name``."""
+
+    name = None
+    #: A server operation: it may say ``error: <text>`` and must then fail.
+    operation = False
+    #: The explorer injects periodics at the points it passes.
+    moves = False
+    #: Race points the step can pass (compute RPC methods on the receiving
+    #: host, conductor./scheduler. methods and tasks, state changes).
+    points = frozenset()
+    #: Roles its migration names at those points.
+    roles = ()
+    #: A server operation's resting state: ``status`` of the server and
+    #: ``migration`` status of its latest migration.
+    resting = {}
+
+    def parse(self, check, value, scenario, state, error):
+        raise NotImplementedError  # pragma: no cover
+
+    def label(self, args):
+        return self.name.replace('_', ' ')
+
+    def run(self, cloud, args):
+        """Run on ``cloud``; an ``inject`` returns its injection."""
+        raise NotImplementedError  # pragma: no cover
+
+    def reconciles(self, args, running):
+        """Hosts whose trackers this step's work leaves reconciled."""
+        return set()
+
+    def windows(self, args, before, after, down):
+        """``Window`` records the step opens (snapshots before/after it)."""
+        return []
+
+
+class ServerOperation(StepKind):
+    """A step that acts on one server through Nova's API."""
+
+    operation = True
+    fields = ('server',)
+    required = ('server',)
+
+    def server_args(self, check, value):
+        if isinstance(value, str):
+            value = {'server': value}
+        check.mapping(value, 'the step')
+        check.keys(value, self.fields, required=self.required)
+        check.string(value['server'], 'server')
+        return dict(value)
+
+    def label(self, args):
+        return '%s %s' % (self.name.replace('_', ' '), args['server'])
+
+
+def needs(check, state, server, wanted, doing):
+    """Fail unless ``server`` exists and is in one of the ``wanted`` states."""
+    if server not in state.servers:
+        check.fail('server', 'no server %r to %s (booted: %s)' % (
+            server, doing, ', '.join(sorted(state.servers)) or 'none'))
+    current = state.servers[server]
+    if current not in wanted:
+        reason = {'verify': 'it is waiting for confirm or revert',
+                  'active': 'nothing is waiting to be confirmed or reverted',
+                  'error': 'its boot was expected to fail'}[current]
+        check.fail('server', 'cannot %s %s: %s' % (doing, server, reason))
+
+
+def unknown_kind(name, known):
+    return errors.ScenarioError('unknown step kind %r; known: %s'
+                                % (name, ', '.join(known)))

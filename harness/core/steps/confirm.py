@@ -1,0 +1,27 @@
+"""``confirm: server``: confirm a resize or migration, wait for ACTIVE."""
+
+from harness.core.steps import base
+
+
+class Confirm(base.ServerOperation):
+    name = 'confirm'
+    moves = True
+    roles = ('source', 'dest')
+    resting = {'status': 'ACTIVE', 'migration': 'confirmed'}
+    points = frozenset((
+        'confirm_resize', 'migration.status=confirming',
+        'migration.status=confirmed', 'migration.status=error',
+        'scheduler.delete_instance_info'))
+
+    def parse(self, check, value, scenario, state, error):
+        args = self.server_args(check, value)
+        base.needs(check, state, args['server'], ('verify',), 'confirm')
+        if not error:
+            state.servers[args['server']] = 'active'
+        return args
+
+    def run(self, cloud, args):
+        cloud.servers.confirm(args['server'])
+
+
+KIND = Confirm()

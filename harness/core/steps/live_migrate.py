@@ -1,0 +1,67 @@
+"""``live_migrate: {server, host?}``: live-migrate, wait for ACTIVE.
+
+Its invariant window: only a NUMA live migration makes a claim on the
+destination (``_live_migration_claim``); the guest otherwise reaches the
+destination's tracker at that host's next periodic (the source is
+reconciled: ``_post_live_migration`` runs ``update_available_resource``).
+Until then the destination's tracker may count up to the guest's
+allocation there less, pinned CPUs included (a NUMA guest is pinned on
+the destination by its claim; with the bound, either is accepted).
+"""
+
+from harness.core import snapshot as snapshot_mod
+from harness.core.steps import base
+
+LIVE_MIGRATION = 'live-migration'
+
+
+class LiveMigrate(base.ServerOperation):
+    name = 'live_migrate'
+    fields = ('server', 'host')
+    moves = True
+    roles = ('source', 'dest')
+    resting = {'status': 'ACTIVE', 'migration': 'completed'}
+    points = base.LIVE_MOVE_POINTS
+
+    def parse(self, check, value, scenario, state, error):
+        args = self.server_args(check, value)
+        base.needs(check, state, args['server'], ('active',), 'live-migrate')
+        if args.get('host') is not None:
+            check.known(args['host'], scenario.hosts, 'host')
+        state.moved.add(args['server'])
+        return args
+
+    def label(self, args):
+        where = ' to %s' % args['host'] if args.get('host') else ''
+        return 'live migrate %s%s' % (args['server'], where)
+
+    def run(self, cloud, args):
+        cloud.servers.live_migrate(args['server'], host=args.get('host'))
+
+    def windows(self, args, before, after, down):
+        return live_migration_windows(before, after)
+
+
+def live_migration_windows(before, after):
+    """A ``below`` window on the destination of each live migration that
+    completed between the two snapshots."""
+    opened = []
+    host_roots = snapshot_mod.host_roots(after)
+    for consumer, migration in sorted(after.migrations.items()):
+        if migration.type != LIVE_MIGRATION or \
+                migration.status != 'completed':
+            continue
+        earlier = before.migrations.get(consumer)
+        if earlier is not None and earlier.uuid == migration.uuid and \
+                earlier.status == 'completed':
+            continue
+        roots = host_roots.get(migration.dest, {migration.dest})
+        opened.append(base.Window(
+            migration.dest, 'below',
+            snapshot_mod.held_in(after, migration.server, roots),
+            '%s live-migrated here, not yet counted before the next '
+            'periodic' % migration.server))
+    return opened
+
+
+KIND = LiveMigrate()

@@ -1,0 +1,32 @@
+"""``resize: {server, flavor}``: resize, wait for VERIFY_RESIZE."""
+
+from harness.core.steps import base
+
+
+class Resize(base.ServerOperation):
+    name = 'resize'
+    fields = ('server', 'flavor')
+    required = ('server', 'flavor')
+    moves = True
+    roles = ('source', 'dest')
+    resting = {'status': 'VERIFY_RESIZE', 'migration': 'finished'}
+    points = base.COLD_MOVE_POINTS
+
+    def parse(self, check, value, scenario, state, error):
+        args = self.server_args(check, value)
+        base.needs(check, state, args['server'], ('active',), 'resize')
+        check.known(args['flavor'], scenario.flavors, 'flavor')
+        if not error:
+            state.servers[args['server']] = 'verify'
+        # A resize that fails on a compute has a migration (in error) too.
+        state.moved.add(args['server'])
+        return args
+
+    def label(self, args):
+        return 'resize %s to %s' % (args['server'], args['flavor'])
+
+    def run(self, cloud, args):
+        cloud.servers.resize(args['server'], args['flavor'])
+
+
+KIND = Resize()
