@@ -103,3 +103,30 @@ def side_by_side(left, right, left_name, right_name):
         lines.append('  %s  %s' % (left_name.ljust(width), cells[0]))
         lines.append('  %s  %s' % (right_name.ljust(width), cells[1]))
     return '\n'.join(lines), first
+
+
+def comparable(entry):
+    """What a step left, in full, for comparing two runs of one scenario.
+
+    Everything the snapshot holds but UUIDs (Nova makes new ones each
+    run): providers with their generations, inventories and usages,
+    allocations, every tracker's view with its cells, servers' status,
+    host and task state, migrations' status and hosts; and the race
+    points the step passed. Two runs that differ in any of it did not do
+    the same thing.
+    """
+    snap = entry.snapshot
+    return (
+        entry.index, entry.label,
+        sorted((rp.name, rp.generation, rp.parent, rp.root,
+                repr(sorted(rp.inventories.items())),
+                repr(sorted(rp.usages.items())))
+               for rp in snap.providers.values()),
+        repr(sorted((consumer, sorted(held.items()))
+                    for consumer, held in snap.allocations.items())),
+        sorted(repr(tracker) for tracker in snap.trackers.values()),
+        sorted((s.name, s.status, s.host, s.task_state)
+               for s in snap.servers.values()),
+        sorted((m.consumer, m.server, m.status, m.source, m.dest, m.type)
+               for m in snap.migrations.values()),
+        [(p.when, p.point, p.host, p.server) for p in entry.passages])

@@ -16,6 +16,7 @@ problems, race points passed) and when the run ends.
 
 import contextlib
 
+from harness.cloud import config as config_mod
 from harness.cloud import reuse
 from harness.core import errors
 from harness.core import expect as expect_mod
@@ -49,6 +50,8 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
     :param observers: objects told of the run's events (see
         ``harness.core.hooks``), besides the process-wide ones.
     """
+    # Nova's options, checked before anything starts.
+    config_mod.validate(scenario)
     timeline = timeline_mod.Timeline()
     watching = tuple(observers)
     say = progress or (lambda line: None)

@@ -5,6 +5,7 @@ from testtools import content
 
 from harness.core import errors
 from harness.core import invariants
+from harness.core import timeline as timeline_mod
 from harness.testing import leaks
 
 
@@ -27,15 +28,25 @@ class ScenarioTestCase(TestCase):
 
     A failure adds the diff and the timeline as testtools details, which
     stestr and subunit carry to the gate's report.
+
+    Each run also proves two things about the harness itself:
+
+    - every race point a step passed is one its kind declares
+      (``harness.core.steps``), so ``inject`` validation stays true;
+    - with ``compare_without_checks``, the scenario runs a second time
+      with no check at all, on the same kept cloud, and every step leaves
+      exactly what it left with the invariants on
+      (``timeline.comparable``): the checks only read.
     """
 
     #: Invariant 5 runs every compute's update_available_resource after
-    #: each step; a class whose scenarios rely on trackers staying stale
-    #: between steps turns it off.
+    #: each step, on a copy of the cloud; a class may turn it off.
     periodic_idempotence = True
     #: The invariants checked (all by default); a class narrowing them says
     #: why next to it.
     invariants = None
+    #: Run again without checks and compare the timelines (see above).
+    compare_without_checks = True
 
     def setUp(self):
         # The runner imports Nova, which monkey-patches the process for
@@ -46,11 +57,17 @@ class ScenarioTestCase(TestCase):
         super().setUp()
 
     def run_scenario(self, scenario, **kwargs):
+        from harness.cloud import reuse
         from harness.runners import runner
         checker = invariants.Checker(
             periodic_idempotence=self.periodic_idempotence,
             enabled=self.invariants)
         kwargs.setdefault('checks', [checker])
+        if 'pool' not in kwargs:
+            kwargs['pool'] = self.useFixture(reuse.CloudPool())
+        declared = _DeclaredPoints()
+        kwargs['observers'] = tuple(kwargs.get('observers', ())) + (
+            declared,)
         try:
             timeline = runner.run(scenario, test_id=self.id(), **kwargs)
         except errors.ScenarioFailed as exc:
@@ -60,9 +77,48 @@ class ScenarioTestCase(TestCase):
             if exc.diff:
                 self.addDetail('diff', content.text_content(exc.diff))
             raise self.failureException(str(exc))
+        self.assertEqual([], declared.undeclared, 'race points passed that '
+                         'the step kinds do not declare: add them to the '
+                         'step units in harness/core/steps')
         missing = checker.missing_breaks(scenario)
         if missing:
             self.fail('expected %s to break (bug %s), but it held' % (
                 ', '.join(missing), ', '.join(
                     scenario.expected_breaks[name] for name in missing)))
+        if self.compare_without_checks:
+            self._compare_without_checks(scenario, timeline, kwargs)
         return timeline
+
+    def _compare_without_checks(self, scenario, timeline, kwargs):
+        from harness.runners import runner
+        unchecked = runner.run(
+            scenario, test_id=self.id() + '.unchecked', keep_going=True,
+            fixtures=kwargs.get('fixtures', ()), pool=kwargs['pool'],
+            cloud_kwargs=kwargs.get('cloud_kwargs'))
+        for checked, plain in zip(timeline, unchecked):
+            if timeline_mod.comparable(checked) != \
+                    timeline_mod.comparable(plain):
+                self.addDetail('with checks', content.text_content(
+                    repr(timeline_mod.comparable(checked))))
+                self.addDetail('without checks', content.text_content(
+                    repr(timeline_mod.comparable(plain))))
+                self.fail('step %d (%s) left something else when the '
+                          'invariants were checked: a check changed what '
+                          'it checked' % (checked.index, checked.label))
+        self.assertEqual(len(timeline), len(unchecked))
+
+
+class _DeclaredPoints(object):
+    """Observer: the race points a step passed that its kind lacks."""
+
+    def __init__(self):
+        self.undeclared = []
+        self._step = None
+
+    def step_started(self, step):
+        self._step = step
+
+    def point_passed(self, passage):
+        step = self._step
+        if step is not None and passage.point not in step.unit.points:
+            self.undeclared.append((step.kind, passage.when, passage.point))

@@ -1,0 +1,65 @@
+"""A scenario's ``config:`` is checked against Nova's options up front.
+
+Each case is refused (or taken) as oslo.config would take the value for
+the option Nova registers: ``resize_confirm_window`` is an IntOpt in
+[DEFAULT], ``cpu_dedicated_set`` a StrOpt in [compute],
+``enabled_filters`` a ListOpt in [filter_scheduler].
+"""
+
+import ddt
+import fixtures
+
+from harness.cloud import config
+from harness.cloud import fixture as cloud_mod
+from harness.core import errors
+from harness.core import scenario as scenario_mod
+from harness.runners import runner
+from harness import testing
+
+BASE = {'name': 'config', 'hosts': {'h': {'driver': 'fake'}},
+        'steps': [{'run_periodic': 'update_available_resource'}]}
+
+
+def _scenario(conf):
+    return scenario_mod.parse(dict(BASE, config=conf), 'c.yaml', 'c.yaml')
+
+
+@ddt.ddt
+class TestConfigChecked(testing.TestCase):
+
+    @ddt.data({'DEFAULT': {'resize_confirm_window': 60}},
+              {'compute': {'cpu_dedicated_set': '2-7'}},
+              {'filter_scheduler': {'enabled_filters': ['ComputeFilter']}},
+              {'DEFAULT': {'allow_resize_to_same_host': True}})
+    def test_taken(self, conf):
+        config.validate(_scenario(conf))
+
+    @ddt.unpack
+    @ddt.data(({'DEFAULT': {'resize_confirm_windo': 60}},
+               'config.DEFAULT.resize_confirm_windo',
+               "no option 'resize_confirm_windo' in [DEFAULT]"),
+              ({'computes': {'cpu_dedicated_set': '2-7'}},
+               'config.computes', "no option group 'computes'"),
+              ({'compute': {'cpu_dedicated': '2-7'}},
+               'config.compute.cpu_dedicated', 'in [compute]'),
+              ({'DEFAULT': {'resize_confirm_window': 'soon'}},
+               'config.DEFAULT.resize_confirm_window',
+               "'soon' is not a value of this Integer option"))
+    def test_refused_naming_the_field(self, conf, field, words):
+        error = self.assertRaises(errors.ScenarioError, config.validate,
+                                  _scenario(conf))
+        self.assertIn('c.yaml, field "%s"' % field, str(error))
+        self.assertIn(words, str(error))
+
+    def test_refused_before_any_service_starts(self):
+        started = []
+        real = cloud_mod.Cloud._setUp
+
+        def counting(cloud):
+            started.append(cloud)
+            return real(cloud)
+        self.useFixture(fixtures.MonkeyPatch(
+            'harness.cloud.fixture.Cloud._setUp', counting))
+        self.assertRaises(errors.ScenarioError, runner.run,
+                          _scenario({'DEFAULT': {'no_such_option': 1}}))
+        self.assertEqual([], started)
