@@ -1,4 +1,4 @@
-"""``harness``: run scenarios, list bugs, reproduce a bug.
+"""``harness``: run scenarios, list bugs, reproduce a bug, check determinism.
 
     harness run FILE...        run scenario files; a line per step, then
                                the timeline; exit 0 pass, 1 fail, 2 bad
@@ -14,6 +14,12 @@
                                exit 0 when the bug shows only when
                                reintroduced, 1 otherwise, 2 for an
                                unknown bug
+    harness determinism [OPTIONS]
+                               run every scenario and regression test N
+                               times, report any whose verdict, timeline
+                               or race points change; exit 0 steady, 1
+                               flaky or hung, 2 bad arguments, 130
+                               interrupted (``harness determinism -h``)
 
 Bad input (a malformed scenario, an unknown bug) is one message naming
 the file, the step and the field, before any service starts.
@@ -78,12 +84,26 @@ def build_parser():
     reproduce = sub.add_parser(
         'reproduce', help='show a bug: installed Nova vs reintroduced')
     reproduce.add_argument('bug', metavar='BUG')
+    # Its options are the module's own (``harness determinism -h``): they
+    # are passed through to its main, which parses and checks them, so
+    # that they are defined, and their errors worded, in one place.
+    sub.add_parser('determinism', add_help=False,
+                   help='run every scenario and regression test N times; '
+                        'report those that change between runs')
     return parser
 
 
 def main(argv=None, out=None):
     out = out or sys.stdout
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    if args.command == 'determinism':
+        from harness.runners import determinism
+        return determinism.main(rest, out=out)
+    if rest:
+        # What parse_args would say: only determinism takes options
+        # parsed elsewhere.
+        parser.error('unrecognized arguments: %s' % ' '.join(rest))
     _quiet_logging()
     try:
         if args.command == 'bugs':

@@ -30,7 +30,7 @@ from harness.runners import runner
 from harness.core import scenario as scenario_mod
 from harness.core import snapshot
 from harness import testing
-from tools import determinism
+from harness.runners import determinism
 
 TINY = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
 
@@ -220,7 +220,7 @@ class TestCloudPool(testing.TestCase):
     What a run leaves behind (servers, migrations, allocations, guests on
     the hypervisors, the clock, the race recording) must be gone when the
     next run of the shape starts: anything the reset missed shows up as a
-    difference in the texts tools/determinism.py compares between runs
+    difference in the texts harness determinism compares between runs
     (every step's snapshot, provider generations, server and migration
     states, and the race points passed with Nova's write count at each).
     """

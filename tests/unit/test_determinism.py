@@ -1,62 +1,84 @@
-"""tools/determinism.py: normalising, comparing and reporting runs.
+"""harness determinism: watching, normalising, comparing and reporting runs.
 
-Everything here is pure (no Nova): verdicts and their normalisation, the
-text whose digest is compared, where two runs first diverge, the table and
-the summary line, and the clean errors for bad arguments.
+Everything here is pure (no Nova): verdicts and their normalisation, how
+a run is watched through the observer hooks and turned into records whose
+digests are compared, where two runs first diverge, the table and the
+summary line, resuming, and the clean errors for bad arguments, of the
+module and of the ``harness determinism`` verb.
 """
 
 import collections
+import dataclasses
 import io
 import json
 import os
+import typing
 
 import fixtures
 import testtools
 
+from harness.core import hooks
+from harness.core import problems as problems_mod
 from harness.core import snapshot as snapshot_mod
-from harness import testing
 from harness.core import timeline as timeline_mod
-from tools import determinism
+from harness.runners import cli
+from harness.runners import determinism
+from harness import testing
+
+UUID = '6a1c0c54-34b5-4b8e-9d0e-2f3c4d5e6f70'
 
 
 def _run(item, number, verdict='pass', digest='d1', seconds=1.0,
-         points='p1'):
-    return determinism.Run(item, number, verdict, digest, points, seconds)
+         points='p1', scenarios=()):
+    return determinism.Run(item, number, verdict, digest, points, seconds,
+                           scenarios=[list(s) for s in scenarios])
 
 
 def _snapshot(pinned=(), vm1_host='src', generation=3):
     provider = snapshot_mod.Provider(
-        name='src', uuid='6a1c0c54-34b5-4b8e-9d0e-2f3c4d5e6f70',
-        generation=generation, parent=None, root='src',
-        inventories={'VCPU': {'total': 8}}, usages={'VCPU': 1})
+        name='src', uuid=UUID, generation=generation, parent=None,
+        root='src', inventories={'VCPU': {'total': 8}}, usages={'VCPU': 1})
     cell = snapshot_mod.Cell(id=0, cpus=(0, 1, 2, 3), pcpus=(2, 3),
                              cpu_usage=0, memory_mb=4096, memory_usage=0,
-                             pinned_cpus=tuple(pinned), pages={})
+                             pinned_cpus=tuple(pinned),
+                             pages={4: {'total': 1024, 'used': 0}})
     tracker = snapshot_mod.Tracker(host='src', node='src', vcpus=8,
                                    vcpus_used=1, memory_mb=4096,
                                    memory_mb_used=512, local_gb=10,
                                    local_gb_used=1, cells=(cell,))
-    server = snapshot_mod.Server(name='vm1', uuid='u', status='ACTIVE',
+    server = snapshot_mod.Server(name='vm1', uuid=UUID, status='ACTIVE',
                                  host=vm1_host, task_state=None)
     return snapshot_mod.Snapshot(
         {'src': provider}, {'vm1': {'src': {'VCPU': 1}}}, {'src': tracker},
-        {'vm1': server}, {})
+        {'vm1': server}, {}, label='boot vm1')
 
 
+@dataclasses.dataclass
 class _Passage(object):
-    def __init__(self, text, version):
-        self.text, self.version = text, version
+    """``harness.cloud.race.Passage``'s fields (that module needs Nova)."""
+    point: str
+    when: str
+    host: typing.Optional[str]
+    server: typing.Optional[str]
+    migration: typing.Any = None
+    version: int = 0
+    deferred: bool = False
+    deferred_runs: list = dataclasses.field(default_factory=list)
+    deferred_at: typing.Optional[int] = None
+    roles: typing.Optional[tuple] = None
 
-    def __str__(self):
-        return self.text
+
+def _passage(host='src', version=3, **changes):
+    return _Passage('build_and_run_instance', 'before', host, 'vm1',
+                    migration=object(), version=version, **changes)
 
 
 def _timeline(**kwargs):
-    passages = kwargs.pop('passages', [_Passage('before boot on src', 3)])
+    passages = kwargs.pop('passages', None)
     timeline = timeline_mod.Timeline()
     timeline.add(0, 'start', _snapshot())
     entry = timeline.add(1, 'boot vm1', _snapshot(**kwargs))
-    entry.passages = passages
+    entry.passages = [_passage()] if passages is None else passages
     return timeline
 
 
@@ -155,55 +177,218 @@ class TestVerdicts(testing.TestCase):
                          determinism._Result().verdict())
 
 
-class TestTexts(testing.TestCase):
+def _digests(timelines, recordings=()):
+    return (determinism.digest(determinism.timeline_record(timelines)),
+            determinism.digest(determinism.points_record(timelines,
+                                                         recordings)))
+
+
+class TestRecords(testing.TestCase):
+    """What is compared is the runs' data, not a rendering of it."""
 
     def test_same_runs_same_digests(self):
-        for text in (determinism.timeline_text, determinism.points_text):
-            one = text([_timeline(pinned=(2,))])
-            two = text([_timeline(pinned=(2,))])
+        for record in (determinism.timeline_record,
+                       determinism.points_record):
+            one = record([_timeline(pinned=(2,))])
+            two = record([_timeline(pinned=(2,))])
             self.assertEqual(one, two)
             self.assertEqual(determinism.digest(one),
                              determinism.digest(two))
+        self.assertEqual(_digests([_timeline(pinned=(2,))]),
+                         _digests([_timeline(pinned=(2,))]))
 
-    def test_rendered_timeline_comes_first_as_it_is(self):
-        timeline = _timeline(pinned=(2,))
-        text = determinism.timeline_text([timeline])
-        self.assertTrue(text.startswith('== timeline 1\n' + timeline.render()))
+    def test_the_snapshot_is_its_fields(self):
+        (run,) = determinism.timeline_record([_timeline(pinned=(2,))])
+        self.assertEqual([0, 1], [step['step'] for step in run['steps']])
+        snapshot = run['steps'][1]['snapshot']
+        self.assertEqual({'name': 'src', 'generation': 3, 'parent': None,
+                          'root': 'src', 'inventories': {'VCPU': {
+                              'total': 8}}, 'usages': {'VCPU': 1}},
+                         snapshot['providers']['src'])
+        cell = snapshot['trackers']['src']['cells'][0]
+        self.assertEqual([2], cell['pinned_cpus'])
+        self.assertEqual({'4': {'total': 1024, 'used': 0}}, cell['pages'])
+        self.assertEqual({'vm1': {'src': {'VCPU': 1}}},
+                         snapshot['allocations'])
+        # The text shown where runs differ is made from the record, a
+        # field a line, and is not the rendered table.
+        text = determinism.timeline_text([_timeline(pinned=(2,))])
+        self.assertIn('-- step 1: boot vm1\n', text)
+        self.assertIn('snapshot.trackers.src.cells[0].pinned_cpus = [2]',
+                      text)
+        self.assertNotIn(_timeline(pinned=(2,)).render(), text)
 
     def test_what_the_render_leaves_out_still_counts(self):
-        base = determinism.timeline_text([_timeline()])
+        base = _digests([_timeline()])[0]
         for other in (_timeline(generation=4), _timeline(vm1_host='dst')):
-            self.assertNotEqual(
-                determinism.digest(base),
-                determinism.digest(determinism.timeline_text([other])))
+            self.assertNotEqual(base, _digests([other])[0])
 
-    def test_points_with_their_write_count(self):
-        base = determinism.points_text([_timeline()])
-        self.assertIn('-- step 1: boot vm1\nbefore boot on src @3', base)
-        for other in (_timeline(passages=[_Passage('before boot on src',
-                                                   4)]),
-                      _timeline(passages=[_Passage('before boot on -', 3)])):
-            self.assertNotEqual(
-                determinism.digest(base),
-                determinism.digest(determinism.points_text([other])))
-        # Points are not part of the timeline's digest.
+    def test_every_field_of_a_passage_counts(self):
+        base = determinism.points_record([_timeline()])
         self.assertEqual(
-            determinism.timeline_text([_timeline()]),
-            determinism.timeline_text([_timeline(passages=[])]))
+            [{'point': 'build_and_run_instance', 'when': 'before',
+              'host': 'src', 'server': 'vm1', 'version': 3,
+              'deferred': False, 'deferred_runs': [], 'deferred_at': None,
+              'roles': None}],
+            base['timelines'][0]['steps'][1]['passages'])
+        for other in (_passage(version=4), _passage(host=None),
+                      _passage(deferred=True, deferred_at=7,
+                               deferred_runs=[('update', 'src')]),
+                      _passage(roles=('source',))):
+            self.assertNotEqual(
+                determinism.digest(base),
+                determinism.digest(determinism.points_record(
+                    [_timeline(passages=[other])])))
+        # Points are not part of the timeline's digest.
+        self.assertEqual(_digests([_timeline()])[0],
+                         _digests([_timeline(passages=[])])[0])
 
-    def test_problems_and_recordings_count(self):
+    def test_problems_as_records_and_recordings_count(self):
+        problem = problems_mod.Problem(
+            check='usages_add_up', subject='provider src, VCPU',
+            expected=1, actual=2, step=1)
         timeline = _timeline()
+        timeline.entries[-1].problems = [problem]
+        (run,) = determinism.timeline_record([timeline])
+        self.assertEqual([{'check': 'usages_add_up',
+                           'subject': 'provider src, VCPU', 'expected': 1,
+                           'actual': 2, 'text': '', 'step': 1}],
+                         run['steps'][1]['problems'])
+        self.assertNotEqual(_digests([_timeline()])[0],
+                            _digests([timeline])[0])
+        changed = _timeline()
+        changed.entries[-1].problems = [dataclasses.replace(problem,
+                                                            actual=3)]
+        self.assertNotEqual(_digests([timeline])[0],
+                            _digests([changed])[0])
+        # A problem still given as text is its text.
         timeline.entries[-1].problems = ['usages_add_up: off by one']
-        self.assertIn('problem usages_add_up: off by one',
+        self.assertIn('problems = ["usages_add_up: off by one"]',
                       determinism.timeline_text([timeline]))
-        self.assertIn('== race recording 1: 1 points\n'
-                      'after prep_resize on dst @9',
-                      determinism.points_text(
-                          [], [[_Passage('after prep_resize on dst', 9)]]))
+        text = determinism.points_text([], [[_passage('dst', 9)]])
+        self.assertTrue(text.startswith('== race recording 1: 1 points\n'
+                                        '{"point": "build_and_run_instance",'
+                                        ' "when": "before", "host": "dst"'),
+                        text)
+        self.assertNotEqual(_digests([], [[_passage('dst', 9)]])[1],
+                            _digests([], [[_passage('dst', 10)]])[1])
 
-    def test_no_uuid_in_the_text(self):
-        text = determinism.timeline_text([_timeline()])
-        self.assertNotIn('6a1c0c54', text)
+    def test_no_uuid_in_the_record(self):
+        for record in (determinism.timeline_record([_timeline()]),
+                       determinism.points_record([_timeline()])):
+            self.assertNotIn(UUID, json.dumps(record))
+            self.assertNotIn('"uuid"', json.dumps(record))
+            self.assertNotIn('"migration"', json.dumps(record))
+
+
+def _scenario():
+    class Scenario(object):
+        id = 'boot__a_fake_one'
+        path = os.path.join(determinism.ROOT, 'tests', 'functional',
+                            'scenarios', 'boot.yaml')
+    return Scenario()
+
+
+class _Step(object):
+    index, label = 1, 'boot vm1'
+
+
+def _emit_a_run(fail_in_step=False):
+    """The events a runner and its cloud send for a one-step run.
+
+    Every object new, as in another run of the same test.
+    """
+    scenario, cloud, step = _scenario(), object(), _Step()
+    timeline = timeline_mod.Timeline()
+    hooks.notify('cloud_started', cloud)
+    hooks.notify('run_started', scenario, cloud)
+    timeline.add(0, 'start', _snapshot())
+    hooks.notify('step_started', step)
+    passage = _passage()
+    hooks.notify('point_passed', passage)
+    if fail_in_step:
+        raise AssertionError('step 1 (boot vm1) failed')
+    entry = timeline.add(1, 'boot vm1', _snapshot(pinned=(2,)))
+    entry.passages = [passage]
+    hooks.notify('step_done', step, entry)
+    hooks.notify('run_done', scenario, timeline)
+    # Filled in after its event, as a deferred periodic's place is.
+    passage.deferred_at = 1
+    return timeline, passage
+
+
+class _EmitsEvents(testtools.TestCase):
+    """Tests ``run_test`` runs by ID (no method name starts with test)."""
+
+    def emit_a_run(self):
+        _emit_a_run()
+
+    def emit_a_failed_step(self):
+        _emit_a_run(fail_in_step=True)
+
+
+class TestWatchedThroughHooks(testing.TestCase):
+    """The tool sees runs only through ``harness.core.hooks``."""
+
+    def test_a_watcher_records_what_the_events_say(self):
+        watcher = determinism.Watcher()
+        with hooks.observing(watcher):
+            timeline, passage = _emit_a_run()
+        # Outside the block, nothing reaches it.
+        hooks.notify('cloud_started', object())
+        self.assertEqual(1, len(watcher.recordings))
+        (run,) = watcher.runs
+        self.assertEqual(('boot__a_fake_one', True, None),
+                         (run.scenario, run.ended, run.unfinished))
+        self.assertEqual(timeline.entries, run.entries)
+        self.assertEqual([[passage]], watcher.recordings)
+        self.assertEqual([['boot__a_fake_one',
+                           os.path.join('tests', 'functional', 'scenarios',
+                                        'boot.yaml')]],
+                         watcher.scenarios())
+        record = determinism.points_record(watcher.runs, watcher.recordings)
+        # Made when asked, so what was filled in after the event is in.
+        self.assertEqual(1, record['recordings'][0][0]['deferred_at'])
+
+    def test_run_test_digests_what_the_hooks_sent(self):
+        job = {'item': 'x', 'number': 1,
+               'test': '%s._EmitsEvents.emit_a_run' % __name__}
+        init = timeline_mod.Timeline.__init__
+        one, two = determinism.run_test(job), determinism.run_test(job)
+        # Nothing was patched, and the watch ended with the test.
+        self.assertIs(init, timeline_mod.Timeline.__init__)
+        self.assertEqual([], hooks._WATCHING)
+        self.assertEqual('pass', one['verdict'])
+        self.assertEqual([['boot__a_fake_one', os.path.join(
+            'tests', 'functional', 'scenarios', 'boot.yaml')]],
+            one['scenarios'])
+        # Two runs of the same events: the same digests, which are those
+        # of the records of the objects the events carried.
+        self.assertEqual((one['timeline'], one['points']),
+                         (two['timeline'], two['points']))
+        watcher = determinism.Watcher()
+        with hooks.observing(watcher):
+            _emit_a_run()
+        self.assertEqual(
+            (one['timeline'], one['points']),
+            (determinism.digest(determinism.timeline_record(watcher.runs)),
+             determinism.digest(determinism.points_record(
+                 watcher.runs, watcher.recordings))))
+        self.assertIn('== timeline 1: boot__a_fake_one\n-- step 0: start',
+                      one['timeline_text'])
+
+    def test_a_run_that_stops_in_a_step_says_so(self):
+        job = {'item': 'x', 'number': 1,
+               'test': '%s._EmitsEvents.emit_a_failed_step' % __name__}
+        result = determinism.run_test(job)
+        self.assertEqual('fail: AssertionError: step 1 (boot vm1) failed',
+                         result['verdict'])
+        self.assertTrue(result['timeline_text'].startswith(
+            '== timeline 1: boot__a_fake_one (did not end, in step 1: '
+            'boot vm1)'), result['timeline_text'])
+        passed = determinism.run_test(dict(
+            job, test='%s._EmitsEvents.emit_a_run' % __name__))
+        self.assertNotEqual(passed['timeline'], result['timeline'])
 
 
 class TestDivergence(testing.TestCase):
@@ -225,6 +410,15 @@ class TestDivergence(testing.TestCase):
         self.assertEqual(3, number)
         self.assertIn('a>    3  (ends)', lines)
         self.assertIn('b>    3  c', lines)
+
+    def test_headings_of_a_line(self):
+        text = ('== timeline 1: a\n-- step 0: start\nx = 1\n'
+                '== timeline 2: b\n-- step 0: start\nx = 1\n'
+                '-- step 1: boot vm1\nx = 2\ny = 3')
+        self.assertEqual(['timeline 2: b', 'step 1: boot vm1'],
+                         determinism.headings(text, 9))
+        self.assertEqual(['timeline 1: a'], determinism.headings(text, 2))
+        self.assertEqual([], determinism.headings(text, 1))
 
 
 class TestSummaries(testing.TestCase):
@@ -263,11 +457,30 @@ class TestSummaries(testing.TestCase):
         self.assertIn('    a>    2  before boot on src @12', lines)
         self.assertIn('    b>    2  before boot on - @12', lines)
 
+    def test_divergence_names_the_timeline_and_step(self):
+        left = determinism.timeline_text([_timeline()])
+        right = determinism.timeline_text([_timeline(generation=4)])
+        runs = [_run('x', 1, digest='a'), _run('x', 2, digest='b')]
+        (summary,) = determinism.summarise(
+            runs, {('x', 'a'): left, ('x', 'b'): right})
+        lines = summary.divergence()
+        self.assertRegex(lines[1], r'^  line \d+ \(timeline 1: \(no '
+                                   r'scenario\), step 1: boot vm1\):$')
+        self.assertIn('snapshot.providers.src.generation = 4',
+                      '\n'.join(lines))
+
     def test_divergence_lists_verdicts(self):
         runs = [_run('x', 1), _run('x', 2, 'fail: boom\nmore')]
         (summary,) = determinism.summarise(runs)
         self.assertEqual(['x: 2 verdicts:', '  1 x pass',
                           '  1 x fail: boom | more'], summary.divergence())
+
+    def test_scenarios_the_runs_ran(self):
+        (summary,) = determinism.summarise(
+            [_run('x', 1, scenarios=[('b', 'd/b.yaml')]),
+             _run('x', 2, scenarios=[('a', 'd/a.yaml'),
+                                     ('b', 'd/b.yaml')])])
+        self.assertEqual(['b', 'a'], summary.scenarios)
 
     def test_table_and_summary_line(self):
         summaries = determinism.summarise(
@@ -275,7 +488,7 @@ class TestSummaries(testing.TestCase):
              _run('a_long_scenario', 2, seconds=4.0),
              _run('b', 1, digest='x'), _run('b', 2, digest='y')])
         self.assertEqual(
-            ['scenario         runs  verdicts  timelines  points  flaky  '
+            ['test             runs  verdicts  timelines  points  flaky  '
              's/run',
              'a_long_scenario     2         1          1       1     no   '
              '3.00',
@@ -284,6 +497,36 @@ class TestSummaries(testing.TestCase):
             determinism.table(summaries))
         self.assertEqual('determinism: 4 runs, 1 flaky, wall 12 s',
                          determinism.summary_line(summaries, 12.4))
+
+
+SCENARIO_TEXT = '''
+- name: %s
+  hosts: {h1: {driver: fake}}
+  flavors: {f: {vcpus: 1, ram: 64, disk: 1}}
+  steps:
+    - boot: {server: vm1, flavor: f}
+'''
+
+
+class TestOrphans(testing.TestCase):
+
+    def test_scenarios_next_to_those_run_that_no_test_ran(self):
+        root = self.useFixture(fixtures.TempDir()).path
+        os.makedirs(os.path.join(root, 'ran'))
+        os.makedirs(os.path.join(root, 'elsewhere'))
+        for directory, name in (('ran', 'one'), ('ran', 'two'),
+                                ('elsewhere', 'three')):
+            with open(os.path.join(root, directory, name + '.yaml'),
+                      'w') as target:
+                target.write(SCENARIO_TEXT % name)
+        with open(os.path.join(root, 'ran', 'broken.yaml'), 'w') as target:
+            target.write('- name: [not, a, name]\n')
+        runs = [_run('t', 1, scenarios=[('one__one',
+                                         os.path.join('ran', 'one.yaml'))])]
+        # two.yaml sits next to one.yaml and no run ran it; elsewhere/ is
+        # no folder a run ran from; broken.yaml fails its own test.
+        self.assertEqual(['two__two'], determinism.orphans(runs, root))
+        self.assertEqual([], determinism.orphans([_run('t', 1)], root))
 
 
 class TestJobs(testing.TestCase):
@@ -304,6 +547,19 @@ class TestJobs(testing.TestCase):
         self.assertEqual([('boot__one', 1), ('test_bites.T.test_x', 1),
                           ('boot__one', 2), ('test_bites.T.test_x', 2)],
                          [(job['item'], job['number']) for job in jobs])
+
+    def test_no_suite_to_discover_is_one_clean_error(self):
+        root = self.useFixture(fixtures.TempDir()).path
+        error = self.assertRaises(determinism.UsageError,
+                                  determinism.discover, root)
+        self.assertIn('no test suite next to the harness in %s' % root,
+                      str(error))
+
+    def test_a_test_is_listed_without_its_suite(self):
+        self.assertEqual(
+            'test_scenarios.Boot.test_1_boot__one',
+            determinism.item_id('tests.functional.test_scenarios.Boot.'
+                                'test_1_boot__one'))
 
 
 class TestArguments(testing.TestCase):
@@ -336,8 +592,68 @@ class TestArguments(testing.TestCase):
         self.patch(determinism.sys, 'stderr', err)
         self.assertEqual(2, determinism.main(['--runs', '0'],
                                              out=io.StringIO()))
-        self.assertIn('determinism: --runs must be at least 1',
-                      err.getvalue())
+        self.assertEqual('harness determinism: --runs must be at least 1, '
+                         'not 0\n', err.getvalue())
+
+
+class TestCliVerb(testing.TestCase):
+    """``harness determinism``: the module's options, through the CLI."""
+
+    def setUp(self):
+        super().setUp()
+        self.stderr = io.StringIO()
+        self.useFixture(fixtures.MonkeyPatch('sys.stderr', self.stderr))
+
+    def test_options_pass_through_to_the_module(self):
+        seen = []
+        self.patch(determinism, 'main',
+                   lambda argv, out=None: seen.append(argv) or 0)
+        argv = ['--runs', '2', '--select', 'boot__', '--workers', '0']
+        self.assertEqual(0, cli.main(['determinism'] + argv))
+        self.assertEqual([argv], seen)
+
+    def test_bad_arguments_are_one_line_and_exit_2(self):
+        missing = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                               'missing.json')
+        cases = (
+            (['--runs', '0'], '--runs must be at least 1, not 0'),
+            (['--runs', 'many'],
+             "argument --runs: invalid int value: 'many'"),
+            (['--frobnicate'], 'unrecognized arguments: --frobnicate'),
+            (['boot__'], 'unrecognized arguments: boot__'),
+            (['--select', '(boot'], "--select '(boot' is not a regular "
+                                    "expression"),
+            (['--resume', missing], '--resume %s: No such file or '
+                                    'directory' % missing))
+        for argv, words in cases:
+            self.stderr.seek(0)
+            self.stderr.truncate()
+            out = io.StringIO()
+            self.assertEqual(2, cli.main(['determinism'] + argv, out=out),
+                             argv)
+            lines = self.stderr.getvalue().splitlines()
+            self.assertEqual(1, len(lines), lines)
+            self.assertTrue(lines[0].startswith('harness determinism: '
+                                                + words), lines)
+            self.assertEqual('', out.getvalue())
+
+    def test_help_lists_the_options(self):
+        stdout = io.StringIO()
+        self.useFixture(fixtures.MonkeyPatch('sys.stdout', stdout))
+        exc = self.assertRaises(SystemExit, cli.main,
+                                ['determinism', '--help'])
+        self.assertEqual(0, exc.code)
+        self.assertIn('usage: harness determinism', stdout.getvalue())
+        for option in ('--runs', '--busy', '--workers', '--select',
+                       '--json', '--dump', '--resume', '--timeout'):
+            self.assertIn(option, stdout.getvalue())
+
+    def test_other_verbs_refuse_unknown_options_as_before(self):
+        exc = self.assertRaises(SystemExit, cli.main,
+                                ['bugs', '--frobnicate'])
+        self.assertEqual(cli.EXIT_BAD_INPUT, exc.code)
+        self.assertIn('harness: error: unrecognized arguments: '
+                      '--frobnicate', self.stderr.getvalue())
 
 
 class TestDump(testing.TestCase):
@@ -392,50 +708,7 @@ class TestBurners(testing.TestCase):
         self.assertIsNotNone(captured[0].poll())
 
 
-class _FakeScenario(object):
-    id = 'fake__a_scenario'
-    path = 'fake.yaml'
-    steps = ()
-
-
-FAKE_SCENARIO = _FakeScenario()
-
-
-class _RunsScenarios(testtools.TestCase):
-    """Test bodies to read, never run (no method name starts with test)."""
-
-    def check_only_the_scenario(self):
-        self.run_scenario(FAKE_SCENARIO)
-
-    def check_the_scenario_with_more(self):
-        # A bug put back: a test of its own, but it runs the scenario.
-        self.run_scenario(FAKE_SCENARIO, fixtures=['bug'])
-
-    def check_something_else(self):
-        self.assertTrue(FAKE_SCENARIO)
-
-
-class TestWhichScenariosRun(testing.TestCase):
-
-    def test_a_scenario_only_test_is_listed_by_its_scenario(self):
-        case = _RunsScenarios('check_only_the_scenario')
-        self.assertIs(FAKE_SCENARIO, determinism.scenario_of(case))
-        self.assertEqual([FAKE_SCENARIO],
-                         determinism.scenarios_run_by(case))
-
-    def test_a_test_that_adds_to_it_still_runs_it(self):
-        case = _RunsScenarios('check_the_scenario_with_more')
-        self.assertIsNone(determinism.scenario_of(case))
-        self.assertEqual([FAKE_SCENARIO],
-                         determinism.scenarios_run_by(case))
-
-    def test_a_test_that_runs_none(self):
-        case = _RunsScenarios('check_something_else')
-        self.assertIsNone(determinism.scenario_of(case))
-        self.assertEqual([], determinism.scenarios_run_by(case))
-
-
-IDENTITY = {'files': 'f00d', 'text_format': 1, 'python': '3.11.7',
+IDENTITY = {'files': 'f00d', 'record_format': 2, 'python': '3.11.7',
             'nova': '34.0.0', 'openstack-placement': '16.0.0'}
 
 
@@ -456,7 +729,7 @@ class _FakeRuns(object):
                 'verdict': 'pass', 'timeline': determinism.digest(text),
                 'timeline_text': text, 'points': 'p1',
                 'points_text': 'points', 'seconds': 1.0, 'worker': 1,
-                'rss_mb': 100.0}
+                'rss_mb': 100.0, 'scenarios': [[job['item'], None]]}
 
 
 class TestResume(testing.TestCase):
@@ -498,6 +771,9 @@ class TestResume(testing.TestCase):
                           ('test_bites.T.test_x', 3)], runs.jobs)
         self.assertEqual([(3, False), (3, False)],
                          [(s.runs, s.flaky) for s in report.summaries])
+        # What the earlier runs ran came back with them.
+        self.assertEqual([['boot__one'], ['test_bites.T.test_x']],
+                         [s.scenarios for s in report.summaries])
         self.assertFalse(report.interrupted)
         self.assertGreaterEqual(report.wall, earlier.wall)
 
@@ -571,12 +847,13 @@ class TestCodeIdentity(testing.TestCase):
 
     def test_a_file_under_the_code_changes_it_caches_do_not(self):
         root = self.useFixture(fixtures.TempDir()).path
+        self.assertEqual(('harness', 'tests'), determinism.CODE_DIRS)
         for top in determinism.CODE_DIRS:
             os.makedirs(os.path.join(root, top, '__pycache__'))
             with open(os.path.join(root, top, 'a.py'), 'w') as target:
                 target.write('x = 1\n')
         first = determinism.code_identity(root)
-        self.assertEqual(1, first['text_format'])
+        self.assertEqual(2, first['record_format'])
         with open(os.path.join(root, 'tests', '__pycache__', 'a.pyc'),
                   'w') as target:
             target.write('cache')
@@ -587,8 +864,15 @@ class TestCodeIdentity(testing.TestCase):
         with open(os.path.join(root, 'outside.py'), 'w') as target:
             target.write('y = 2\n')
         self.assertEqual(first, determinism.code_identity(root))
-        with open(os.path.join(root, 'fixtures', 'a.py'), 'w') as target:
-            target.write('x = 2\n')
+        # Host profiles are package data under harness/.
+        os.makedirs(os.path.join(root, 'harness', 'data', 'hosts'))
+        with open(os.path.join(root, 'harness', 'data', 'hosts',
+                               'h.yaml'), 'w') as target:
+            target.write('sockets: 1\n')
         second = determinism.code_identity(root)
         self.assertNotEqual(first['files'], second['files'])
         self.assertEqual(dict(first, files=None), dict(second, files=None))
+        with open(os.path.join(root, 'tests', 'a.py'), 'w') as target:
+            target.write('x = 2\n')
+        self.assertNotEqual(second['files'],
+                            determinism.code_identity(root)['files'])

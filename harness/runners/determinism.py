@@ -1,38 +1,44 @@
 """Determinism: every scenario and regression test, run N times, compared.
 
-    python tools/determinism.py [--runs 50] [--busy K] [--workers 2]
-                                [--select REGEX] [--json OUT] [--dump DIR]
-                                [--resume REPORT]
+    harness determinism [--runs 50] [--busy K] [--workers 2]
+                        [--select REGEX] [--json OUT] [--dump DIR]
+                        [--resume REPORT] [--timeout S]
 
-What it runs is what the functional suite runs: every test of
-``tests/functional/test_scenarios.py`` (one per scenario in
-``tests/functional/scenarios``) and of ``tests/regressions/test_*.py``.
-Each run is the test itself, loaded by its ID and run by unittest, so a
-scenario runs with its test class's settings (``periodic_idempotence``,
-``invariants``, expected breaks, any set-up the class adds) without this
-script repeating them. A test whose body is only
-``self.run_scenario(SCENARIO)`` is listed under the scenario's ID; any
-other test (a Python-only regression test) under its own.
+What it runs is what the functional suite runs: the tests unittest's
+loader finds in ``tests.functional.test_scenarios`` (one per scenario
+file's scenario) and under ``tests/regressions`` (``test_*.py``), each
+listed by its test ID. Each run is the test itself, loaded by its ID and
+run by unittest, so a scenario runs with its test class's settings
+(``periodic_idempotence``, ``invariants``, expected breaks, a bug put
+back, any set-up the class adds) without this tool repeating them.
+
+It watches a run through the harness's observer hooks
+(``harness.core.hooks.observing``): the clouds it stands up, the scenarios
+it runs, every step's timeline entry (snapshot and problems) and every
+race point passed. Nothing of the harness is patched, and no test source
+is read: what a test runs is what the hooks say it ran.
 
 Per run it records:
 
 - the verdict: ``pass``, ``skip: REASON`` or ``fail``/``error`` with the
   exception's message, its volatile parts (UUIDs, addresses, temporary
   paths, wall-clock times) normalised;
-- a digest of its timelines, taken as they are (nothing normalised):
-  every timeline the test made (the rendered table, then per step the full
-  snapshot, provider generations, server and migration states and the
-  problems; see ``timeline_text``);
-- a digest of its race points: the points each step passed and the
-  recording of every cloud the test stood up, each with Nova's write count
-  when it was passed (``points_text``).
+- a digest of its timelines, as data (``timeline_record``): per scenario
+  run, per step, the whole snapshot (providers with inventories, usages and
+  generations; allocations; trackers with their NUMA cells; servers;
+  migrations) and the problem records, every field but the UUIDs;
+- a digest of its race points (``points_record``): the passages each step
+  recorded and the passages of every cloud the test stood up (a test that
+  drives a cloud without the runner has only these), each with all its
+  fields (point, when, host, server, Nova's write count, deferral, roles);
+- the scenarios it ran (to name scenario files no test ran).
 
 Runs go round-robin (first run of every test, then the second...) to
 ``--workers`` spawned processes, each of which runs many. ``--busy K``
 keeps K more processes burning CPU while it runs. A test is flaky when
 its runs give more than one verdict, timeline or race-point digest; for
 each, the first lines where two runs differ are printed (``--dump DIR``
-writes every distinct text of a flaky test in full).
+writes every distinct record of a flaky test in full, one line a field).
 
 A run in a worker with no result after ``--timeout`` seconds is recorded
 as hung (verdict ``hang``; every greenthread's stack written to a file
@@ -42,10 +48,10 @@ A long check can be done in parts. SIGINT or SIGTERM stops it and still
 reports (and writes ``--json``) the runs done so far; ``--resume REPORT``
 then takes that report's runs as done and runs only the rest, and its
 report covers them all. The report records the code it ran (a digest of
-``harness/``, ``tests/`` and ``fixtures/``, the text format compared,
-and Python's, Nova's and Placement's versions); a report of other code,
-or made with another ``--busy`` or ``--select``, is refused: runs of
-different code or under different load do not add up to one check.
+``harness/`` and ``tests/``, the record format compared, and Python's,
+Nova's and Placement's versions); a report of other code, or made with
+another ``--busy`` or ``--select``, is refused: runs of different code or
+under different load do not add up to one check.
 
 Exit status: 0 every test gave one verdict and one timeline; 1 a flake,
 a hang or a worker process that died; 2 bad arguments; 130 interrupted.
@@ -66,17 +72,19 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
+from harness.core import hooks
+
+# The checkout the harness runs from: its tests are what this tool runs.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+PROG = 'harness determinism'
 
 EXIT_OK, EXIT_FLAKY, EXIT_BAD_ARGS, EXIT_INTERRUPTED = 0, 1, 2, 130
-# The modules the functional suite's scenario and regression tests live in.
+# Where the functional suite's scenario and regression tests are: a module
+# and a package unittest's loader reads (not the scenario files).
 SCENARIO_MODULE = 'tests.functional.test_scenarios'
-REGRESSION_DIR = os.path.join(ROOT, 'tests', 'regressions')
-SCENARIO_DIRS = (os.path.join(ROOT, 'tests', 'functional', 'scenarios'),
-                 os.path.join(ROOT, 'tests', 'regressions', 'scenarios'))
-# Lines of context around the first divergence of two timelines.
+REGRESSION_PACKAGE = 'tests.regressions'
+# Lines of context around the first divergence of two records.
 CONTEXT = 3
 
 
@@ -132,24 +140,243 @@ def verdict(outcome, message=''):
     return '%s: %s' % (outcome, normalise(message))
 
 
-# -- comparing runs ------------------------------------------------------
+# -- what a run went through, as data --------------------------------------
 
-def digest(text):
+# Fields no record keeps: Placement's and Nova's UUIDs are new in every run
+# (the names a test gave stand for them), and a passage's migration is a
+# Nova object whose IDs are too (its hosts are the passage's own fields).
+LEFT_OUT = frozenset(('uuid', 'migration'))
+# What a snapshot holds (``harness.core.snapshot.Snapshot``); named, so
+# that a cache a reader might hang on a snapshot is not compared.
+SNAPSHOT_PARTS = ('label', 'providers', 'allocations', 'trackers',
+                  'servers', 'migrations')
+
+
+def plain(value):
+    """``value`` as JSON-ready data: dataclasses as dicts of their fields.
+
+    Every field but those in ``LEFT_OUT``; dict keys as strings, tuples as
+    lists, sets sorted. Anything else is its ``str``: nothing is rendered
+    that a field could say instead.
+    """
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {field.name: plain(getattr(value, field.name))
+                for field in dataclasses.fields(value)
+                if field.name not in LEFT_OUT}
+    if isinstance(value, dict):
+        return {str(key): plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(item) for item in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((plain(item) for item in value), key=repr)
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+def snapshot_record(snap):
+    """A ``Snapshot`` as data: all of it, every field but the UUIDs."""
+    return {part: plain(getattr(snap, part, None))
+            for part in SNAPSHOT_PARTS}
+
+
+@dataclasses.dataclass
+class Watched(object):
+    """One scenario run a test made, as the hooks told it.
+
+    ``entries`` are the ``timeline.Entry`` objects themselves, turned into
+    data only when the test is over: the runner adds problems to an entry
+    after announcing it (an injection that never fired).
+    """
+    scenario: str = None
+    path: str = None
+    entries: list = dataclasses.field(default_factory=list)
+    # Whether run_done came (a step that raised ends a run without it).
+    ended: bool = False
+    # The step started and not done, when the run stopped in it.
+    unfinished: tuple = None
+
+
+class Watcher(object):
+    """The observer one test run is watched with (see ``hooks``).
+
+    Each event keeps a reference and nothing more: observers only read,
+    and a passage's deferral is filled in after it was announced. The
+    records are made from what was kept once the test is over.
+    """
+
+    def __init__(self):
+        self.runs = []
+        # One list of passages per cloud stood up, in order.
+        self.recordings = []
+
+    def cloud_started(self, cloud):
+        self.recordings.append([])
+
+    def run_started(self, scenario, cloud):
+        self.runs.append(Watched(getattr(scenario, 'id', None),
+                                 getattr(scenario, 'path', None)))
+
+    def step_started(self, step):
+        self._current().unfinished = (step.index, step.label)
+
+    def point_passed(self, passage):
+        if not self.recordings:
+            # A cloud stood up before the watch began (one kept between
+            # runs): its points count all the same.
+            self.recordings.append([])
+        self.recordings[-1].append(passage)
+
+    def step_done(self, step, entry):
+        run = self._current()
+        run.entries.append(entry)
+        run.unfinished = None
+
+    def run_done(self, scenario, timeline):
+        run = self._current()
+        # The whole timeline: the start entry too, which is no step.
+        run.entries = list(timeline)
+        run.ended = True
+        run.unfinished = None
+
+    def _current(self):
+        if not self.runs:
+            self.runs.append(Watched())
+        return self.runs[-1]
+
+    def scenarios(self):
+        """``[id, path]`` of each scenario run, path relative to ROOT."""
+        return [[run.scenario, os.path.relpath(run.path, ROOT)
+                 if run.path else None]
+                for run in self.runs if run.scenario]
+
+
+def _watched(timelines):
+    """``Watched`` runs from runs or ``Timeline`` objects (a test's own)."""
+    return [t if isinstance(t, Watched) else
+            Watched(entries=list(t), ended=True) for t in timelines]
+
+
+def timeline_record(timelines):
+    """The timelines a run made, as data; its digest is compared.
+
+    ``timelines``: ``Watched`` runs or ``harness.core.timeline.Timeline``
+    objects. Per run, its scenario and whether it ended; per entry, the
+    step, the whole snapshot and the problem records (their fields; a
+    problem given as text is its text).
+    """
+    return [{'scenario': run.scenario, 'ended': run.ended,
+             'unfinished': plain(run.unfinished),
+             'steps': [{'step': entry.index, 'label': entry.label,
+                        'snapshot': snapshot_record(entry.snapshot),
+                        'problems': plain(list(entry.problems))}
+                       for entry in run.entries]}
+            for run in _watched(timelines)]
+
+
+def points_record(timelines, recordings=()):
+    """The race points a run passed, as data; its digest is compared.
+
+    Per run, per step, the passages the step recorded; then every
+    passage of each cloud the run stood up, with all their fields (Nova's
+    write count when passed, a deferred periodic's place and runs, the
+    roles noted).
+    """
+    return {'timelines': [
+        {'scenario': run.scenario,
+         'steps': [{'step': entry.index, 'label': entry.label,
+                    'passages': plain(list(entry.passages))}
+                   for entry in run.entries]}
+        for run in _watched(timelines)],
+        'recordings': [plain(list(recording)) for recording in recordings]}
+
+
+def digest(record):
+    """A short digest of ``record`` as canonical JSON (keys sorted)."""
+    text = json.dumps(record, sort_keys=True, separators=(',', ':'))
     return hashlib.sha256(text.encode('utf-8')).hexdigest()[:16]
 
 
-# Bump when ``timeline_text`` or ``points_text`` changes what they write:
-# digests of different formats are not comparable.
-TEXT_FORMAT = 1
-# What the runs are runs of: the harness, the tests and their data.
-CODE_DIRS = ('harness', 'tests', 'fixtures')
+def leaf_lines(value, path=''):
+    """``value`` as ``path = JSON`` lines, one a field, keys sorted.
+
+    A list of plain values stays on one line (pinned CPUs, a cell's
+    CPUs); a list of records is numbered.
+    """
+    if isinstance(value, dict) and value:
+        lines = []
+        for key in sorted(value):
+            lines.extend(leaf_lines(value[key], '%s.%s' % (path, key)
+                                    if path else key))
+        return lines
+    if isinstance(value, list) and any(isinstance(item, (dict, list))
+                                       for item in value):
+        lines = []
+        for number, item in enumerate(value):
+            lines.extend(leaf_lines(item, '%s[%d]' % (path, number)))
+        return lines
+    return ['%s = %s' % (path, json.dumps(value, sort_keys=True))]
+
+
+def timeline_text(timelines):
+    """``timeline_record`` as lines a person reads, headed per step.
+
+    Shown where two runs differ and written by ``--dump``; made from the
+    record, so it differs exactly where the record does.
+    """
+    return record_text('timeline', timeline_record(timelines))
+
+
+def points_text(timelines, recordings=()):
+    """``points_record`` as lines, one a passage (see ``timeline_text``)."""
+    return record_text('points', points_record(timelines, recordings))
+
+
+def record_text(kind, record):
+    """The lines of a ``timeline`` or ``points`` record."""
+    out = []
+    runs = record if kind == 'timeline' else record['timelines']
+    for number, run in enumerate(runs, 1):
+        out.append('== timeline %d: %s%s' % (
+            number, run['scenario'] or '(no scenario)',
+            '' if kind == 'points' or run['ended'] else ' (did not end%s)'
+            % (', in step %s: %s' % tuple(run['unfinished'])
+               if run['unfinished'] else '')))
+        for step in run['steps']:
+            out.append('-- step %s: %s' % (step['step'], step['label']))
+            if kind == 'points':
+                out.extend(_passage_line(p) for p in step['passages'])
+            else:
+                out.extend(leaf_lines(step['snapshot'], 'snapshot'))
+                out.extend(leaf_lines(step['problems'], 'problems'))
+    if kind == 'points':
+        for number, recording in enumerate(record['recordings'], 1):
+            out.append('== race recording %d: %d points'
+                       % (number, len(recording)))
+            out.extend(_passage_line(p) for p in recording)
+    return '\n'.join(out)
+
+
+def _passage_line(passage):
+    # In the dataclass's field order (point, when, host, server, ...).
+    return json.dumps(passage)
+
+
+# -- comparing runs ------------------------------------------------------
+
+# Bump when ``timeline_record`` or ``points_record`` changes what they
+# hold: digests of different records are not comparable.
+RECORD_FORMAT = 2
+# What the runs are runs of: the harness (with its host profiles) and the
+# tests.
+CODE_DIRS = ('harness', 'tests')
 
 
 def code_identity(root=ROOT):
     """What a report's runs ran, to tell whether two reports add up.
 
     A digest of every file under ``CODE_DIRS`` (caches left out), the
-    text format, and the versions of Python, Nova and Placement.
+    record format, and the versions of Python, Nova and Placement.
     """
     from importlib import metadata
     sha = hashlib.sha256()
@@ -171,7 +398,8 @@ def code_identity(root=ROOT):
                 with open(path, 'rb') as source:
                     sha.update(source.read())
                 sha.update(b'\0')
-    identity = {'files': sha.hexdigest()[:16], 'text_format': TEXT_FORMAT,
+    identity = {'files': sha.hexdigest()[:16],
+                'record_format': RECORD_FORMAT,
                 'python': '%d.%d.%d' % sys.version_info[:3]}
     for dist in ('nova', 'openstack-placement'):
         try:
@@ -207,16 +435,35 @@ def first_divergence(left, right, context=CONTEXT):
     return number + 1, shown
 
 
+def headings(text, number):
+    """The ``==`` and ``--`` headings line ``number`` (1-based) is under.
+
+    Context lines may not reach them; they say which timeline and step a
+    differing field belongs to.
+    """
+    found = []
+    for line in reversed(text.split('\n')[:number - 1]):
+        if line.startswith('-- ') and not found:
+            found.append(line[3:])
+        elif line.startswith('== '):
+            found.insert(0, line[3:])
+            break
+    return found
+
+
 @dataclasses.dataclass
 class Run(object):
     item: str
     number: int
     verdict: str
-    timeline: str      # digest of ``timeline_text``
-    points: str        # digest of ``points_text``
+    timeline: str      # digest of ``timeline_record``
+    points: str        # digest of ``points_record``
     seconds: float
     worker: int = 0
     rss_mb: float = 0.0
+    # ``[scenario ID, file relative to the checkout]`` of each scenario
+    # the run ran, as the hooks said.
+    scenarios: list = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -230,6 +477,8 @@ class Summary(object):
     # digest -> the text of the first run that gave it, and its number.
     texts: dict = dataclasses.field(default_factory=dict)
     first_runs: dict = dataclasses.field(default_factory=dict)
+    # The scenario IDs its runs ran, first seen first.
+    scenarios: list = dataclasses.field(default_factory=list)
 
     @property
     def flaky(self):
@@ -252,11 +501,13 @@ class Summary(object):
                          'at' % (self.item, len(counter), what,
                                  self.first_runs.get(one, 0), one,
                                  self.first_runs.get(two, 0), two))
-            found = first_divergence(self.texts.get(one, ''),
-                                     self.texts.get(two, ''))
+            left = self.texts.get(one, '')
+            found = first_divergence(left, self.texts.get(two, ''))
             if found:
                 number, shown = found
-                lines.append('  line %d:' % number)
+                where = headings(left, number)
+                lines.append('  line %d%s:' % (
+                    number, ' (%s)' % ', '.join(where) if where else ''))
                 lines.extend('    ' + line for line in shown)
         return lines
 
@@ -279,10 +530,12 @@ def summarise(runs, texts=None):
         grouped.setdefault(run.item, []).append(run)
     summaries = []
     for item, its in grouped.items():
-        first = {}
+        first, scenarios = {}, {}
         for run in sorted(its, key=lambda r: r.number):
             first.setdefault(run.timeline, run.number)
             first.setdefault(run.points, run.number)
+            for scenario, _ in run.scenarios:
+                scenarios.setdefault(scenario)
         summaries.append(Summary(
             item=item, runs=len(its),
             verdicts=collections.Counter(r.verdict for r in its),
@@ -290,14 +543,14 @@ def summarise(runs, texts=None):
             points=collections.Counter(r.points for r in its),
             mean_seconds=statistics.mean(r.seconds for r in its),
             texts={d: texts[(item, d)] for d in first if (item, d) in texts},
-            first_runs=first))
+            first_runs=first, scenarios=list(scenarios)))
     return summaries
 
 
 def table(summaries):
     """The report table, as lines."""
-    rows = [('scenario', 'runs', 'verdicts', 'timelines', 'points',
-             'flaky', 's/run')]
+    rows = [('test', 'runs', 'verdicts', 'timelines', 'points', 'flaky',
+             's/run')]
     for s in summaries:
         rows.append((s.item, str(s.runs), str(len(s.verdicts)),
                      str(len(s.timelines)), str(len(s.points)),
@@ -317,71 +570,33 @@ def summary_line(summaries, wall):
     return 'determinism: %d runs, %d flaky, wall %.0f s' % (runs, flaky, wall)
 
 
-# -- what a run went through (worker side; Nova objects duck-typed) --------
+def orphans(runs, root=ROOT):
+    """Scenario IDs in the files next to those run that no run ran.
 
-def timeline_text(timelines):
-    """The timelines a run made, as one text; its digest is compared.
-
-    Per timeline (``harness.timeline.Timeline``, in the order they were
-    made): the rendered table as reports show it, then per step the full
-    snapshot (usages, inventories, trackers and cells), provider
-    generations, server and migration states, and the step's problems.
+    The directories are those of the scenarios the hooks saw run, so no
+    scenario folder is named here; a file that does not load is left to
+    its own test (which fails on it).
     """
-    out = []
-    for number, timeline in enumerate(timelines, 1):
-        out.append('== timeline %d' % number)
-        out.append(timeline.render())
-        for entry in timeline:
-            out.append('-- step %s: %s' % (entry.index, entry.label))
-            out.extend(_snapshot_lines(entry.snapshot))
-            for problem in entry.problems:
-                out.append('problem %s' % problem)
-    return '\n'.join(out)
+    import glob
 
+    seen = {scenario for run in runs for scenario, _ in run.scenarios}
+    directories = sorted({os.path.dirname(path) for run in runs
+                          for _, path in run.scenarios if path})
+    if not directories:
+        return []
+    from harness.core import errors
+    from harness.core import scenario as scenario_mod
 
-def points_text(timelines, recordings=()):
-    """The race points a run passed, as one text; its digest is compared.
-
-    Per timeline step, the points it passed; then the whole recording of
-    every cloud the run stood up (``cloud.race.recording``: a test that
-    drives a cloud without the runner has only these). Each point with
-    Nova's write count when it was passed (``@N``).
-    """
-    out = []
-    for number, timeline in enumerate(timelines, 1):
-        out.append('== timeline %d' % number)
-        for entry in timeline:
-            out.append('-- step %s: %s' % (entry.index, entry.label))
-            out.extend(_passage(p) for p in entry.passages)
-    for number, recording in enumerate(recordings, 1):
-        out.append('== race recording %d: %d points' % (number,
-                                                        len(recording)))
-        out.extend(_passage(p) for p in recording)
-    return '\n'.join(out)
-
-
-def _passage(passage):
-    return '%s @%s' % (passage, getattr(passage, 'version', '?'))
-
-
-def _snapshot_lines(snap):
-    lines = snap.render().split('\n')
-    for name in sorted(snap.providers):
-        lines.append('provider %s generation %s' % (
-            name, snap.providers[name].generation))
-    for name in sorted(snap.servers):
-        server = snap.servers[name]
-        lines.append('server %s: %s on %s, task %s' % (
-            name, server.status, server.host, server.task_state))
-    # By server, in creation order; not by consumer name, which carries a
-    # UUID prefix for an older migration of the same server.
-    migrations = sorted(snap.migrations.values(),
-                        key=lambda m: (m.server, m.consumer != 'migration(%s)'
-                                       % m.server, m.consumer))
-    for m in migrations:
-        lines.append('migration of %s: %s %s %s -> %s' % (
-            m.server, m.type, m.status, m.source, m.dest))
-    return lines
+    found = []
+    for directory in directories:
+        for path in sorted(glob.glob(os.path.join(root, directory,
+                                                  '*.yaml'))):
+            try:
+                loaded = scenario_mod.load(path)
+            except errors.ScenarioError:
+                continue
+            found.extend(s.id for s in loaded if s.id not in seen)
+    return found
 
 
 # -- worker side -----------------------------------------------------------
@@ -455,50 +670,37 @@ def _watchdog(job):
     return over
 
 
-def discover():
+def item_id(test_id):
+    """How a test is listed: its ID without the ``tests.<suite>.`` part."""
+    return test_id.split('.', 2)[-1]
+
+
+def discover(root=ROOT):
     """The tests to run, as plain dicts (runs where Nova may be imported).
 
-    ``{'items': [{'id', 'test', 'kind'}...], 'orphans': [scenario ids no
-    test runs]}``; ``kind`` is ``scenario`` or ``test``.
+    ``{'items': [{'id', 'test'}...]}``: every test of ``SCENARIO_MODULE``
+    and of the ``test_*.py`` modules under ``REGRESSION_PACKAGE``, as
+    unittest's loader finds them (a module that does not import is a
+    test that errors, as in any runner).
     """
-    import glob
     import unittest
 
-    from harness.core import scenario as scenario_mod
-
-    names = [SCENARIO_MODULE] + [
-        'tests.regressions.%s' % os.path.splitext(os.path.basename(p))[0]
-        for p in sorted(glob.glob(os.path.join(REGRESSION_DIR,
-                                               'test_*.py')))]
+    if not os.path.isfile(os.path.join(root, 'tests', '__init__.py')):
+        # The harness was installed, not checked out: no suite to run.
+        raise UsageError('no test suite next to the harness in %s: run it '
+                         'from a checkout (pip install -e .)' % root)
+    if root not in sys.path:
+        sys.path.insert(0, root)
     loader = unittest.TestLoader()
-    items, seen = [], set()
-    for name in names:
-        suite = loader.loadTestsFromName(name)
+    suites = [loader.loadTestsFromName(SCENARIO_MODULE),
+              unittest.TestLoader().discover(
+                  os.path.join(root, *REGRESSION_PACKAGE.split('.')),
+                  pattern='test_*.py', top_level_dir=root)]
+    items = []
+    for suite in suites:
         for case in _flatten(suite):
-            scenario = scenario_of(case)
-            if scenario is not None:
-                item = {'id': scenario.id, 'test': case.id(),
-                        'kind': 'scenario', 'path': scenario.path}
-                seen.add(scenario.id)
-            else:
-                item = {'id': case.id().split('.', 2)[-1], 'test': case.id(),
-                        'kind': 'test', 'path': None}
-                # A Python test that runs a scenario with more (a bug put
-                # back, other checks) checks it too, under its own ID.
-                seen.update(found.id for found in scenarios_run_by(case))
-            items.append(item)
-    ids = collections.Counter(item['id'] for item in items)
-    for item in items:
-        if ids[item['id']] > 1:
-            # One scenario run by two tests: tell them apart.
-            item['id'] = '%s (%s)' % (item['id'], item['test'])
-    orphans = []
-    for directory in SCENARIO_DIRS:
-        for path in sorted(glob.glob(os.path.join(directory, '*.yaml'))):
-            for scenario in scenario_mod.load(path):
-                if scenario.id not in seen:
-                    orphans.append(scenario.id)
-    return {'items': items, 'orphans': orphans}
+            items.append({'id': item_id(case.id()), 'test': case.id()})
+    return {'items': items}
 
 
 def _flatten(suite):
@@ -507,106 +709,6 @@ def _flatten(suite):
             yield from _flatten(test)
         else:
             yield test
-
-
-def _parsed_test(case):
-    """``(method, unwrapped function, its AST)`` of ``case``'s test method.
-
-    ``None`` when there is no source to read.
-    """
-    import ast
-    import inspect
-    import textwrap
-
-    method = getattr(type(case), case._testMethodName, None)
-    if method is None:
-        return None
-    inner = inspect.unwrap(method)
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(inner)))
-    except (OSError, TypeError, SyntaxError):
-        return None
-    return method, inner, tree.body[0]
-
-
-def scenario_of(case):
-    """The scenario ``case`` runs when its body is ``run_scenario(X)``.
-
-    ``X`` is the test's ddt datum or a module-level scenario; ``None``
-    for any other test.
-    """
-    import ast
-
-    parsed = _parsed_test(case)
-    if parsed is None:
-        return None
-    method, inner, function = parsed
-    body = function.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(
-            body[0].value, ast.Constant) and isinstance(
-            body[0].value.value, str):
-        body = body[1:]
-    if len(body) != 1 or not isinstance(body[0], ast.Expr):
-        return None
-    call = body[0].value
-    if not (isinstance(call, ast.Call) and isinstance(call.func,
-                                                      ast.Attribute)
-            and call.func.attr == 'run_scenario'
-            and isinstance(call.func.value, ast.Name)
-            and call.func.value.id == 'self' and len(call.args) == 1
-            and not call.keywords and isinstance(call.args[0], ast.Name)):
-        return None
-    name = call.args[0].id
-    value = _argument(method, inner, name)
-    if value is None:
-        value = inner.__globals__.get(name)
-    if all(hasattr(value, attr) for attr in ('id', 'path', 'steps')):
-        return value
-    return None
-
-
-def scenarios_run_by(case):
-    """Module-level scenarios ``case`` passes to ``self.run_scenario``.
-
-    Whatever else the call says (``fixtures=...``, ``checks=...``): used
-    to tell which scenario files some test runs.
-    """
-    import ast
-
-    parsed = _parsed_test(case)
-    if parsed is None:
-        return []
-    _, inner, function = parsed
-    found = []
-    for node in ast.walk(function):
-        if (isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and node.func.attr == 'run_scenario' and node.args
-                and isinstance(node.args[0], ast.Name)):
-            value = inner.__globals__.get(node.args[0].id)
-            if all(hasattr(value, attr) for attr in ('id', 'path', 'steps')):
-                found.append(value)
-    return found
-
-
-def _argument(method, inner, name):
-    """The value ddt feeds ``inner``'s parameter ``name``, if it does."""
-    import inspect
-
-    if name not in inspect.signature(inner).parameters:
-        return None
-    func = method
-    while func is not None and func is not inner:
-        closure = inspect.getclosurevars(func).nonlocals
-        if isinstance(closure.get('args'), tuple):
-            try:
-                bound = inspect.signature(inner).bind(
-                    None, *closure['args'], **closure.get('kwargs', {}))
-            except TypeError:
-                return None
-            return bound.arguments.get(name)
-        func = getattr(func, '__wrapped__', None)
-    return None
 
 
 class _Result(object):
@@ -663,53 +765,40 @@ class _Result(object):
 
 
 def run_once(job):
-    """Run one test once; return a plain (picklable) result.
+    """Run one test of the functional suite once (see ``run_test``).
 
-    ``job`` is ``{'item', 'test', 'number'}``. The timelines the test's
-    runs make and the race recordings of the clouds it stands up are
-    collected while it runs (the classes are wrapped in this process only,
-    for the run's duration).
+    Nova's monkey patching comes first (``harness.cloud`` does it), as in
+    every functional test module: a test module imported before it would
+    keep a native thread's locals where Nova's code needs greenthreads'.
+    """
+    from harness.cloud import fixture  # noqa: F401
+    return run_test(job)
+
+
+def run_test(job):
+    """Run the test ``job['test']`` once; return a plain (picklable) result.
+
+    ``job`` is ``{'item', 'test', 'number'}`` (and in a worker ``timeout``
+    and ``hangs``). The test is watched through ``hooks.observing`` while
+    it runs; its timeline and race-point records are made once it is over.
     """
     import resource
     import unittest
-
-    # Nova's monkey patching first (harness.cloud does it), as in every
-    # test module: imported before it, harness.activity's thread-local
-    # "acting host" would be one native thread's, shared by all
-    # greenthreads, and race points would carry whichever host was set
-    # last.
-    from harness.cloud import fixture as cloud  # noqa: F401
-    from harness.cloud import race as race_mod
-    from harness.core import timeline as timeline_mod
-
-    timelines, clouds = [], []
-    real_timeline_init = timeline_mod.Timeline.__init__
-    real_race_setup = race_mod.RacePoints._setUp
-
-    def timeline_init(self, *args, **kwargs):
-        real_timeline_init(self, *args, **kwargs)
-        timelines.append(self)
-
-    def race_setup(self, *args, **kwargs):
-        clouds.append(self)
-        return real_race_setup(self, *args, **kwargs)
 
     over = _watchdog(job) if _IN_WORKER and job.get('timeout') else None
     suite = unittest.TestLoader().loadTestsFromName(job['test'])
     classes = {type(case) for case in _flatten(suite)}
     before = {cls: set(vars(cls)) for cls in classes}
     result = _Result()
-    timeline_mod.Timeline.__init__ = timeline_init
-    race_mod.RacePoints._setUp = race_setup
+    watcher = Watcher()
     started = time.perf_counter()
     try:
-        suite.run(result.result)
+        with hooks.observing(watcher):
+            suite.run(result.result)
     finally:
         seconds = time.perf_counter() - started
         if over is not None:
             over.set()
-        timeline_mod.Timeline.__init__ = real_timeline_init
-        race_mod.RacePoints._setUp = real_race_setup
         # What unittest's class-fixture handling leaves on a test class
         # (as it does in any runner); gone again, so that a run inside a
         # test leaves nothing behind.
@@ -717,14 +806,16 @@ def run_once(job):
             for name in UNITTEST_CLASS_STATE - before[cls]:
                 if name in vars(cls):
                     delattr(cls, name)
-    timeline = timeline_text(timelines)
-    points = points_text(timelines, [getattr(race, 'recording', [])
-                                     for race in clouds])
+    timeline = timeline_record(watcher.runs)
+    points = points_record(watcher.runs, watcher.recordings)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     return {'item': job['item'], 'number': job['number'],
             'verdict': result.verdict(),
-            'timeline': digest(timeline), 'timeline_text': timeline,
-            'points': digest(points), 'points_text': points,
+            'timeline': digest(timeline),
+            'timeline_text': record_text('timeline', timeline),
+            'points': digest(points),
+            'points_text': record_text('points', points),
+            'scenarios': watcher.scenarios(),
             'seconds': seconds, 'worker': os.getpid(), 'rss_mb': rss}
 
 
@@ -837,6 +928,7 @@ class Report(object):
     runs: list
     texts: dict
     wall: float
+    # Scenarios no test ran (only known after a whole, unselected check).
     orphans: list = dataclasses.field(default_factory=list)
     # Runs that gave no result in time: dicts with item, number, stacks.
     hangs: list = dataclasses.field(default_factory=list)
@@ -876,7 +968,8 @@ def check(runs=50, workers=2, pattern=None, items=None, progress=None,
     hung (its greenthreads' stacks kept) and the rest go on in fresh
     workers. ``recycle``: replace a worker after that many runs (0: never).
     ``previous``: a ``Report`` (see ``load_report``) whose runs count as
-    done. ``run``: what runs one job (``run_once``).
+    done. ``run``: what runs one job (``run_once``). Without ``pattern``,
+    a check that finishes names the scenarios no test ran (``orphans``).
     """
     import tempfile
 
@@ -897,12 +990,11 @@ def check(runs=50, workers=2, pattern=None, items=None, progress=None,
                 with Pool(workers, recycle) as pool:
                     if items is None:
                         found = pool.call(discover)
-                        report.orphans = found['orphans']
                         items = select(found['items'], pattern)
                         if not items:
                             raise UsageError(
-                                'no scenario or test matches --select %r; '
-                                'known: %s' % (pattern, ', '.join(
+                                'no test matches --select %r; known: %s'
+                                % (pattern, ', '.join(
                                     i['id'] for i in found['items'])))
                     if remaining is None:
                         ran = {(r.item, r.number) for r in done}
@@ -950,6 +1042,8 @@ def check(runs=50, workers=2, pattern=None, items=None, progress=None,
     except UsageError:
         os.rmdir(report.hang_dir)
         raise
+    if not pattern and not report.interrupted and not report.error:
+        report.orphans = orphans(done)
     if any('stacks' in hang for hang in report.hangs):
         for hang in report.hangs:
             if 'stacks' not in hang:   # from the resumed report
@@ -974,7 +1068,8 @@ def _record(report, result):
     report.runs.append(Run(result['item'], result['number'],
                            result['verdict'], result['timeline'],
                            result['points'], result['seconds'],
-                           result['worker'], result['rss_mb']))
+                           result['worker'], result['rss_mb'],
+                           result.get('scenarios', [])))
 
 
 def _collect_hangs(directory):
@@ -1007,7 +1102,7 @@ def to_json(report, args, identity=None):
         'flaky': sum(1 for s in report.summaries if s.flaky),
         'items': [{
             'id': s.item, 'runs': s.runs, 'flaky': s.flaky,
-            'mean_seconds': s.mean_seconds,
+            'mean_seconds': s.mean_seconds, 'scenarios': s.scenarios,
             'verdicts': dict(s.verdicts), 'timelines': dict(s.timelines),
             'points': dict(s.points),
             'divergence': s.divergence() if s.flaky else [],
@@ -1066,11 +1161,12 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def parse_args(argv):
+def build_parser(prog=PROG):
     parser = _Parser(
-        prog='tools/determinism.py',
+        prog=prog,
         description='Run every scenario and regression test N times; '
-                    'report those whose verdict or timeline changes.')
+                    'report those whose verdict, timeline or race points '
+                    'change.')
     parser.add_argument('--runs', type=int, default=50,
                         help='runs per test (default 50)')
     parser.add_argument('--busy', type=int, default=0, metavar='K',
@@ -1080,7 +1176,7 @@ def parse_args(argv):
                         help='worker processes (default 2; 0 runs in this '
                              'process)')
     parser.add_argument('--select', metavar='REGEX',
-                        help='only scenarios/tests whose ID this finds')
+                        help='only tests whose ID this finds')
     parser.add_argument('--json', metavar='OUT',
                         help='write every run and the summary here')
     parser.add_argument('--timeout', type=int, default=900, metavar='S',
@@ -1098,7 +1194,12 @@ def parse_args(argv):
                              'the same code: its runs count as done')
     parser.add_argument('--quiet', action='store_true',
                         help='no line per run')
-    args = parser.parse_args(argv)
+    return parser
+
+
+def parse_args(argv, prog=PROG):
+    """Parsed and checked arguments; ``UsageError`` for anything wrong."""
+    args = build_parser(prog).parse_args(argv)
     if args.runs < 1:
         raise UsageError('--runs must be at least 1, not %d' % args.runs)
     if args.busy < 0:
@@ -1146,23 +1247,24 @@ def dump(summaries, directory):
     return paths
 
 
-def main(argv=None, out=None):
+def main(argv=None, out=None, prog=PROG):
+    """The command: ``harness determinism`` (see the module docstring).
+
+    ``argv`` are the options after the verb. Bad arguments are one line
+    on stderr, ``PROG: message``, and exit 2 before anything runs.
+    """
     out = out or sys.stdout
 
     def say(line):
         print(line, file=out, flush=True)
 
     try:
-        args = parse_args(sys.argv[1:] if argv is None else argv)
-    except UsageError as exc:
-        print('determinism: %s' % exc, file=sys.stderr)
-        return EXIT_BAD_ARGS
-    try:
+        args = parse_args(sys.argv[1:] if argv is None else argv, prog)
         identity = code_identity()
         earlier = (load_report(args.resume, args, identity) if args.resume
                    else None)
     except UsageError as exc:
-        print('determinism: %s' % exc, file=sys.stderr)
+        print('%s: %s' % (prog, exc), file=sys.stderr)
         return EXIT_BAD_ARGS
     # SIGTERM, and SIGINT even when a shell started this in the background
     # with SIGINT ignored, stop the check as Ctrl-C does: the runs so far
@@ -1180,7 +1282,7 @@ def main(argv=None, out=None):
                            timeout=args.timeout, recycle=args.recycle,
                            previous=earlier)
     except UsageError as exc:
-        print('determinism: %s' % exc, file=sys.stderr)
+        print('%s: %s' % (prog, exc), file=sys.stderr)
         return EXIT_BAD_ARGS
     finally:
         for signum, handler in previous.items():
@@ -1228,5 +1330,5 @@ def main(argv=None, out=None):
     return EXIT_OK
 
 
-if __name__ == '__main__':
+if __name__ == '__main__':  # pragma: no cover
     sys.exit(main())
