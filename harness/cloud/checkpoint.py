@@ -118,8 +118,10 @@ class Checkpoint(object):
 
     def matches(self, cloud):
         """Whether ``cloud`` still runs what this checkpoint was taken of."""
+        # A trial may run while a compute is stopped (it stays stopped);
+        # a kept cloud starts every run with all its computes running.
         return (list(cloud.env.engines) == self.engines
-                and not cloud.stopped_computes()
+                and (self.exact or not cloud.stopped_computes())
                 and cloud.computes.keys() == self.services.keys()
                 and all(cloud.computes[host] is service
                         for host, service in self.services.items()))

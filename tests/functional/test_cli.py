@@ -83,9 +83,34 @@ class TestInjectionsMustFire(testing.TestCase):
     def test_an_injection_nothing_passed_fails_the_scenario(self):
         from harness.core import errors
         from harness.core import scenario as scenario_mod
-        # A resize passes finish_resize, never finish_revert_resize.
+        # A resize can pass migration.status=error (when it fails); this
+        # one succeeds, so the injection never fires.
         scenario = scenario_mod.parse(scenario_mod.safe_load("""
-name: injection at a point the flow never passes
+name: injection at a point this run never passes
+hosts: {src: {driver: fake}, dst: {driver: fake}}
+flavors:
+  small: {vcpus: 1, ram: 512, disk: 1}
+  large: {vcpus: 2, ram: 1024, disk: 2}
+steps:
+  - boot: {server: vm1, flavor: small, host: src}
+  - inject: {before: migration.status=error,
+             run: update_available_resource, on: source}
+  - resize: {server: vm1, flavor: large}
+"""), 'inline')
+        exc = self.assertRaises(errors.ScenarioFailed, runner.run, scenario,
+                                test_id=self.id())
+        self.assertIn('inject at step 2', str(exc))
+        self.assertIn('never fired: the run never passed before '
+                      'migration.status=error', str(exc))
+        self.assertEqual(['injection_unfired'],
+                         [p.check for p in exc.problems])
+
+    def test_an_injection_no_later_step_can_pass_is_refused_up_front(self):
+        from harness.core import errors
+        from harness.core import scenario as scenario_mod
+        # A resize never passes finish_revert_resize (a revert does).
+        document = scenario_mod.safe_load("""
+name: injection at a point no later step passes
 hosts: {src: {driver: fake}, dst: {driver: fake}}
 flavors:
   small: {vcpus: 1, ram: 512, disk: 1}
@@ -95,9 +120,12 @@ steps:
   - inject: {before: finish_revert_resize, run: update_available_resource,
              on: source}
   - resize: {server: vm1, flavor: large}
-"""), 'inline')
-        exc = self.assertRaises(errors.ScenarioFailed, runner.run, scenario,
-                                test_id=self.id())
-        self.assertIn('inject at step 2', str(exc))
-        self.assertIn('never fired: the run never passed before '
-                      'finish_revert_resize', str(exc))
+""")
+        exc = self.assertRaises(errors.ScenarioError, scenario_mod.parse,
+                                document, 'inline')
+        self.assertIn('inline, step 2, field "before": no later step passes '
+                      "race point 'finish_revert_resize' (later steps: "
+                      'resize;', str(exc))
+        # With a revert after the resize, the same injection is taken.
+        document['steps'].append({'revert': 'vm1'})
+        scenario_mod.parse(document, 'inline')

@@ -39,7 +39,8 @@ class TestExplore(testing.TestCase):
             scenario_mod.load(SCENARIO)[0])
         self.assertGreater(found.tried, 10)
         lost_pins = [o for o in found.failed
-                     if any('pinned CPUs on src' in p for p in o.problems)]
+                     if any(p.check == 'pinned_cpus' and p.subject == 'src'
+                            for p in o.problems)]
         self.assertNotEqual([], lost_pins, found.summary())
         shrunk = [o for o in lost_pins if o.shrunk_path]
         self.assertEqual(1, len(shrunk))
@@ -54,8 +55,9 @@ class TestExplore(testing.TestCase):
         # periodics now run when the lock is released, every time: see
         # RacePoints.run_task.)
         replay = subprocess.run(
-            [sys.executable, '-m', 'harness.runners.cli', 'run', '--no-invariants',
-             '--reintroduce', bug, shrunk[0].shrunk_path],
+            [sys.executable, '-m', 'harness.runners.cli', 'run',
+             '--no-invariants', '--reintroduce', bug,
+             shrunk[0].shrunk_path],
             capture_output=True, text=True, timeout=300,
             cwd=os.path.dirname(os.path.dirname(os.path.dirname(
                 os.path.abspath(__file__)))))
@@ -89,7 +91,8 @@ class TestWorkerProcesses(testing.TestCase):
         for result in (results[0], results[2]):
             # Step 3 is the resize: boot, the injection, resize.
             self.assertEqual(3, result['step'], result)
-            self.assertTrue(any('pinned CPUs on src' in problem
+            self.assertTrue(any(problem.check == 'pinned_cpus'
+                                and problem.subject == 'src'
                                 for problem in result['problems']), result)
 
 

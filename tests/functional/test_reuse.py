@@ -358,8 +358,8 @@ steps:
                               checks=[invariants.Checker()])
 
         fresh = run_with_bug(None)
-        self.assertIn('pinned CPUs on src', '\n'.join(
-            fresh.failed[0].problems))
+        self.assertIn(('pinned_cpus', 'src'), [
+            (p.check, p.subject) for p in fresh.failed[0].problems])
         self.assertNotEqual(reuse.shape(scenario),
                             reuse.shape(scenario, None, [bug.reintroduce()]))
         run_with_bug(self.pool)
