@@ -112,8 +112,8 @@ def run_nova(test_name):
 def run_harness(path, pool=None):
     from harness.cloud import fixture as cloud_mod
     from harness.core import invariants
-    from harness.runners import runner
     from harness.core import scenario as scenario_mod
+    from harness.runners import runner
     scenario = scenario_mod.load(path)[0]
     checker = invariants.Checker(periodic_idempotence=False)
     # The steps run from the first snapshot (the runner's 'start', once
@@ -131,7 +131,8 @@ def run_harness(path, pool=None):
     def step_done(line):
         marks['end'] = time.monotonic()
 
-    with fixtures.MonkeyPatch('harness.cloud.fixture.Cloud.snapshot', first_snapshot):
+    with fixtures.MonkeyPatch('harness.cloud.fixture.Cloud.snapshot',
+                              first_snapshot):
         with Timed() as timed:
             runner.run(scenario, checks=[checker], progress=step_done,
                        pool=pool)

@@ -137,7 +137,8 @@ def main(argv=None):
                         help='request rows per pair, most made '
                              'first (default 12)')
     args = parser.parse_args(argv)
-    from harness.cloud import fixture as cloud  # noqa: F401  (patches eventlet first)
+    # Patches eventlet first.
+    from harness.cloud import fixture as cloud  # noqa: F401
     from harness.cloud import reuse
     import nova.tests.functional  # noqa: F401
     if args.link_api_paste:

@@ -15,8 +15,8 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from harness.runners import explorer  # noqa: E402
 from harness.core import scenario as scenario_mod  # noqa: E402
+from harness.runners import explorer  # noqa: E402
 
 SCENARIO = os.path.join(ROOT, 'tests', 'functional', 'explore',
                         'pinned_resize_confirm.yaml')

@@ -19,8 +19,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
 from harness.core import invariants  # noqa: E402
-from harness.runners import runner  # noqa: E402
 from harness.core import scenario as scenario_mod  # noqa: E402
+from harness.runners import runner  # noqa: E402
 
 
 def scenario_files(paths):

@@ -24,10 +24,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
 from harness.cloud import fixture as cloud_mod  # noqa: E402,I100
-from harness.core import invariants  # noqa: E402
-from harness.runners import runner  # noqa: E402
-from harness.core import scenario as scenario_mod  # noqa: E402
 from harness.cloud import snapshot_reader  # noqa: E402
+from harness.core import invariants  # noqa: E402
+from harness.core import scenario as scenario_mod  # noqa: E402
+from harness.runners import runner  # noqa: E402
 from nova.tests.functional.api import client  # noqa: E402
 from nova.tests.functional import fixtures as func_fixtures  # noqa: E402
 

@@ -1,26 +1,61 @@
 """The Launchpad bugs the harness remembers, and how tests tie to them.
 
-Each registered bug has its story's title, its link, the commit that fixed
-it, the scenario file that reproduces it (``tests/regressions/scenarios``)
-and the fixture that puts it back into today's Nova (``harness
-reintroduce``). ``related_bug`` ties a test method to a bug the way
-Tempest's decorator does: the ID goes in the test's name, and a failure
-carries a hint with the bug's link.
+A bug is one unit, two files in this package (so a wheel ships them):
+
+``lp<ID>.yaml``
+    its scenarios (``scenarios:``, a list as in any scenario file) under
+    its metadata::
+
+        bug:
+          id: 1944759
+          title: Store old_flavor already on source host during resize
+          fix: b841e553... Store old_flavor ...   # fixing commit, subject
+          story: A periodic on the source ...
+          invariants_off:           # optional: left off by its tests, why
+            tracker_agrees: The fix freed Placement only, by design ...
+
+    Every scenario lists the bug in its ``bugs:``.
+``lp<ID>.py``
+    its reintroduction fixture, the one ``base.Reintroduction`` subclass
+    the module defines; its docstring names the fixing commit.
+
+The registry is the files: ``known()`` reads every ``lp*.yaml`` here,
+``get(ID)`` one. Reading a bug file imports no Nova (the scenario loader
+is Nova-free); only ``Bug.reintroduce()`` imports the bug's module. A
+malformed file is one ``ScenarioError`` naming the file and the field.
+
+Tests are generated from the files (``tests/regressions``): one class
+per bug running its scenarios with the invariants on (less the bug's
+``invariants_off``), and a proof that each fails with its bug put back.
+``related_bug`` ties a test method to a bug the way Tempest's decorator
+does: the ID goes in the test's name, and a failure carries a hint with
+the bug's link.
 """
 
 import dataclasses
 import functools
+import glob
 import importlib
+import importlib.util
+import inspect
 import os
+import re
 
 from testtools import content
 
+from harness.core import checking
 from harness.core import errors
+from harness.core import invariants as invariants_mod
+from harness.core import scenario as scenario_mod
 
 LAUNCHPAD = 'https://bugs.launchpad.net/nova/+bug/%s'
-SCENARIO_DIR = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-    'tests', 'regressions', 'scenarios')
+BUG_DIR = os.path.dirname(os.path.abspath(__file__))
+FILE_NAME = re.compile(r'^lp(?P<id>[1-9][0-9]*)\.yaml$')
+HEADER_KEYS = ('id', 'title', 'fix', 'story', 'invariants_off')
+REQUIRED_KEYS = ('id', 'title', 'fix', 'story')
+
+# Path -> Bug, each file read once per process.
+_LOADED = {}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,8 +63,13 @@ class Bug(object):
     id: str
     title: str
     fix: str                # fixing commit (master) and its subject
-    reintroduction: str     # 'module:FixtureClass'
-    story: str = ''
+    story: str
+    path: str               # its lp<ID>.yaml
+    # Invariant -> why the bug's tests leave it off.
+    invariants_off: dict = dataclasses.field(
+        default_factory=dict, compare=False)
+    scenarios: tuple = dataclasses.field(
+        default=(), compare=False, repr=False)
 
     @property
     def link(self):
@@ -37,131 +77,121 @@ class Bug(object):
 
     @property
     def scenario_path(self):
-        return os.path.join(SCENARIO_DIR, 'bug_%s.yaml' % self.id)
+        return self.path
+
+    @property
+    def module(self):
+        """The module of its reintroduction fixture."""
+        return '%s.lp%s' % (__name__, self.id)
+
+    @property
+    def invariants(self):
+        """The invariants its tests check: all but ``invariants_off``."""
+        return [name for name in invariants_mod.INVARIANTS
+                if name not in self.invariants_off]
+
+    def fixture_class(self):
+        """Its ``Reintroduction`` subclass (imports the module, and Nova)."""
+        from harness.bugs import base
+        module = importlib.import_module(self.module)
+        found = [value for _, value in inspect.getmembers(
+            module, inspect.isclass)
+            if issubclass(value, base.Reintroduction)
+            and value is not base.Reintroduction
+            and value.__module__ == module.__name__]
+        if len(found) != 1:
+            raise errors.HarnessError(
+                '%s must define one Reintroduction subclass (the bug put '
+                'back), not %d%s' % (module.__name__, len(found), ''.join(
+                    ': ' + ', '.join(cls.__name__ for cls in found)
+                    if found else '')))
+        return found[0]
 
     def reintroduce(self):
         """A fresh fixture that puts this bug back into Nova."""
-        module, name = self.reintroduction.split(':')
-        return getattr(importlib.import_module(module), name)()
+        return self.fixture_class()()
 
 
-REGISTRY = {bug.id: bug for bug in (
-    Bug(id='1944759',
-        title='Store old_flavor already on source host during resize',
-        fix='b841e553214be9a732703e2dfed6c97698ef9b71 Store old_flavor '
-            'already on source host during resize',
-        reintroduction='harness.bugs.reintroduce:OldFlavorSetOnlyAtDestination',
-        story='A periodic on the source between resize_instance and '
-              'finish_resize dropped the pinned CPUs of the outbound '
-              'migration; confirm then failed, revert left the source '
-              'short until the next periodic.'),
-    Bug(id='1707071',
-        title='Compute nodes will fight over allocations during migration',
-        fix='5390210a4fa46e2af6b6aec9b41c03147b52760c Remove provider '
-            'allocs in confirm/revert resize (with 09e169bd7a74 '
-            '"placement: refactor healing of allocations in RT")',
-        reintroduction='harness.bugs.reintroduce:ComputesHealInstanceAllocations',
-        story='During a move, update_available_resource on the source and '
-              'on the destination each rewrote the instance\'s '
-              'allocations from its own view: the host tracking the '
-              'instance PUT its flavor against itself alone, a host seeing '
-              'allocations of an instance it did not track deleted them. '
-              'The last periodic won, leaving the instance against the '
-              'wrong node, two nodes, or none.'),
-    Bug(id='1679750',
-        title='Allocations are not cleaned up in placement for instance '
-              '\'local delete\' case',
-        fix='If507e23f0b7e5fa417041c3870d77786498f741d (Change-Id; sha '
-            'not in the stored corpora) Delete allocations from API if '
-            'nova-compute is down',
-        reintroduction='harness.bugs.reintroduce:LocalDeleteKeepsAllocations',
-        story='Deleting a server while its compute was down deleted the '
-              'instance in the API but left its allocations against the '
-              'down compute node until that compute came back.'),
-    Bug(id='1818914',
-        title='Hypervisor resource usage on source still shows old flavor '
-              'usage after resize confirm until update_available_resource '
-              'periodic runs',
-        fix='sha-unverified: the ResourceTracker.drop_move_claim change '
-            'for LP#1818914 (usage dropped even when the migration is not '
-            'tracked)',
-        reintroduction='harness.bugs.reintroduce:'
-                       'DropMoveClaimOnlyForTrackedMigrations',
-        story='Confirming a resize freed nothing on the source compute '
-              'node record: drop_move_claim subtracted the old flavor only '
-              'for a migration it tracked, and the source tracks the '
-              'outbound migration only after its periodic has run.'),
-    Bug(id='1953359',
-        title='Destination periodic counts an incoming resize with the '
-              'source-side NUMA topology before finish_resize',
-        fix='sha-unverified: the ResourceTracker._update_available_resource'
-            ' change for LP#1953359 (apply the migration context of '
-            'incoming, unfinished migrations)',
-        reintroduction='harness.bugs.reintroduce:'
-                       'PeriodicIgnoresIncomingMigrationContext',
-        story='Between resize_instance moving instance.host and '
-              'finish_resize applying the migration context, the '
-              'destination\'s periodic pinned the CPUs the guest holds on '
-              'the source instead of those claimed on the destination.'),
-    Bug(id='1879878',
-        title='VM become Error after confirming resize with Error info '
-              'CPUUnpinningInvalid on source node',
-        fix='sha-unverified: "Move confirm resize under semaphore" '
-            '(master, Victoria; adds ResourceTracker.'
-            'drop_move_claim_at_source, saving migration.status under the '
-            'tracker\'s lock)',
-        reintroduction='harness.bugs.reintroduce:'
-                       'ConfirmMarksMigrationBeforeTrackerLock',
-        story='Confirm saved migration.status=confirmed before taking the '
-              'resource tracker\'s lock to drop the move claim; a periodic '
-              'on the source in between counted nothing for the guest and '
-              'the drop then subtracted the old flavor again: negative '
-              'usage, and for a pinned guest CPUUnpinningInvalid with the '
-              'server in ERROR.'),
-    Bug(id='1821594',
-        title='Error in confirm_migration leaves stale allocations and '
-              '\'confirming\' migration state',
-        fix='sha-unverified: "Delete allocations even if _confirm_resize '
-            'raises" (master, Train; the allocation delete moved into a '
-            'finally around ComputeManager._confirm_resize)',
-        reintroduction='harness.bugs.reintroduce:'
-                       'ConfirmFailureKeepsSourceAllocations',
-        story='When the source hypervisor failed to clean up during '
-              'confirm, the server went to ERROR on the destination and '
-              'the old flavor the migration record held against the '
-              'source was never freed: the delete came only after a '
-              'successful clean-up.'),
-    Bug(id='1825537',
-        title='finish_resize failures incorrectly revert allocations',
-        fix='ea297d6ffba81c5dc982afe6519de09ff3744cad finish_resize '
-            'deletes the migration\'s source allocations on failure '
-            'instead of reverting them (master, Train; the stored corpora '
-            'hold ComputeManager.finish_resize and test_bug_1825537 with '
-            'the fix at that commit, not its subject)',
-        reintroduction='harness.bugs.reintroduce:'
-                       'FinishResizeFailureRevertsAllocations',
-        story='When the destination\'s hypervisor failed finish_resize, '
-              'the instance stayed on the destination in ERROR but Nova '
-              'gave the migration\'s old-flavor allocation on the source '
-              'back to it, replacing its new flavor on the destination: '
-              'Placement held the guest where it was not and nothing '
-              'where it was.'),
-)}
+def paths():
+    """This package's bug files, in ID order."""
+    found = [path for path in glob.glob(os.path.join(BUG_DIR, 'lp*.yaml'))
+             if FILE_NAME.match(os.path.basename(path))]
+    return sorted(found, key=lambda path: int(
+        FILE_NAME.match(os.path.basename(path)).group('id')))
+
+
+def load(path):
+    """The bug of file ``path`` (``lp<ID>.yaml``), checked.
+
+    Raises ``ScenarioError`` naming the file and the field for a
+    malformed header or scenario, a scenario that does not list the bug,
+    or a missing reintroduction module. Imports no Nova.
+    """
+    path = os.path.abspath(path)
+    if path in _LOADED:
+        return _LOADED[path]
+    match = FILE_NAME.match(os.path.basename(path))
+    if not match:
+        raise errors.ScenarioError(
+            '%s: a bug file is named lp<ID>.yaml, with its Launchpad ID'
+            % path)
+    bug_id = match.group('id')
+    header, scenarios = scenario_mod.load_file(path)
+    check = checking.Checker(path)
+    check.keys(header, ('bug',), required=('bug',))
+    meta = check.mapping(header['bug'], 'bug')
+    check.keys(meta, HEADER_KEYS, required=REQUIRED_KEYS, field='bug')
+    if str(check.integer(meta['id'], 'bug.id', minimum=1)) != bug_id:
+        check.fail('bug.id', '%s does not match the file name lp%s.yaml'
+                   % (errors.show(meta['id']), bug_id))
+    text = {key: _text(check, meta[key], 'bug.' + key)
+            for key in ('title', 'fix', 'story')}
+    off = check.mapping(meta.get('invariants_off', {}), 'bug.invariants_off')
+    for name, why in off.items():
+        check.known(name, invariants_mod.INVARIANTS, 'bug.invariants_off',
+                    noun='invariant')
+        _text(check, why, 'bug.invariants_off.%s' % name)
+    for number, scenario in enumerate(scenarios, 1):
+        where = checking.Checker('%s[%d]' % (path, number))
+        if bug_id not in scenario.bugs:
+            where.fail('bugs', 'a scenario of LP#%s must list %s in its '
+                       'bugs' % (bug_id, bug_id))
+        for name in scenario.expected_breaks:
+            if name in off:
+                where.fail('expected_breaks.%s' % name,
+                           'the bug turns this invariant off '
+                           '(bug.invariants_off), so it cannot break')
+    module = '%s.lp%s' % (__name__, bug_id)
+    if importlib.util.find_spec(module) is None:
+        raise errors.ScenarioError(
+            '%s: no reintroduction module %s (lp%s.py next to the file)'
+            % (path, module, bug_id))
+    bug = Bug(id=bug_id, path=path, invariants_off=dict(off),
+              scenarios=tuple(scenarios), **text)
+    _LOADED[path] = bug
+    return bug
+
+
+def _text(check, value, field):
+    if not isinstance(value, str) or not value.strip():
+        check.fail(field, 'expected text, got %s' % checking.kind(value))
+    return value
 
 
 def get(bug_id):
     """The registered bug ``bug_id`` (``'1944759'``, ``'LP#1944759'``)."""
-    key = str(bug_id).upper().replace('LP#', '').replace('#', '').strip()
-    try:
-        return REGISTRY[key]
-    except KeyError:
+    key = re.sub(r'^(LP)?#?', '', str(bug_id).strip().upper())
+    path = os.path.join(BUG_DIR, 'lp%s.yaml' % key)
+    if not (key.isdigit() and os.path.isfile(path)):
         raise errors.UnknownName(
             'unknown bug %r; known: %s' % (bug_id, ', '.join(
                 '%s (%s)' % (b.id, b.title) for b in known())))
+    return load(path)
 
 
 def known():
-    return sorted(REGISTRY.values(), key=lambda bug: bug.id)
+    """Every registered bug, in ID order."""
+    return [load(path) for path in paths()]
 
 
 def related_bug(bug_id):

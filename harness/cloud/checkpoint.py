@@ -207,8 +207,6 @@ def _records(stand_in):
                           if name not in _FIXTURE_WIRING})
 
 
-
-
 def _hypervisor_state(cloud, host, service):
     """The guests ``host``'s hypervisor knows (the objects themselves)."""
     libvirt_hosts = cloud._libvirt_hosts

@@ -55,7 +55,8 @@ def _failing(method):
 
 
 for _method in METHODS:
-    setattr(sys.modules[__name__], names.fault_class_name(_method), _failing(_method))
+    setattr(sys.modules[__name__], names.fault_class_name(_method),
+            _failing(_method))
 sys.modules.setdefault(ALIAS, sys.modules[__name__])
 
 

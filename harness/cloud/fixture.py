@@ -24,12 +24,14 @@ from nova.tests.functional import fixtures as func_fixtures  # noqa: E402
 
 from harness.cloud import activity  # noqa: E402
 from harness.cloud import checkpoint  # noqa: E402
+# Registers nova.virt.harness_faults, the drivers of hosts with 'fail:'.
 from harness.cloud import clock as clock_mod  # noqa: E402
-from harness.core import errors  # noqa: E402
-from harness.core import hooks  # noqa: E402
+from harness.cloud import faults  # noqa: E402,F401
 from harness.cloud import race as race_mod  # noqa: E402
 from harness.cloud import servers  # noqa: E402
 from harness.cloud import snapshot_reader  # noqa: E402
+from harness.core import errors  # noqa: E402
+from harness.core import hooks  # noqa: E402
 
 DEFAULT_DRIVER = 'fake.MediumFakeDriver'
 

@@ -25,8 +25,8 @@ from nova.tests.fixtures import libvirt as fakelibvirt
 from nova.virt.libvirt import config as vconfig
 import nova.virt.node
 
-from harness.core import errors
 from harness.cloud import perhost
+from harness.core import errors
 from harness.core import profiles
 
 CONF = nova.conf.CONF

@@ -45,10 +45,11 @@ from nova.scheduler import host_manager
 from harness.cloud import activity as activity_mod
 from harness.cloud import checkpoint as checkpoint_mod
 from harness.cloud import fixture as cloud_mod
-from harness.core import errors
 from harness.cloud import nova_env
 from harness.cloud import servers
 from harness.cloud import snapshot_reader
+from harness.core import errors
+
 
 def shape(scenario, cloud_kwargs=None, fixtures=()):
     """What two scenarios must share to run on one cloud, as a key.

@@ -162,11 +162,13 @@ def usages_add_up(snap):
                     '%s=%s' % (consumer, held[consumer][rc])
                     for consumer in sorted(held) if rc in held[consumer])
                 problems.append(Problem(
-                    'usages_add_up', 'provider %s, %s' % (name, rc), expected=total.get(rc, 0), actual=usages.get(rc, 0), text=
-                    'usages_add_up: provider %s, %s: Placement usage %s, '
-                    'allocations add up to %s (%s)' % (
-                        name, rc, usages.get(rc, 0), total.get(rc, 0),
-                        parts or 'no consumer')))
+                    'usages_add_up', 'provider %s, %s' % (name, rc),
+                    expected=total.get(rc, 0), actual=usages.get(rc, 0),
+                    text=(
+                        'usages_add_up: provider %s, %s: Placement usage %s, '
+                        'allocations add up to %s (%s)' % (
+                            name, rc, usages.get(rc, 0), total.get(rc, 0),
+                            parts or 'no consumer'))))
     return problems
 
 
@@ -193,12 +195,13 @@ def allocations_where_server_is(snap):
         if migration is not None:
             if not _in_flight(snap, migration):
                 problems.append(Problem(
-                    'allocations_where_server_is', consumer, text=
-                    'allocations_where_server_is: consumer %s (status %s, '
-                    'server %s) holds %s although no move of %s is in '
-                    'flight' % (consumer, migration.status,
-                                _server_state(snap, migration.server),
-                                _fmt_held(held), migration.server)))
+                    'allocations_where_server_is', consumer,
+                    text=(
+                        'allocations_where_server_is: consumer %s (status %s, '
+                        'server %s) holds %s although no move of %s is in '
+                        'flight' % (consumer, migration.status,
+                                    _server_state(snap, migration.server),
+                                    _fmt_held(held), migration.server))))
                 continue
             allowed = {migration.source}
             what = 'its source %s' % migration.source
@@ -212,10 +215,11 @@ def allocations_where_server_is(snap):
                 % ', '.join(moving) if moving else '')
         else:
             problems.append(Problem(
-                'allocations_where_server_is', consumer, text=
-                'allocations_where_server_is: consumer %s holds %s but is '
-                'no server or migration (a leak of a deleted server?)'
-                % (consumer, _fmt_held(held))))
+                'allocations_where_server_is', consumer,
+                text=(
+                    'allocations_where_server_is: consumer %s holds %s but is '
+                    'no server or migration (a leak of a deleted server?)'
+                    % (consumer, _fmt_held(held)))))
             continue
         roots = set()
         for host in allowed:
@@ -223,10 +227,12 @@ def allocations_where_server_is(snap):
         for provider in sorted(held):
             if _root(snap, provider) not in roots:
                 problems.append(Problem(
-                    'allocations_where_server_is', '%s on %s' % (consumer, provider), text=
-                    'allocations_where_server_is: consumer %s holds %s on '
-                    '%s, which is not %s' % (
-                        consumer, _fmt(held[provider]), provider, what)))
+                    'allocations_where_server_is', '%s on %s' % (
+                        consumer, provider),
+                    text=(
+                        'allocations_where_server_is: consumer %s holds %s on '
+                        '%s, which is not %s' % (
+                            consumer, _fmt(held[provider]), provider, what))))
     return problems
 
 
@@ -261,12 +267,14 @@ def one_compute_node_per_consumer(snap):
             # until the source compute restarts and cleans up.
             continue
         problems.append(Problem(
-            'one_compute_node_per_consumer', consumer, text=
-            'one_compute_node_per_consumer: consumer %s holds allocations '
-            'against %d compute nodes: %s' % (
-                consumer, len(roots), '; '.join(
-                    '%s: %s' % (root, _fmt(_held_in(snap, consumer, {root})))
-                    for root in roots))))
+            'one_compute_node_per_consumer', consumer,
+            text=(
+                'one_compute_node_per_consumer: consumer %s holds allocations '
+                'against %d compute nodes: %s' % (
+                    consumer, len(roots), '; '.join(
+                        '%s: %s' % (root, _fmt(_held_in(snap, consumer,
+                                                        {root})))
+                        for root in roots)))))
     return problems
 
 
@@ -339,10 +347,14 @@ def tracker_agrees(snap, dedicated=None, windows=None, disk_exact=True):
                 tolerated = ' (tolerated %s..%s: %s)' % (
                     low, high, window.get('why', ''))
             problems.append(Problem(
-                'tracker_agrees', 'host %s, %s' % (host, key), expected=want[key], actual=got[key], text=
-                'tracker_agrees: host %s, %s: tracker counts %s, Placement '
-                '%s%s (%s)' % (host, _KEY_NAMES[key], got[key], want[key],
-                               tolerated, _consumers_on(snap, roots, key))))
+                'tracker_agrees', 'host %s, %s' % (host, key),
+                expected=want[key], actual=got[key],
+                text=(
+                    'tracker_agrees: host %s, %s: tracker counts %s, '
+                    'Placement '
+                    '%s%s (%s)' % (host, _KEY_NAMES[key], got[key], want[key],
+                                   tolerated,
+                                   _consumers_on(snap, roots, key)))))
         problems += _pinning_problems(snap, node, dedicated.get(host))
     return problems
 
@@ -373,26 +385,32 @@ def _pinning_problems(snap, node, dedicated):
         for cpu in cell.pinned_cpus:
             if cpu in seen:
                 problems.append(Problem(
-                    'tracker_agrees', 'host %s, CPU %d' % (tracker.host, cpu), text=
-                    'tracker_agrees: host %s: CPU %d is pinned in cells %d '
-                    'and %d' % (tracker.host, cpu, seen[cpu], cell.id)))
+                    'tracker_agrees', 'host %s, CPU %d' % (tracker.host, cpu),
+                    text=(
+                        'tracker_agrees: host %s: CPU %d is pinned in cells '
+                        '%d '
+                        'and %d' % (tracker.host, cpu, seen[cpu], cell.id))))
             seen[cpu] = cell.id
         outside = sorted(set(cell.pinned_cpus) - set(cell.pcpus))
         if outside:
             problems.append(Problem(
-                'tracker_agrees', 'host %s cell %d' % (tracker.host, cell.id), text=
-                'tracker_agrees: host %s cell %d: pinned CPUs %s are not '
-                'among the cell\'s dedicated CPUs %s' % (
-                    tracker.host, cell.id, _cpus(outside), _cpus(cell.pcpus))))
+                'tracker_agrees', 'host %s cell %d' % (tracker.host, cell.id),
+                text=(
+                    'tracker_agrees: host %s cell %d: pinned CPUs %s are not '
+                    'among the cell\'s dedicated CPUs %s' % (
+                        tracker.host, cell.id, _cpus(outside),
+                        _cpus(cell.pcpus)))))
         if dedicated is not None:
             outside = sorted(set(cell.pinned_cpus) - set(dedicated))
             if outside:
                 problems.append(Problem(
-                    'tracker_agrees', 'host %s cell %d' % (tracker.host, cell.id), text=
-                    'tracker_agrees: host %s cell %d: pinned CPUs %s lie '
-                    'outside cpu_dedicated_set %s' % (
-                        tracker.host, cell.id, _cpus(outside),
-                        _cpus(dedicated) or 'unset')))
+                    'tracker_agrees', 'host %s cell %d' % (
+                        tracker.host, cell.id),
+                    text=(
+                        'tracker_agrees: host %s cell %d: pinned CPUs %s lie '
+                        'outside cpu_dedicated_set %s' % (
+                            tracker.host, cell.id, _cpus(outside),
+                            _cpus(dedicated) or 'unset'))))
     return problems
 
 
@@ -451,35 +469,42 @@ def periodic_changes(before, after, hosts=()):
         for provider in sorted(set(was) | set(now)):
             if was.get(provider, {}) != now.get(provider, {}):
                 problems.append(Problem(
-                    'periodics_idempotent', '%s on %s' % (consumer, provider), text=
-                    'periodics_idempotent: %s on %s moved consumer %s on %s: '
-                    '%s -> %s' % (RECONCILE, order, consumer, provider,
-                                  _fmt(was.get(provider, {})),
-                                  _fmt(now.get(provider, {})))))
+                    'periodics_idempotent', '%s on %s' % (consumer, provider),
+                    text=(
+                        'periodics_idempotent: %s on %s moved consumer %s on '
+                        '%s: '
+                        '%s -> %s' % (RECONCILE, order, consumer, provider,
+                                      _fmt(was.get(provider, {})),
+                                      _fmt(now.get(provider, {}))))))
     for name in sorted(set(before.providers) | set(after.providers)):
         old = before.providers.get(name)
         new = after.providers.get(name)
         if old is None or new is None:
             problems.append(Problem(
-                'periodics_idempotent', 'provider %s' % name, text=
-                'periodics_idempotent: %s on %s %s provider %s' % (
-                    RECONCILE, order,
-                    'created' if old is None else 'deleted', name)))
+                'periodics_idempotent', 'provider %s' % name,
+                text=(
+                    'periodics_idempotent: %s on %s %s provider %s' % (
+                        RECONCILE, order,
+                        'created' if old is None else 'deleted', name))))
             continue
         for rc in sorted(set(old.usages) | set(new.usages)):
             if old.usages.get(rc, 0) != new.usages.get(rc, 0):
                 problems.append(Problem(
-                    'periodics_idempotent', 'provider %s, %s' % (name, rc), text=
-                    'periodics_idempotent: %s on %s moved the usage of %s, '
-                    '%s: %s -> %s' % (RECONCILE, order, name, rc,
-                                      old.usages.get(rc, 0),
-                                      new.usages.get(rc, 0))))
+                    'periodics_idempotent', 'provider %s, %s' % (name, rc),
+                    text=(
+                        'periodics_idempotent: %s on %s moved the usage of '
+                        '%s, '
+                        '%s: %s -> %s' % (RECONCILE, order, name, rc,
+                                          old.usages.get(rc, 0),
+                                          new.usages.get(rc, 0)))))
         if old.generation != new.generation:
             problems.append(Problem(
-                'periodics_idempotent', 'provider %s generation' % name, text=
-                'periodics_idempotent: %s on %s moved the generation of '
-                'provider %s: %s -> %s' % (RECONCILE, order, name,
-                                           old.generation, new.generation)))
+                'periodics_idempotent', 'provider %s generation' % name,
+                text=(
+                    'periodics_idempotent: %s on %s moved the generation of '
+                    'provider %s: %s -> %s' % (RECONCILE, order, name,
+                                               old.generation,
+                                               new.generation))))
     return problems
 
 
@@ -518,16 +543,18 @@ def nothing_leaks(snap, reconciled=None, reconciled_hosts=(),
     problems = []
     for consumer in sorted(snap.allocations):
         problems.append(Problem(
-            'nothing_leaks', consumer, text=
-            'nothing_leaks: no server is left, but consumer %s holds %s'
-            % (consumer, _fmt_held(snap.allocations[consumer]))))
+            'nothing_leaks', consumer,
+            text=(
+                'nothing_leaks: no server is left, but consumer %s holds %s'
+                % (consumer, _fmt_held(snap.allocations[consumer])))))
     for name in sorted(snap.providers):
         usages = snap.providers[name].usages
         if usages:
             problems.append(Problem(
-                'nothing_leaks', 'provider %s' % name, text=
-                'nothing_leaks: no server is left, but provider %s has '
-                'usage %s' % (name, _fmt(usages))))
+                'nothing_leaks', 'provider %s' % name,
+                text=(
+                    'nothing_leaks: no server is left, but provider %s has '
+                    'usage %s' % (name, _fmt(usages)))))
     checks = []
     if reconciled is not None and not reconciled.servers:
         checks.append((reconciled, sorted(
@@ -550,23 +577,27 @@ def _tracker_leaks(snap, node):
     for key in ('vcpus', 'memory_mb', 'local_gb'):
         if counted[key]:
             problems.append(Problem(
-                'nothing_leaks', 'host %s, %s' % (tracker.host, key), text=
-                'nothing_leaks: no server is left, but after %s the '
-                'tracker of %s counts %s %s beyond the reserved amount'
-                % (RECONCILE, tracker.host, counted[key], _KEY_NAMES[key])))
+                'nothing_leaks', 'host %s, %s' % (tracker.host, key),
+                text=(
+                    'nothing_leaks: no server is left, but after %s the '
+                    'tracker of %s counts %s %s beyond the reserved amount'
+                    % (RECONCILE, tracker.host, counted[key],
+                       _KEY_NAMES[key]))))
     for cell in tracker.cells:
         used_pages = {size: page['used'] for size, page in cell.pages.items()
                       if page.get('used')}
         if cell.pinned_cpus or cell.cpu_usage or cell.memory_usage or \
                 used_pages:
             problems.append(Problem(
-                'nothing_leaks', 'host %s cell %d' % (tracker.host, cell.id), text=
-                'nothing_leaks: no server is left, but after %s the '
-                'tracker of %s cell %d still has pinned CPUs %s, cpu_usage '
-                '%s, memory_usage %s, pages used %s' % (
-                    RECONCILE, tracker.host, cell.id,
-                    _cpus(cell.pinned_cpus), cell.cpu_usage,
-                    cell.memory_usage, used_pages or 'none')))
+                'nothing_leaks', 'host %s cell %d' % (tracker.host, cell.id),
+                text=(
+                    'nothing_leaks: no server is left, but after %s the '
+                    'tracker of %s cell %d still has pinned CPUs %s, '
+                    'cpu_usage '
+                    '%s, memory_usage %s, pages used %s' % (
+                        RECONCILE, tracker.host, cell.id,
+                        _cpus(cell.pinned_cpus), cell.cpu_usage,
+                        cell.memory_usage, used_pages or 'none'))))
     return problems
 
 
@@ -580,24 +611,27 @@ def within_capacity(snap):
             inventory = rp.inventories.get(rc)
             if inventory is None:
                 problems.append(Problem(
-                    'within_capacity', 'provider %s, %s' % (name, rc), text=
-                    'within_capacity: provider %s uses %s %s but has no '
-                    'inventory of it' % (name, used, rc)))
+                    'within_capacity', 'provider %s, %s' % (name, rc),
+                    text=(
+                        'within_capacity: provider %s uses %s %s but has no '
+                        'inventory of it' % (name, used, rc))))
                 continue
             capacity = ((inventory['total'] - inventory.get('reserved', 0))
                         * inventory.get('allocation_ratio', 1.0))
             if used > capacity:
                 problems.append(Problem(
-                    'within_capacity', 'provider %s, %s' % (name, rc), expected=_number(capacity), actual=used, text=
-                    'within_capacity: provider %s, %s: usage %s exceeds '
-                    'capacity %s = (total %s - reserved %s) x '
-                    'allocation_ratio %s (consumers: %s)' % (
-                        name, rc, used, _number(capacity),
-                        inventory['total'], inventory.get('reserved', 0),
-                        inventory.get('allocation_ratio', 1.0), ', '.join(
-                            '%s=%s' % (c, res[rc]) for c, res in sorted(
-                                snap.allocations_against(name).items())
-                            if rc in res))))
+                    'within_capacity', 'provider %s, %s' % (name, rc),
+                    expected=_number(capacity), actual=used,
+                    text=(
+                        'within_capacity: provider %s, %s: usage %s exceeds '
+                        'capacity %s = (total %s - reserved %s) x '
+                        'allocation_ratio %s (consumers: %s)' % (
+                            name, rc, used, _number(capacity),
+                            inventory['total'], inventory.get('reserved', 0),
+                            inventory.get('allocation_ratio', 1.0), ', '.join(
+                                '%s=%s' % (c, res[rc]) for c, res in sorted(
+                                    snap.allocations_against(name).items())
+                                if rc in res)))))
     return problems
 
 

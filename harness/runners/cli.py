@@ -133,6 +133,13 @@ def _checks(no_invariants=False, no_periodic_check=False):
     return [invariants.Checker(periodic_idempotence=not no_periodic_check)]
 
 
+def _check_config(loaded):
+    """Every scenario's Nova options, before the first one runs."""
+    from harness.cloud import config
+    for scenario in loaded:
+        config.validate(scenario)
+
+
 def cmd_bugs(out):
     from harness import bugs
     for bug in bugs.known():
@@ -146,6 +153,7 @@ def cmd_run(args, out):
     # Load everything first: bad input stops us before any service starts
     # (and before Nova is even imported).
     loaded = [s for path in args.files for s in scenario_mod.load(path)]
+    _check_config(loaded)
     fixtures = []
     if args.reintroduce:
         from harness import bugs
@@ -185,6 +193,7 @@ def cmd_explore(args, out):
     from harness import bugs
     from harness.core import scenario as scenario_mod
     loaded = [s for path in args.files for s in scenario_mod.load(path)]
+    _check_config(loaded)
     if args.reintroduce:
         bugs.get(args.reintroduce)
     from harness.runners import explorer as explorer_mod

@@ -40,7 +40,6 @@ from harness.core import errors
 from harness.core import names
 from harness.core import problems as problems_mod
 from harness.core import scenario as scenario_mod
-from harness.core import steps as steps_mod
 
 # The error a step fails with when its injection could not run there.
 INAPPLICABLE = 'InjectionFailed'

@@ -21,8 +21,8 @@ from harness.cloud import reuse
 from harness.core import errors
 from harness.core import expect as expect_mod
 from harness.core import hooks
-from harness.core.problems import Problem
 from harness.core import problems as problems_mod
+from harness.core.problems import Problem
 from harness.core import timeline as timeline_mod
 
 
@@ -124,11 +124,11 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
         # (a point this flow never passes).
         unfired = [Problem(
             problems_mod.UNFIRED, '%s %s' % (injection.when,
-                                            injection.point),
+                                             injection.point),
             text='inject at step %d (%s) never fired: the run never '
                  'passed %s %s' % (step.index, step.label, injection.when,
                                    injection.point)).at(step.index)
-            for step, injection in injections if not injection.fired]
+                   for step, injection in injections if not injection.fired]
         if unfired:
             lines = problems_mod.render(unfired)
             if not keep_going:

@@ -65,7 +65,7 @@ import greenlet
 # already imported are looked at; the check imports nothing.
 WATCHED_MODULES = (
     # patched by harness/ (activity, clock, cloud, libvirt, nova_env,
-    # offline, perhost, race, reintroduce)
+    # offline, perhost, race, and each bug's fixture in harness/bugs/lp*.py)
     'nova.api.openstack.wsgi_app',
     'nova.compute.api',
     'nova.compute.manager',

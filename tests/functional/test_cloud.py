@@ -22,8 +22,8 @@ import socket
 
 
 from harness.cloud import fixture as cloud_mod
-from harness.core import errors
 from harness.cloud import offline
+from harness.core import errors
 from harness import testing
 
 SMALL = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}

@@ -6,6 +6,9 @@ the option Nova registers: ``resize_confirm_window`` is an IntOpt in
 ``enabled_filters`` a ListOpt in [filter_scheduler].
 """
 
+import io
+import os
+
 import ddt
 import fixtures
 
@@ -13,6 +16,7 @@ from harness.cloud import config
 from harness.cloud import fixture as cloud_mod
 from harness.core import errors
 from harness.core import scenario as scenario_mod
+from harness.runners import cli
 from harness.runners import runner
 from harness import testing
 
@@ -63,3 +67,32 @@ class TestConfigChecked(testing.TestCase):
         self.assertRaises(errors.ScenarioError, runner.run,
                           _scenario({'DEFAULT': {'no_such_option': 1}}))
         self.assertEqual([], started)
+
+
+class TestCliRefusesBadConfig(testing.TestCase):
+
+    def test_exit_2_naming_the_field_before_the_first_scenario_runs(self):
+        tmp = self.useFixture(fixtures.TempDir()).path
+        good = os.path.join(tmp, 'good.yaml')
+        bad = os.path.join(tmp, 'bad.yaml')
+        with open(good, 'w') as out:
+            out.write(GOOD)
+        with open(bad, 'w') as out:
+            out.write(GOOD.replace('config: {}', 'config: {DEFAULT: '
+                                   '{resize_confirm_windo: 60}}'))
+        stdout, stderr = io.StringIO(), io.StringIO()
+        self.useFixture(fixtures.MonkeyPatch('sys.stderr', stderr))
+        # The good file comes first; nothing of it may run.
+        self.assertEqual(2, cli.main(['run', good, bad], out=stdout))
+        self.assertEqual('', stdout.getvalue())
+        self.assertIn('bad.yaml, field "config.DEFAULT.resize_confirm_windo"'
+                      ': Nova registers no option', stderr.getvalue())
+
+
+GOOD = """
+name: good
+config: {}
+hosts: {h: {driver: fake}}
+steps:
+  - run_periodic: update_available_resource
+"""

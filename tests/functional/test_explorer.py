@@ -12,12 +12,12 @@ import sys
 
 import fixtures
 
-from harness.runners import explorer
 from harness.cloud import race
+from harness.core import scenario as scenario_mod
+from harness.runners import explorer
 # Nova patches the process for eventlet when it is first imported: load it
 # with this module, not inside the test (harness.leaks fails that).
 from harness.runners import runner  # noqa: F401
-from harness.core import scenario as scenario_mod
 from harness import testing
 
 SCENARIO = os.path.join(os.path.dirname(__file__), 'explore',

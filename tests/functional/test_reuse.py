@@ -23,14 +23,14 @@ from nova import objects
 
 from harness import bugs
 from harness.cloud import fixture as cloud_mod
+from harness.cloud import reuse
 from harness.core import errors
 from harness.core import invariants
-from harness.cloud import reuse
-from harness.runners import runner
 from harness.core import scenario as scenario_mod
 from harness.core import snapshot
-from harness import testing
 from harness.runners import determinism
+from harness.runners import runner
+from harness import testing
 
 TINY = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
 

@@ -1,8 +1,18 @@
-"""Proof that each regression test bites.
+"""Proof that each regression test bites, run as the gate runs it.
 
-For every registered bug: its scenarios pass on Nova as installed, and
-fail with the bug's reintroduction fixture in place, with a message that
-names the broken accounting (allocations, usage, tracker or pinned CPUs).
+For every bug file (``harness/bugs/lp<ID>.yaml``): its scenarios pass on
+Nova as installed and fail with the bug's reintroduction fixture in
+place. Both runs have the invariants on, as the generated regression
+tests (``test_regressions.py``) run them: ``invariants.Checker`` with the
+invariants the bug keeps on (all but its ``invariants_off``), honouring
+each scenario's ``expected_breaks``. The failure must be wrong accounting
+(Placement's or a tracker's), read from the problem records
+(``Problem.accounting``), not from the words of their messages: a step
+that merely errors out proves nothing about the accounting it guards.
+
+Each bug's scenarios run twice, once per side, all installed runs first:
+runs of one shape share a kept cloud (``reuse.CloudPool``; the bug put
+back is part of the shape, so each side keeps its own).
 """
 
 import os
@@ -10,56 +20,79 @@ import os
 import ddt
 
 from harness import bugs
+from harness.cloud import reuse
+from harness.core import invariants
 from harness.runners import runner
-from harness.core import scenario as scenario_mod
 from harness import testing
-
-ACCOUNTING_WORDS = ('allocations of', 'usage of', 'tracker of',
-                    'pinned CPUs on')
+from tests.regressions import test_regressions
 
 
-class _Bug(object):
-    """A registered bug as ddt test data (ddt names tests by __name__)."""
+class _BugFile(object):
+    """A bug file as ddt test data (ddt names tests by __name__).
 
-    def __init__(self, bug):
-        self.bug = bug
-        self.__name__ = 'bug_%s' % bug.id
+    The file is read in the test, so a malformed one fails its own tests.
+    """
+
+    def __init__(self, path):
+        self.path = path
+        self.__name__ = 'bug_%s' % os.path.basename(path)[len('lp'):-len(
+            '.yaml')]
+
+
+BUG_FILES = [_BugFile(path) for path in bugs.paths()]
 
 
 @ddt.ddt
 class TestRegressionsBite(testing.TestCase):
 
-    @ddt.data(*[_Bug(bug) for bug in bugs.known()])
+    def _run(self, bug, scenario, pool, side, fixtures=()):
+        checker = invariants.Checker(enabled=bug.invariants)
+        timeline = runner.run(
+            scenario, keep_going=True, checks=[checker], pool=pool,
+            fixtures=list(fixtures),
+            test_id='%s.%s' % (self.id(), side))
+        return timeline, checker
+
+    @ddt.data(*BUG_FILES)
     def test_passes_installed_fails_reintroduced(self, data):
-        bug = data.bug
-        scenarios = scenario_mod.load(bug.scenario_path)
-        for scenario in scenarios:
-            self.assertIn(bug.id, scenario.bugs, scenario.name)
-            installed = runner.run(scenario, keep_going=True,
-                                   test_id=self.id() + '.installed')
+        bug = bugs.load(data.path)
+        pool = self.useFixture(reuse.CloudPool())
+        for scenario in bug.scenarios:
+            installed, checker = self._run(bug, scenario, pool, 'installed')
             self.assertEqual(
-                [], [(e.label, e.problems) for e in installed.failed],
+                [], ['step %d (%s): %s' % (e.index, e.label, p)
+                     for e in installed.failed for p in e.problems],
                 'LP#%s: %s fails on installed Nova' % (bug.id,
                                                        scenario.name))
-            reintroduced = runner.run(
-                scenario, keep_going=True, fixtures=[bug.reintroduce()],
-                test_id=self.id() + '.reintroduced')
-            problems = [p for e in reintroduced.failed for p in e.problems]
-            self.assertNotEqual(
-                [], problems, 'LP#%s: %s passes with the bug reintroduced'
+            self.assertEqual(
+                [], checker.missing_breaks(scenario),
+                'LP#%s: %s: expected to break on installed Nova, but held'
                 % (bug.id, scenario.name))
+        for scenario in bug.scenarios:
+            reintroduced, _ = self._run(bug, scenario, pool, 'reintroduced',
+                                        fixtures=[bug.reintroduce()])
+            problems = [p for e in reintroduced for p in e.problems]
             self.assertTrue(
-                any(word in p for p in problems for word in ACCOUNTING_WORDS),
-                'LP#%s: the failure does not name broken accounting: %s'
-                % (bug.id, problems))
+                any(p.accounting for p in problems),
+                'LP#%s: %s: with the bug reintroduced, no accounting '
+                'problem (checks that failed: %s)' % (
+                    bug.id, scenario.name,
+                    sorted({p.check for p in problems}) or 'none'))
 
-    @ddt.data(*[_Bug(bug) for bug in bugs.known()])
+    @ddt.data(*BUG_FILES)
     def test_registered_with_story_fix_and_test(self, data):
-        bug = data.bug
+        bug = bugs.load(data.path)
+        self.assertEqual(bug, bugs.get(bug.id))
         self.assertTrue(os.path.isfile(bug.scenario_path), bug.scenario_path)
-        fixture_doc = type(bug.reintroduce()).__doc__
-        self.assertIn(bug.fix.split()[0], fixture_doc,
+        self.assertNotEqual([], list(bug.scenarios))
+        self.assertTrue(bug.story.strip())
+        fixture = bug.reintroduce()
+        self.assertTrue(getattr(fixture, 'stateless', False))
+        self.assertIn(bug.fix.split()[0], type(fixture).__doc__,
                       'the reintroduction must name the fixing commit')
-        test_module = os.path.join(os.path.dirname(__file__),
-                                   'test_bug_%s.py' % bug.id)
-        self.assertTrue(os.path.isfile(test_module), test_module)
+        # Its test class is generated from the file.
+        cls = getattr(test_regressions, 'TestBug%s' % bug.id)
+        self.assertEqual(
+            len(bug.scenarios),
+            len([name for name in dir(cls)
+                 if name.startswith('test_bug_%s_' % bug.id)]))

@@ -5,8 +5,8 @@ import os
 from unittest import mock
 
 
-from harness.core import errors
 from harness.cloud import install
+from harness.core import errors
 from harness import testing
 
 

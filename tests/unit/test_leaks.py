@@ -20,8 +20,8 @@ from oslo_config import cfg
 import testtools
 
 from harness.core import errors
-from harness.testing import leaks
 from harness import testing
+from harness.testing import leaks
 
 GROUP = 'harness_leaks_test'
 PROBE_OPT = cfg.StrOpt('probe', default='as shipped')

@@ -13,8 +13,8 @@ import fixtures
 from nova.virt import driver as virt_driver
 from nova.virt import fake
 
-from harness.core import errors
 from harness.cloud import faults
+from harness.core import errors
 from harness.core import scenario
 from harness import testing
 

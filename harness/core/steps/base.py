@@ -68,9 +68,11 @@ LIVE_MOVE_POINTS = frozenset((
 
 
 class _AnyPoint(frozenset):
-    """The points of a step that can start any operation (a compute that
-    starts runs the casts queued for it; a periodic may confirm a resize
-    or delete a server)."""
+    """The points of a step that can start any operation.
+
+    A compute that starts runs the casts queued for it; a periodic may
+    confirm a resize or delete a server.
+    """
 
     def __contains__(self, point):
         return True

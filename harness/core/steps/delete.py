@@ -44,9 +44,11 @@ class Delete(base.ServerOperation):
 
 
 def deletion_windows(before, after, down):
-    """An ``above`` window on the host of each guest that was deleted
-    between the two snapshots while its compute was down, or after a
-    move."""
+    """An ``above`` window on the host of each guest deleted in between.
+
+    Only for a guest deleted while its compute was down, or after a move
+    (see the module docstring).
+    """
     opened = []
     before_roots = snapshot_mod.host_roots(before)
     for name, server in sorted(before.servers.items()):

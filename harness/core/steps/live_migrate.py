@@ -43,8 +43,10 @@ class LiveMigrate(base.ServerOperation):
 
 
 def live_migration_windows(before, after):
-    """A ``below`` window on the destination of each live migration that
-    completed between the two snapshots."""
+    """A ``below`` window on the destination of each completed migration.
+
+    Each live migration that completed between the two snapshots.
+    """
     opened = []
     host_roots = snapshot_mod.host_roots(after)
     for consumer, migration in sorted(after.migrations.items()):

@@ -1,10 +1,11 @@
-"""LP#1707071: compute nodes must not fight over allocations during a move.
+"""LP#1707071 at every race point: compute nodes must not fight over
+allocations during a move.
 
-From the bug's story (tests/regressions/scenarios/bug_1707071.yaml has it
-in full): during a move, update_available_resource on the source and on
-the destination each rewrote the instance's allocations from its own
-view, so the instance ended up against two compute nodes, or against the
-wrong one, depending on which periodic ran last. What must hold instead:
+From the bug's story (harness/bugs/lp1707071.yaml has it in full): during
+a move, update_available_resource on the source and on the destination
+each rewrote the instance's allocations from its own view, so the
+instance ended up against two compute nodes, or against the wrong one,
+depending on which periodic ran last. What must hold instead:
 
 - at every race point of resize, cold migration, confirm, revert and live
   migration, a periodic on the source or the destination changes no
@@ -15,20 +16,17 @@ wrong one, depending on which periodic ran last. What must hold instead:
 - confirm drops exactly the source side (the migration's), revert exactly
   the destination side (the instance's goes back to the source).
 
-The scenario tests run the YAML scenarios (selected windows, checked step
-by step); the race-point tests inject both hosts' periodics at every point
-an operation passes and compare Placement before and after each one.
+The bug's scenarios (selected windows, checked step by step) run as its
+generated test class (tests/regressions/test_regressions.py); these
+tests, in Python, inject both hosts' periodics at every point an
+operation passes and compare Placement before and after each one.
 """
 
 from harness import bugs
 from harness.cloud import fixture as cloud_mod
-from harness.core import invariants as invariants_mod
 from harness.cloud import race as race_mod
-from harness.core import scenario as scenario_mod
 from harness import testing
 
-RESIZE_BACK_REVERT, MIGRATE_CONFIRM, LIVE = scenario_mod.load(
-    bugs.get('1707071').scenario_path)
 PERIODIC = 'update_available_resource'
 HOSTS = ('src', 'dst')
 SMALL = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
@@ -122,30 +120,7 @@ class _PeriodicsEverywhere(object):
                         'nodes: %s' % (where, consumer, now))
 
 
-class TestBug1707071(testing.ScenarioTestCase):
-
-    # This bug is about Placement's allocations, which every invariant but
-    # tracker_agrees covers. The scenarios inject a destination periodic
-    # before finish_resize to provoke trampling; on Nova 34 that periodic
-    # also makes the destination's tracker count the incoming guest with
-    # its old flavor until its next periodic, a separate, transient finding
-    # (findings/resize_dest_periodic_before_finish_resize.yaml).
-    invariants = [name for name in invariants_mod.INVARIANTS
-                  if name != 'tracker_agrees']
-
-    @bugs.related_bug('1707071')
-    def test_bug_1707071_resize_confirm_resize_back_revert(self):
-        self.run_scenario(RESIZE_BACK_REVERT)
-
-    @bugs.related_bug('1707071')
-    def test_bug_1707071_cold_migrate_confirm(self):
-        self.run_scenario(MIGRATE_CONFIRM)
-
-    @bugs.related_bug('1707071')
-    def test_bug_1707071_live_migrate(self):
-        self.run_scenario(LIVE)
-
-    # -- every race point ------------------------------------------------
+class TestBug1707071RacePoints(testing.ScenarioTestCase):
 
     def _cloud(self):
         cloud = self.useFixture(cloud_mod.Cloud(test_id=self.id()))

@@ -1,0 +1,59 @@
+"""LP#1679750 put back into Nova: a local delete leaves the allocations behind.
+
+Its reintroduction fixture, for ``harness reproduce 1679750``, the bite
+proof (tests/regressions/test_bites.py) and ``--reintroduce 1679750``;
+the bug's story and scenarios are in ``lp1679750.yaml`` next to it.
+"""
+
+import threading
+
+import fixtures
+
+from harness.bugs import base
+
+
+class LocalDeleteKeepsAllocations(base.Reintroduction):
+    """LP#1679750 as it was: a local delete left the allocations behind.
+
+    Fixed by the change "Delete allocations from API if nova-compute is
+    down" (Change-Id If507e23f0b7e5fa417041c3870d77786498f741d, master,
+    Rocky; Closes-Bug: #1679750). When the server's compute is down, the
+    API deletes the instance itself (``API._local_delete``); before the
+    fix it did not touch Placement, so the instance's allocations stayed
+    against the down compute node until that compute came back and its
+    periodic found them belonging to a deleted instance. The fix added one
+    call to ``_local_delete``: ``placementclient.
+    delete_allocation_for_instance(context, instance.uuid, force=True)``.
+
+    This fixture makes exactly that call do nothing while ``_local_delete``
+    runs; every other caller of the report client (computes, conductor,
+    the API's other paths) is untouched.
+    """
+
+    def _setUp(self):
+        from nova.compute import api as compute_api
+        from nova.scheduler.client import report
+
+        state = threading.local()
+        real_local_delete = compute_api.API._local_delete
+        real_delete = report.SchedulerReportClient.\
+            delete_allocation_for_instance
+
+        def _local_delete(api, *args, **kwargs):
+            state.local_delete = True
+            try:
+                return real_local_delete(api, *args, **kwargs)
+            finally:
+                state.local_delete = False
+
+        def delete_allocation_for_instance(client, *args, **kwargs):
+            if getattr(state, 'local_delete', False):
+                return False
+            return real_delete(client, *args, **kwargs)
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.compute.api.API._local_delete', _local_delete))
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.scheduler.client.report.SchedulerReportClient.'
+            'delete_allocation_for_instance',
+            delete_allocation_for_instance))

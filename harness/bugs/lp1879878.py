@@ -1,0 +1,57 @@
+"""LP#1879878 put back into Nova: confirm saves 'confirmed' outside the lock.
+
+Its reintroduction fixture, for ``harness reproduce 1879878``, the bite
+proof (tests/regressions/test_bites.py) and ``--reintroduce 1879878``;
+the bug's story and scenarios are in ``lp1879878.yaml`` next to it.
+"""
+
+import fixtures
+
+from harness.bugs import base
+
+
+class ConfirmMarksMigrationBeforeTrackerLock(base.Reintroduction):
+    """LP#1879878 as it was: confirm saved 'confirmed' outside the lock.
+
+    Fixed by "Move confirm resize under semaphore" (sha-unverified: the
+    fixing commit's sha is not in the stored corpora; master, Victoria,
+    Stephen Finucane, Closes-Bug: #1879878; a companion change did the
+    same for revert with ``drop_move_claim_at_dest``). Before it,
+    ``ComputeManager._confirm_resize`` set ``migration.status =
+    'confirmed'`` and saved it, and only then called the resource
+    tracker's ``drop_move_claim(context, instance, migration.source_node,
+    old_flavor, prefix='old_')``, which takes the tracker's lock
+    (``compute_resources``). A periodic ``update_available_resource`` on
+    the source in between saw a migration no longer in progress and an
+    instance on another host, so it counted nothing for the guest; the
+    drop then subtracted the old flavor again (negative usage;
+    CPUUnpinningInvalid for a pinned guest). The fix added
+    ``ResourceTracker.drop_move_claim_at_source``, whose body, under the
+    lock, saves the status, drops the claim with the old flavor and
+    ``old_`` prefix, and drops the migration context.
+
+    This fixture saves the status before taking the lock again: it
+    replaces ``drop_move_claim_at_source`` (called only by the two
+    confirm paths, at the point the old code called ``drop_move_claim``)
+    by one that sets and saves ``migration.status = 'confirmed'``, then
+    calls Nova's own locked method, whose repeated assignment writes the
+    same value. The window between the save and the lock is the old one;
+    the claim dropped, its flavor and prefix, and everything else are
+    today's. The revert half (``drop_move_claim_at_dest``) is left alone:
+    on Nova 34 that method passes the new flavor explicitly, so a
+    destination periodic in the old window does no harm there.
+    """
+
+    def _setUp(self):
+        from nova.compute import resource_tracker
+
+        real = resource_tracker.ResourceTracker.drop_move_claim_at_source
+
+        def drop_move_claim_at_source(rt, context, instance, migration):
+            migration.status = 'confirmed'
+            migration.save()
+            return real(rt, context, instance, migration)
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.compute.resource_tracker.ResourceTracker.'
+            'drop_move_claim_at_source', drop_move_claim_at_source))

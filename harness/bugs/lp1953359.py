@@ -1,0 +1,62 @@
+"""LP#1953359 put back into Nova: the destination's periodic uses the old NUMA.
+
+Its reintroduction fixture, for ``harness reproduce 1953359``, the bite
+proof (tests/regressions/test_bites.py) and ``--reintroduce 1953359``;
+the bug's story and scenarios are in ``lp1953359.yaml`` next to it.
+"""
+
+import threading
+
+import fixtures
+
+from nova import objects
+
+from harness.bugs import base
+
+
+class PeriodicIgnoresIncomingMigrationContext(base.Reintroduction):
+    """LP#1953359 as it was: the destination's periodic used the old NUMA.
+
+    Fixed by the change for LP#1953359 in ``ResourceTracker.
+    _update_available_resource`` (sha-unverified: the fixing commit's sha
+    is not in the stored corpora; master; the code cites the bug).
+    Between ``resize_instance`` on the source pointing ``instance.host``
+    at the destination and ``finish_resize`` on the destination applying
+    the migration context, the destination's periodic counts the instance
+    as its own, with the instance's current (source) flavor and NUMA
+    topology, not the ones it claimed on the destination. The fix applies
+    the migration context of such instances (incoming, unfinished
+    migrations) in memory before counting usage; before it, nothing did.
+
+    This fixture makes ``Instance.apply_migration_context`` a no-op while
+    ``_update_available_resource`` runs on a compute (the loop the fix
+    added is its only caller there); everywhere else, including
+    ``finish_resize``, it applies the context as usual.
+    """
+
+    def _setUp(self):
+        from nova.compute import resource_tracker
+
+        state = threading.local()
+        real_update = resource_tracker.ResourceTracker.\
+            _update_available_resource
+        real_apply = objects.Instance.apply_migration_context
+
+        def _update_available_resource(rt, *args, **kwargs):
+            state.periodic = True
+            try:
+                return real_update(rt, *args, **kwargs)
+            finally:
+                state.periodic = False
+
+        def apply_migration_context(instance):
+            if getattr(state, 'periodic', False):
+                return None
+            return real_apply(instance)
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.compute.resource_tracker.ResourceTracker.'
+            '_update_available_resource', _update_available_resource))
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.objects.instance.Instance.apply_migration_context',
+            apply_migration_context))
