@@ -25,10 +25,11 @@ A fake host may be given a hypervisor fault: ``fail: <method>`` makes that
 driver method raise on that host, so the step that calls it fails the way
 a real hypervisor failing there would make it fail (see
 ``harness.cloud.faults``); everything above the driver is Nova as
-installed. The methods are those of a cold move (``FAULT_METHODS``): ``migrate_disk_and_power_off`` (source,
-resize_instance), ``finish_migration`` (destination, finish_resize),
-``confirm_migration`` (source, confirm) and ``finish_revert_migration``
-(source, finish_revert_resize).
+installed. The methods are those of a cold move (``FAULT_METHODS``):
+``migrate_disk_and_power_off`` (source, resize_instance),
+``finish_migration`` (destination, finish_resize), ``confirm_migration``
+(source, confirm) and ``finish_revert_migration`` (source,
+finish_revert_resize).
 
 Steps: each kind is a unit of the step registry (``harness.core.steps``,
 one module each): ``boot``, ``resize``, ``confirm``, ``revert``,
