@@ -1,10 +1,12 @@
 """Invariants of Nova's resource accounting, checked after every step.
 
-Each invariant is a small function over snapshots (``harness.snapshot``)
-that returns a list of problems, one string each, starting with the
-invariant's name; an empty list means it holds. Only
-``periodics_idempotent`` needs a cloud, to run the periodics it checks.
-Nothing here imports Nova.
+Each invariant is a small function over snapshots
+(``harness.core.snapshot``) that returns a list of problems,
+``harness.core.problems.Problem`` records whose ``check`` is the
+invariant's name (their text starts with it); an empty list means it
+holds. Only ``periodics_idempotent`` needs a cloud, to run the periodics
+it checks, and it runs them on a copy (``cloud.trial()``). Nothing here
+imports Nova.
 
 ``usages_add_up(snap)``
     Placement's usage of each provider, class by class, is the sum of the
@@ -50,8 +52,11 @@ Nothing here imports Nova.
     The tracker is reconciled only by ``update_available_resource``;
     between runs Nova updates it by claims, and two of Nova's own code
     paths leave it behind Placement until the host's next run. These are
-    the tolerated windows (``tracker_windows`` opens them, the periodic on
-    the host closes them), each a bound on how far the tracker may be off:
+    the tolerated windows, each a bound on how far the tracker may be off.
+    The step kind that opens one declares it (``windows`` of its unit in
+    ``harness.core.steps``: ``live_migrate``, ``delete``);
+    ``tracker_windows`` adds them up, and the periodic on the host closes
+    them (a step whose unit ``reconciles`` the host):
 
     - live migration to host D: only a NUMA live migration makes a claim
       on D (``_live_migration_claim``); the guest otherwise reaches D's
@@ -90,7 +95,9 @@ Nothing here imports Nova.
     touch allocations only once a configured time has passed;
     ``_run_pending_deletes`` and ``_cleanup_incomplete_migrations`` only
     delete instance files. The tracker's own view is not compared: putting
-    it right is the periodic's job.
+    it right is the periodic's job. The periodics run inside
+    ``cloud.trial()``, which puts the cloud back afterwards: the next step
+    sees the trackers as the step left them.
 
 ``nothing_leaks(snap, reconciled=None)``
     Once no server is left, no allocation, no consumer and no usage
