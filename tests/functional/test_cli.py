@@ -85,18 +85,8 @@ class TestInjectionsMustFire(testing.TestCase):
         from harness.core import scenario as scenario_mod
         # A resize can pass migration.status=error (when it fails); this
         # one succeeds, so the injection never fires.
-        scenario = scenario_mod.parse(scenario_mod.safe_load("""
-name: injection at a point this run never passes
-hosts: {src: {driver: fake}, dst: {driver: fake}}
-flavors:
-  small: {vcpus: 1, ram: 512, disk: 1}
-  large: {vcpus: 2, ram: 1024, disk: 2}
-steps:
-  - boot: {server: vm1, flavor: small, host: src}
-  - inject: {before: migration.status=error,
-             run: update_available_resource, on: source}
-  - resize: {server: vm1, flavor: large}
-"""), 'inline')
+        scenario = scenario_mod.parse(_resize_with_injection_before(
+            'migration.status=error'), 'inline')
         exc = self.assertRaises(errors.ScenarioFailed, runner.run, scenario,
                                 test_id=self.id())
         self.assertIn('inject at step 2', str(exc))
@@ -109,18 +99,7 @@ steps:
         from harness.core import errors
         from harness.core import scenario as scenario_mod
         # A resize never passes finish_revert_resize (a revert does).
-        document = scenario_mod.safe_load("""
-name: injection at a point no later step passes
-hosts: {src: {driver: fake}, dst: {driver: fake}}
-flavors:
-  small: {vcpus: 1, ram: 512, disk: 1}
-  large: {vcpus: 2, ram: 1024, disk: 2}
-steps:
-  - boot: {server: vm1, flavor: small, host: src}
-  - inject: {before: finish_revert_resize, run: update_available_resource,
-             on: source}
-  - resize: {server: vm1, flavor: large}
-""")
+        document = _resize_with_injection_before('finish_revert_resize')
         exc = self.assertRaises(errors.ScenarioError, scenario_mod.parse,
                                 document, 'inline')
         self.assertIn('inline, step 2, field "before": no later step passes '
@@ -129,3 +108,19 @@ steps:
         # With a revert after the resize, the same injection is taken.
         document['steps'].append({'revert': 'vm1'})
         scenario_mod.parse(document, 'inline')
+
+
+def _resize_with_injection_before(point):
+    """A resize across fake hosts, a source periodic injected at ``point``."""
+    from harness.core import scenario as scenario_mod
+    return scenario_mod.safe_load("""
+name: injection before %s
+hosts: {src: {driver: fake}, dst: {driver: fake}}
+flavors:
+  small: {vcpus: 1, ram: 512, disk: 1}
+  large: {vcpus: 2, ram: 1024, disk: 2}
+steps:
+  - boot: {server: vm1, flavor: small, host: src}
+  - inject: {before: %s, run: update_available_resource, on: source}
+  - resize: {server: vm1, flavor: large}
+""" % (point, point))

@@ -170,6 +170,15 @@ class ServerOperation(StepKind):
         return '%s %s' % (self.name.replace('_', ' '), args['server'])
 
 
+class ColdMove(ServerOperation):
+    """A resize or cold migration: both wait in VERIFY_RESIZE."""
+
+    moves = True
+    roles = ('source', 'dest')
+    resting = {'status': 'VERIFY_RESIZE', 'migration': 'finished'}
+    points = COLD_MOVE_POINTS
+
+
 def needs(check, state, server, wanted, doing):
     """Fail unless ``server`` exists and is in one of the ``wanted`` states."""
     if server not in state.servers:

@@ -3,13 +3,9 @@
 from harness.core.steps import base
 
 
-class Migrate(base.ServerOperation):
+class Migrate(base.ColdMove):
     name = 'migrate'
     fields = ('server', 'host')
-    moves = True
-    roles = ('source', 'dest')
-    resting = {'status': 'VERIFY_RESIZE', 'migration': 'finished'}
-    points = base.COLD_MOVE_POINTS
 
     def parse(self, check, value, scenario, state, error):
         args = self.server_args(check, value)

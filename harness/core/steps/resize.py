@@ -3,14 +3,10 @@
 from harness.core.steps import base
 
 
-class Resize(base.ServerOperation):
+class Resize(base.ColdMove):
     name = 'resize'
     fields = ('server', 'flavor')
     required = ('server', 'flavor')
-    moves = True
-    roles = ('source', 'dest')
-    resting = {'status': 'VERIFY_RESIZE', 'migration': 'finished'}
-    points = base.COLD_MOVE_POINTS
 
     def parse(self, check, value, scenario, state, error):
         args = self.server_args(check, value)
