@@ -10,6 +10,7 @@ import sys
 
 import fixtures
 
+from harness.core import errors
 from harness.core import names
 from harness.core import scenario
 from harness.core import steps
@@ -78,7 +79,7 @@ class TestRegistry(testing.TestCase):
             {'server': 'vm1'}, running))
 
     def test_an_unknown_kind_is_a_scenario_error(self):
-        error = self.assertRaises(Exception, steps.get, 'reboot')
+        error = self.assertRaises(errors.ScenarioError, steps.get, 'reboot')
         self.assertIn("unknown step kind 'reboot'", str(error))
 
 
@@ -105,7 +106,7 @@ class TestAddingAKind(testing.TestCase):
                          (step.kind, step.label, step.unit.resting))
         self.assertIn('pause', steps.operations())
         # What it needs of the scenario's state is its own rule.
-        error = self.assertRaises(Exception, scenario.parse, {
+        error = self.assertRaises(errors.ScenarioError, scenario.parse, {
             'name': 'pause', 'hosts': {'h': {'driver': 'fake'}},
             'steps': [{'pause': 'vm1'}]}, 'inline')
         self.assertIn("step 1, field \"pause.server\": no server 'vm1' to "
