@@ -275,8 +275,8 @@ class LeakCheck(fixtures.Fixture):
             # leave the process half patched. Say what happened instead.
             found.append(
                 'eventlet monkey-patched the process (%s): import what '
-                'patches it (Nova, harness.cloud, harness.runner) when the '
-                'test module is imported, not inside a test'
+                'patches it (Nova, harness.Cloud, harness.runners.runner) '
+                'when the test module is imported, not inside a test'
                 % ', '.join(sorted(patched)))
         else:
             found += self._attribute_leaks()
