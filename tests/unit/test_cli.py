@@ -70,7 +70,7 @@ class TestBadInput(CliTestCase):
         # Nova's import is what starts eventlet patching and takes seconds;
         # refusing bad input must not need it. Run in a clean interpreter.
         path = self.write('bad.yaml', 'name: [unclosed\n')
-        code = ('import sys; from harness import cli; '
+        code = ('import sys; from harness.runners import cli; '
                 'rc = cli.main(["run", %r]); '
                 'sys.exit(10 + rc if "nova" in sys.modules else rc)' % path)
         result = subprocess.run([sys.executable, '-c', code],
