@@ -82,16 +82,13 @@ class Checkpoint(object):
         # aggregates again.
         self.provider_caches = [
             (client, copy.deepcopy(client._provider_tree),
-             sorted(client._association_refresh_time))
+             dict(client._association_refresh_time))
             for client in _report_clients(cloud)]
         # Taken settled, each tracker holds what a start-up pass over
         # these databases gives; a copy of it saves settling that pass.
         self.trackers = {host: _tracker_state(service.manager.rt)
                          for host, service in cloud.computes.items()}
         if exact:
-            self.refresh_times = [
-                (client, dict(client._association_refresh_time))
-                for client in _report_clients(cloud)]
             self.notifications = (
                 list(cloud.notifier.fake_notifier.notifications),
                 list(cloud.notifier.fake_versioned_notifier
@@ -144,9 +141,11 @@ class Checkpoint(object):
             vars(stand_in).update(copy.deepcopy(records))
         for client, tree, refreshed in self.provider_caches:
             client._provider_tree = copy.deepcopy(tree)
-            # As just refreshed: the cache is Placement's records now.
-            client._association_refresh_time = dict.fromkeys(
-                refreshed, time.time())
+            # A kept cloud's cache counts as just refreshed (it is
+            # Placement's records now); a trial's keeps its own times.
+            client._association_refresh_time = (
+                dict(refreshed) if self.exact
+                else dict.fromkeys(refreshed, time.time()))
         if self.exact:
             self._restore_exactly(cloud)
             return
@@ -156,8 +155,6 @@ class Checkpoint(object):
         cloud.race.reset()
 
     def _restore_exactly(self, cloud):
-        for client, refreshed in self.refresh_times:
-            client._association_refresh_time = dict(refreshed)
         legacy, versioned = self.notifications
         cloud.notifier.fake_notifier.notifications[:] = legacy
         (cloud.notifier.fake_versioned_notifier

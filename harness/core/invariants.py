@@ -116,9 +116,11 @@ imports Nova.
 
 import time
 
+from harness.core import names
 from harness.core.problems import Problem
 from harness.core import snapshot as snapshot_mod
 from harness.core import steps as steps_mod
+from harness.core.steps import base as steps_base
 
 INVARIANTS = ('usages_add_up', 'allocations_where_server_is',
               'one_compute_node_per_consumer', 'tracker_agrees',
@@ -129,11 +131,12 @@ FINAL_STATUSES = frozenset(('confirmed', 'reverted', 'completed', 'error',
                             'failed', 'cancelled', 'done'))
 # An evacuation whose source has not cleaned up yet.
 EVACUATING = frozenset(('accepted', 'pre-migrating', 'done'))
-LIVE_MIGRATION = 'live-migration'
 EVACUATION = 'evacuation'
-RECONCILE = 'update_available_resource'
-# What tracker_agrees compares, per host.
-TRACKER_KEYS = ('vcpus', 'memory_mb', 'local_gb', 'pinned')
+RECONCILE = names.RECONCILE
+# What tracker_agrees compares, per host, and Placement's classes behind
+# each: the same keys the step kinds' windows bound.
+TRACKER_KEYS = steps_base.TRACKER_KEYS
+_KEY_RCS = steps_base.KEY_RCS
 
 
 def _fmt(resources):
@@ -145,11 +148,6 @@ _root = snapshot_mod.root
 _host_roots = snapshot_mod.host_roots
 _held_in = snapshot_mod.held_in
 _migrations_of = snapshot_mod.migrations_of
-
-
-def _root_host(snap, root):
-    tracker = snap.trackers.get(root)
-    return tracker.host if tracker is not None else root
 
 
 # -- 1 ------------------------------------------------------------------------
@@ -370,8 +368,6 @@ _KEY_NAMES = {'vcpus': 'vcpus_used (VCPU+PCPU)',
               'memory_mb': 'memory_mb_used (MEMORY_MB)',
               'local_gb': 'local_gb_used (DISK_GB)',
               'pinned': 'pinned CPUs (PCPU)'}
-_KEY_RCS = {'vcpus': ('VCPU', 'PCPU'), 'memory_mb': ('MEMORY_MB',),
-            'local_gb': ('DISK_GB',), 'pinned': ('PCPU',)}
 
 
 def _consumers_on(snap, roots, key):

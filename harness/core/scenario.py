@@ -75,16 +75,9 @@ from harness.core.steps import base as steps_base
 from harness.core.steps import inject as inject_step
 from harness.core import yamlsafe
 
-# The vocabulary, as the loader's users have always found it here.
-ROLES = names.ROLES
-DRIVERS = names.DRIVERS
+# What the language accepts, for the loader's tests and tools.
 FAULT_METHODS = names.FAULT_METHODS
-PERIODICS = names.PERIODICS
-CUSTOM_RC = names.CUSTOM_RC
-MIGRATION_CONSUMER = names.MIGRATION_CONSUMER
-POINT_NAME = names.POINT_NAME
 EXPECT_KEYS = expect_mod.EXPECT_KEYS
-OPERATIONS = steps_mod.operations()
 STEP_KINDS = steps_mod.names()
 # A file may also be a mapping of these: ``scenarios`` (the list) and
 # file-level data that is not a scenario's (a bug's metadata, read by

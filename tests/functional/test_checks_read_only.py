@@ -18,6 +18,7 @@ import os
 
 import ddt
 
+from harness.cloud import reuse
 from harness.core import invariants
 from harness.core import problems as problems_mod
 from harness.core import scenario as scenario_mod
@@ -116,12 +117,14 @@ class TestFindings(testing.TestCase):
 
     @ddt.data(*[_Finding(path) for path in FINDINGS])
     def test_fails_alike_with_and_without_invariants(self, finding):
+        # One cloud for both runs, put back to its checkpoint in between.
+        pool = self.useFixture(reuse.CloudPool())
         for scenario in scenario_mod.load(finding.path):
             checked = runner.run(scenario, keep_going=True,
                                  checks=[invariants.Checker()],
-                                 test_id=self.id() + '.checked')
+                                 test_id=self.id() + '.checked', pool=pool)
             plain = runner.run(scenario, keep_going=True,
-                               test_id=self.id() + '.plain')
+                               test_id=self.id() + '.plain', pool=pool)
             self.assertTrue(plain.failed, '%s passes' % scenario.name)
             first = plain.failed[0]
             self.assertEqual(first.index, checked.failed[0].index,

@@ -28,9 +28,6 @@ a switch on step kinds.
 
 from harness.core import errors
 
-#: The migration statuses after which a move holds nothing any more.
-FINAL_STATUSES = frozenset(('confirmed', 'reverted', 'completed', 'error',
-                            'failed', 'cancelled', 'done'))
 #: What a tracker window bounds, per host (the tracker's terms).
 TRACKER_KEYS = ('vcpus', 'memory_mb', 'local_gb', 'pinned')
 #: Placement's classes behind each tracker key.
