@@ -97,6 +97,8 @@ class Cloud(fixtures.Fixture):
         self.neutron = self.useFixture(nova_fixtures.NeutronFixture(shim))
         self.glance = self.useFixture(nova_fixtures.GlanceFixture(shim))
         self.image_id = self.glance.image1['id']
+        # Images a test created, by name (``create_image``).
+        self.images = {}
         self.cinder = self.useFixture(nova_fixtures.CinderFixture(shim))
         # Nova's stand-ins for the other services, whose records a run
         # changes.
@@ -307,6 +309,36 @@ class Cloud(fixtures.Fixture):
             self.api.post_extra_spec(
                 flavor['id'], {'extra_specs': dict(extra_specs)})
         return flavor
+
+    def create_image(self, name, properties=None):
+        """Add image ``name`` to the image stand-in; return its id.
+
+        ``properties`` are Glance image properties as Nova reads them
+        (``hw_cpu_policy``, ``hw_numa_nodes``, ``hw_mem_page_size``, ...);
+        the image is otherwise the stand-in's first (raw, x86_64).
+        """
+        if name in self.images:
+            raise errors.HarnessError('an image named %r exists' % name)
+        meta = {key: value for key, value in self.glance.image1.items()
+                if key not in ('id', 'name', 'properties')}
+        meta['name'] = name
+        meta['properties'] = dict(self.glance.image1['properties'],
+                                  **(properties or {}))
+        image_id = self.glance.create(context.get_admin_context(),
+                                      meta)['id']
+        self.images[name] = image_id
+        return image_id
+
+    def image_ref(self, name=None):
+        """The id of image ``name`` (``create_image``), or the default."""
+        if name is None:
+            return self.image_id
+        try:
+            return self.images[name]
+        except KeyError:
+            raise errors.UnknownName(
+                'no image named %r; known: %s'
+                % (name, ', '.join(sorted(self.images)) or 'none'))
 
     def snapshot(self):
         """The accounting now: Placement's and each tracker's view."""

@@ -66,6 +66,8 @@ def shape(scenario, cloud_kwargs=None, fixtures=()):
         sorted((f.name, f.vcpus, f.ram, f.disk, f.ephemeral, f.swap,
                 sorted(f.extra_specs.items()))
                for f in scenario.flavors.values()),
+        sorted((name, sorted(properties.items()))
+               for name, properties in scenario.images.items()),
         sorted((cloud_kwargs or {}).items())))
 
 
@@ -99,6 +101,8 @@ def stand_up(stack, scenario, test_id=None, cloud_kwargs=None,
                             ram=flavor.ram, disk=flavor.disk,
                             ephemeral=flavor.ephemeral, swap=flavor.swap,
                             extra_specs=flavor.extra_specs)
+    for name, properties in sorted(scenario.images.items()):
+        cloud.create_image(name, properties)
     return cloud
 
 

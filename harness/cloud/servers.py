@@ -11,6 +11,7 @@ import json
 
 from nova.tests.functional.api import client as api_client
 
+from harness.cloud import nova_env
 from harness.core import errors
 from harness.core import steps
 
@@ -23,7 +24,11 @@ def _rests(kind):
 
 
 class ServerOps(object):
-    """Boot, resize, confirm, revert, migrate, live-migrate and delete."""
+    """Every server operation a scenario can name, one method each.
+
+    Each method's resting state is its step kind's ``resting``
+    (``harness.core.steps``), so the two cannot drift apart.
+    """
 
     def __init__(self, cloud):
         self._cloud = cloud
@@ -59,10 +64,10 @@ class ServerOps(object):
             raise errors.HarnessError('a server named %r exists' % name)
         body = {'server': {
             'name': name, 'flavorRef': flavor,
-            'imageRef': image or self._cloud.image_id,
             'networks': 'none'}}
         if host:
             body['server']['host'] = host
+        body['server']['imageRef'] = self._cloud.image_ref(image)
         server = self._request(
             'boot %s' % name, None, self._api.post_server, body)
         self.uuids[name] = server['id']
@@ -99,6 +104,105 @@ class ServerOps(object):
             'host': host, 'block_migration': 'auto'}})
         return self._settle(name, 'live migrate', expect_host=host,
                             **_rests('live_migrate'))
+
+    # -- power state: none of these should move an allocation -----------
+
+    def stop(self, name):
+        """Power ``name`` off (``os-stop``); wait SHUTOFF."""
+        return self._simple(name, 'stop', {'os-stop': None})
+
+    def start(self, name):
+        """Power ``name`` on (``os-start``); wait ACTIVE."""
+        return self._simple(name, 'start', {'os-start': None})
+
+    def reboot(self, name, hard=False):
+        """Reboot ``name``, soft or hard; wait ACTIVE."""
+        return self._simple(name, 'reboot', {'reboot': {
+            'type': 'HARD' if hard else 'SOFT'}})
+
+    def pause(self, name):
+        return self._simple(name, 'pause', {'pause': None})
+
+    def unpause(self, name):
+        return self._simple(name, 'unpause', {'unpause': None})
+
+    def suspend(self, name):
+        return self._simple(name, 'suspend', {'suspend': None})
+
+    def resume(self, name):
+        return self._simple(name, 'resume', {'resume': None})
+
+    # -- shelve ------------------------------------------------------------
+
+    def shelve(self, name):
+        """Shelve ``name``; wait SHELVED, or SHELVED_OFFLOADED.
+
+        Which one is Nova's ``[DEFAULT] shelved_offload_time``: 0 (its
+        default) offloads at once, in the same request's work.
+        """
+        self._action(name, 'shelve', {'shelve': None})
+        resting = _rests('shelve')
+        if nova_env.CONF.shelved_offload_time == 0:
+            resting['expect_status'] = 'SHELVED_OFFLOADED'
+        return self._settle(name, 'shelve', **resting)
+
+    def shelve_offload(self, name):
+        """Offload a shelved ``name``; wait SHELVED_OFFLOADED."""
+        return self._simple(name, 'shelve_offload', {'shelveOffload': None})
+
+    def unshelve(self, name, host=None):
+        """Unshelve ``name`` (on ``host`` if given: microversion 2.91)."""
+        body = {'unshelve': {'host': host} if host else None}
+        self._action(name, 'unshelve', body)
+        return self._settle(name, 'unshelve', expect_host=host,
+                            **_rests('unshelve'))
+
+    # -- evacuate and rebuild ----------------------------------------------
+
+    def evacuate(self, name, host=None):
+        """Evacuate ``name`` from its down compute (to ``host`` if given).
+
+        At the latest microversion (2.95 and later) Nova leaves the
+        evacuated server stopped on its new host.
+        """
+        body = {'evacuate': {'host': host} if host else {}}
+        self._action(name, 'evacuate', body)
+        return self._settle(name, 'evacuate', expect_host=host,
+                            **_rests('evacuate'))
+
+    def rebuild(self, name, image=None):
+        """Rebuild ``name`` from image ``image``; wait ACTIVE, same host.
+
+        ``image`` is a name from ``Cloud.create_image`` (the default image
+        otherwise).
+        """
+        host = self._at_rest(name)[0].get('OS-EXT-SRV-ATTR:host')
+        self._action(name, 'rebuild', {'rebuild': {
+            'imageRef': self._cloud.image_ref(image)}})
+        return self._settle(name, 'rebuild', expect_host=host,
+                            **_rests('rebuild'))
+
+    # -- a live migration in flight ------------------------------------------
+
+    def abort_live_migration(self, name):
+        """Abort the live migration of ``name`` in flight.
+
+        No wait: this is sent from inside the migration, at a race point.
+        """
+        migration = self.last_migration(name)
+        self._request('abort the live migration of %s' % name, name,
+                      self._api.api_delete,
+                      '/servers/%s/migrations/%s'
+                      % (self.uuid(name), migration['id']))
+
+    def force_complete_live_migration(self, name):
+        """Force the live migration of ``name`` in flight to complete."""
+        migration = self.last_migration(name)
+        self._request('force-complete the live migration of %s' % name,
+                      name, self._api.api_post,
+                      '/servers/%s/migrations/%s/action'
+                      % (self.uuid(name), migration['id']),
+                      {'force_complete': None})
 
     def delete(self, name):
         """Delete ``name`` and wait until Nova has finished with it."""
@@ -214,6 +318,12 @@ class ServerOps(object):
         uuid = self.uuid(name)
         self._request('%s %s' % (what, name), name,
                       self._api.post_server_action, uuid, body)
+
+    def _simple(self, name, kind, body):
+        """One action, then the resting state of step kind ``kind``."""
+        what = kind.replace('_', ' ')
+        self._action(name, what, body)
+        return self._settle(name, what, **_rests(kind))
 
     def _settle(self, name, what, expect_status, expect_host=None,
                 expect_migration=None):

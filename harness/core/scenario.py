@@ -152,6 +152,8 @@ class Scenario(object):
     hosts: dict
     flavors: dict
     steps: list
+    # Image name -> its Glance properties (``images:``).
+    images: dict = dataclasses.field(default_factory=dict)
     bugs: list = dataclasses.field(default_factory=list)
     config: dict = dataclasses.field(default_factory=dict)
     # The one invariant this scenario expects to break, with the bug why.
@@ -251,8 +253,8 @@ def parse(doc, where, path=None):
     """Check one scenario mapping; ``where`` names it in errors."""
     check = checking.Checker(where)
     check.mapping(doc, 'the scenario')
-    check.keys(doc, ('name', 'bugs', 'config', 'hosts', 'flavors', 'steps',
-                     'expected_breaks', 'description'),
+    check.keys(doc, ('name', 'bugs', 'config', 'hosts', 'flavors', 'images',
+                     'steps', 'expected_breaks', 'description'),
                required=('name', 'hosts', 'steps'))
     name = check.string(doc['name'], 'name')
     bugs = [str(check.integer(bug, 'bugs')) for bug in
@@ -324,9 +326,29 @@ def parse(doc, where, path=None):
         flavors[flavor_name] = Flavor(flavor_name, extra_specs=extra,
                                       **values)
 
+    images = {}
+    for image_name, spec in check.mapping(doc.get('images', {}),
+                                          'images').items():
+        check.string(image_name, 'images')
+        field = 'images.%s' % image_name
+        spec = {} if spec is None else spec
+        check.mapping(spec, field)
+        check.keys(spec, ('properties',), field=field)
+        properties = check.mapping(spec.get('properties', {}),
+                                   field + '.properties')
+        for key, value in properties.items():
+            check.string(key, field + '.properties')
+            if not isinstance(value, (str, int, bool)):
+                check.fail('%s.properties.%s' % (field, key),
+                           'expected a text or number, got %s'
+                           % errors.show(value))
+        images[image_name] = {key: str(value).lower()
+                              if isinstance(value, bool) else str(value)
+                              for key, value in properties.items()}
+
     scenario = Scenario(name=name, path=path or where, hosts=hosts,
-                        flavors=flavors, steps=[], bugs=bugs, config=config,
-                        raw=doc)
+                        flavors=flavors, steps=[], images=images, bugs=bugs,
+                        config=config, raw=doc)
     breaks = check.mapping(doc.get('expected_breaks', {}), 'expected_breaks')
     for invariant, bug in breaks.items():
         if str(check.integer(bug, 'expected_breaks.%s' % invariant)) \
@@ -338,7 +360,7 @@ def parse(doc, where, path=None):
                    'expected to break')
     scenario.expected_breaks = {k: str(v) for k, v in breaks.items()}
 
-    state = steps_base.State(hosts)
+    state = steps_base.State(hosts, config)
     for index, raw in enumerate(check.sequence(doc['steps'], 'steps'), 1):
         step = _parse_step(check.at_step(index), raw, index, scenario, state)
         scenario.steps.append(step)

@@ -217,14 +217,14 @@ class TestBadInput(LoaderTestCase):
     def test_confirm_with_nothing_to_confirm(self):
         self.assertRefused(
             HEAD + '  - confirm: vm1\n',
-            'cannot confirm vm1: nothing is waiting to be confirmed or '
-            'reverted', step=2, field='confirm.server')
+            'cannot confirm vm1: it is active (it must be waiting for '
+            'confirm or revert)', step=2, field='confirm.server')
 
     def test_revert_after_confirm(self):
         self.assertRefused(
             HEAD + '  - resize: {server: vm1, flavor: large}\n'
             '  - confirm: vm1\n  - revert: vm1\n',
-            'cannot revert vm1: nothing is waiting',
+            'cannot revert vm1: it is active (it must be waiting',
             step=4, field='revert.server')
 
     def test_resize_while_waiting_for_confirm(self):

@@ -18,6 +18,7 @@ class AdvanceClock(base.StepKind):
                 or not 0 <= value <= 10 ** 9:
             check.fail('', 'seconds as a number from 0 to 10**9, not %s'
                        % errors.show(value))
+        state.clock += value
         return {'seconds': value}
 
     def label(self, args):

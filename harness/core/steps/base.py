@@ -81,15 +81,65 @@ class _AnyPoint(frozenset):
 ANY_POINT = _AnyPoint()
 
 
-class State(object):
-    """What the steps so far have done, to check the next one."""
+#: What a server can be between steps, as the loader tracks it, and how
+#: a refusal says so. ``verify`` waits for confirm or revert; ``error`` is
+#: a server whose boot (or a later operation) was expected to fail.
+SERVER_STATES = {
+    'active': 'it is active',
+    'verify': 'it is waiting for confirm or revert',
+    'error': 'it is in error (a step was expected to fail)',
+    'shutoff': 'it is stopped (SHUTOFF)',
+    'paused': 'it is paused',
+    'suspended': 'it is suspended',
+    'shelved': 'it is shelved (still on its host)',
+    'shelved_offloaded': 'it is shelved and offloaded (on no host)',
+}
+#: Nova's default ``[DEFAULT] service_down_time``, in seconds.
+SERVICE_DOWN_TIME = 60
 
-    def __init__(self, hosts):
+
+class State(object):
+    """What the steps so far have done, to check the next one.
+
+    ``config`` is the scenario's Nova config (``{group: {option: value}}``),
+    for the options that decide what a step may do (``service_down_time``).
+    """
+
+    def __init__(self, hosts, config=None):
         self.hosts = hosts
-        self.servers = {}      # name -> 'active' | 'verify' | 'error'
+        self.config = config or {}
+        self.servers = {}      # name -> a SERVER_STATES key
         self.deleted = set()
-        self.stopped = set()
+        self.stopped = set()   # hosts whose compute is stopped
         self.moved = set()     # servers that have had a migration
+        # Virtual seconds advanced so far, and when each stopped compute
+        # stopped: Nova sees a compute down once service_down_time has
+        # passed since its last heartbeat (at the latest, its stop).
+        self.clock = 0.0
+        self.stopped_at = {}
+        self.forced_down = set()   # hosts forced down through the API
+        self.disabled = set()      # hosts whose compute service is disabled
+        self.service_deleted = set()   # hosts whose service was deleted
+
+    def service_down_time(self):
+        value = self.config.get('DEFAULT', {}).get('service_down_time')
+        return SERVICE_DOWN_TIME if value is None else value
+
+    def seen_down(self, host):
+        """Whether Nova's API sees ``host``'s compute down by now."""
+        if host in self.forced_down:
+            return True
+        return host in self.stopped and (
+            self.clock - self.stopped_at.get(host, self.clock)
+            > self.service_down_time())
+
+    def stop(self, host):
+        self.stopped.add(host)
+        self.stopped_at[host] = self.clock
+
+    def start(self, host):
+        self.stopped.discard(host)
+        self.stopped_at.pop(host, None)
 
 
 class Window(object):
@@ -177,16 +227,18 @@ class ColdMove(ServerOperation):
 
 
 def needs(check, state, server, wanted, doing):
-    """Fail unless ``server`` exists and is in one of the ``wanted`` states."""
+    """Fail unless ``server`` exists and is in one of the ``wanted`` states.
+
+    ``wanted`` holds ``SERVER_STATES`` keys.
+    """
     if server not in state.servers:
         check.fail('server', 'no server %r to %s (booted: %s)' % (
             server, doing, ', '.join(sorted(state.servers)) or 'none'))
     current = state.servers[server]
     if current not in wanted:
-        reason = {'verify': 'it is waiting for confirm or revert',
-                  'active': 'nothing is waiting to be confirmed or reverted',
-                  'error': 'its boot was expected to fail'}[current]
-        check.fail('server', 'cannot %s %s: %s' % (doing, server, reason))
+        check.fail('server', 'cannot %s %s: %s (it must be %s)' % (
+            doing, server, SERVER_STATES[current],
+            ' or '.join(SERVER_STATES[w][len('it is '):] for w in wanted)))
 
 
 def unknown_kind(name, known):

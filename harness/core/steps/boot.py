@@ -1,4 +1,8 @@
-"""``boot: {server, flavor, host?}``: create a server, wait for ACTIVE."""
+"""``boot: {server, flavor, host?, image?}``: create a server, wait for ACTIVE.
+
+``image`` names one of the scenario's ``images:`` (the image stand-in's
+default image otherwise).
+"""
 
 from harness.core import names
 from harness.core.steps import base
@@ -6,7 +10,7 @@ from harness.core.steps import base
 
 class Boot(base.ServerOperation):
     name = 'boot'
-    fields = ('server', 'flavor', 'host')
+    fields = ('server', 'flavor', 'host', 'image')
     required = ('server', 'flavor')
     resting = {'status': 'ACTIVE'}
     points = frozenset((
@@ -25,6 +29,9 @@ class Boot(base.ServerOperation):
         check.known(args['flavor'], scenario.flavors, 'flavor')
         if args.get('host') is not None:
             check.known(args['host'], scenario.hosts, 'host')
+        if args.get('image') is not None:
+            check.known(args['image'], scenario.images, 'image',
+                        noun='image')
         state.servers[server] = 'error' if error else 'active'
         return args
 
@@ -34,7 +41,7 @@ class Boot(base.ServerOperation):
 
     def run(self, cloud, args):
         cloud.servers.boot(args['server'], args['flavor'],
-                           host=args.get('host'))
+                           host=args.get('host'), image=args.get('image'))
 
 
 KIND = Boot()

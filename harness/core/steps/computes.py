@@ -20,12 +20,12 @@ class _Compute(base.StepKind):
         if self.stopping:
             if host in state.stopped:
                 check.fail('host', 'compute %r is already stopped' % host)
-            state.stopped.add(host)
+            state.stop(host)
         else:
             if host not in state.stopped:
                 check.fail('host', 'compute %r is running; stop it first'
                            % host)
-            state.stopped.discard(host)
+            state.start(host)
         return {'host': host}
 
     def label(self, args):

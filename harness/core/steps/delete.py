@@ -29,8 +29,9 @@ class Delete(base.ServerOperation):
 
     def parse(self, check, value, scenario, state, error):
         args = self.server_args(check, value)
-        base.needs(check, state, args['server'], ('active', 'verify',
-                                                  'error'), 'delete')
+        # Nova deletes a server in any state.
+        base.needs(check, state, args['server'], tuple(base.SERVER_STATES),
+                   'delete')
         if not error:
             del state.servers[args['server']]
             state.deleted.add(args['server'])
