@@ -12,6 +12,7 @@ from nova import monkey_patch  # noqa: I100
 monkey_patch.patch()
 
 import collections  # noqa: E402
+import contextlib  # noqa: E402
 import copy  # noqa: E402
 import functools  # noqa: E402
 import gc  # noqa: E402
@@ -57,6 +58,7 @@ import nova.service_auth  # noqa: E402
 # Nova test process does; we use that, not its TestCase.
 import nova.test  # noqa: E402,F401
 from nova.tests import fixtures as nova_fixtures  # noqa: E402
+from nova import thread_pool_factory  # noqa: E402
 from nova.virt.libvirt import driver as libvirt_driver  # noqa: E402
 
 from harness.cloud import install  # noqa: E402
@@ -177,6 +179,8 @@ class CastsWaited(fixtures.Fixture):
         self.failures = []
         # host -> [(call, client, ctxt, method, kwargs)], oldest first
         self.queued = {}
+        # While set (``threaded``), casts run in a thread of their own.
+        self._threaded = False
         self.useFixture(nova_fixtures.CastAsCallFixture(_CastShim(
             self.test, self)))
 
@@ -192,6 +196,22 @@ class CastsWaited(fixtures.Fixture):
             self.run(call, client, ctxt, method, kwargs)
         return [cast[3] for cast in casts]
 
+    @contextlib.contextmanager
+    def threaded(self):
+        """Casts sent in this block run in a thread of their own.
+
+        For a request sent from inside another operation (at a race
+        point): what it casts must wait for the locks that operation holds
+        (the instance's), as it would on a real message bus, instead of
+        running inside it. The thread is one of Nova's executor's, so the
+        cloud's waits wait for it.
+        """
+        self._threaded, was = True, self._threaded
+        try:
+            yield
+        finally:
+            self._threaded = was
+
     def send(self, call, client, ctxt, method, kwargs):
         """A cast: queued if its compute is stopped, else run now."""
         server = getattr(getattr(client, 'target', None), 'server', None)
@@ -200,6 +220,10 @@ class CastsWaited(fixtures.Fixture):
                      'starts', method, server)
             self.queued.setdefault(server, []).append(
                 (call, client, ctxt, method, kwargs))
+            return
+        if self._threaded:
+            thread_pool_factory.spawn(self.run, call, client, ctxt, method,
+                                      kwargs)
             return
         self.run(call, client, ctxt, method, kwargs)
 

@@ -14,6 +14,7 @@ import copy
 
 from nova.api.openstack import common
 from nova import context
+from nova import exception
 from nova import objects
 from placement.db.sqlalchemy import models as placement_models
 from placement import db_api as placement_db
@@ -72,14 +73,45 @@ class SnapshotReader(object):
         self._migration_names = {}
 
     def read(self, label=''):
+        raw = self.read_raw()
+        names = self._cloud.servers.names()
+        self._name_deleted_migrations(raw, names)
         snap = snapshot.Snapshot.from_raw(
-            self.read_raw(), self._cloud.servers.names(), label,
-            former_names=self._migration_names)
+            raw, names, label, former_names=self._migration_names)
         # A migration's record goes with its server; what it may leak
         # keeps the name it had (not its UUID, which differs every run).
         for consumer, migration in snap.migrations.items():
             self._migration_names[migration.uuid] = consumer
         return snap
+
+    def _name_deleted_migrations(self, raw, names):
+        """Name the consumers that are migrations of deleted servers.
+
+        A server deleted in the middle of its move (a request at a race
+        point) takes its migration record with it before any snapshot saw
+        it; what the migration still holds is named after the server, as
+        ``former_names`` does for migrations seen before, not by its UUID,
+        which differs every run.
+        """
+        known = set(names) | set(self._migration_names) | {
+            mig['uuid'] for mig in raw['migrations']}
+        unknown = {consumer for by_consumer in raw['allocations'].values()
+                   for consumer in by_consumer} - known
+        if not unknown:
+            return
+        ctxt = context.get_admin_context(read_deleted='yes')
+        for name in sorted(self._cloud.env.cells.cell_mappings):
+            cell = self._cloud.env.cells.cell_mappings[name]
+            with context.target_cell(ctxt, cell) as cctxt:
+                for uuid in sorted(unknown):
+                    try:
+                        mig = objects.Migration.get_by_uuid(cctxt, uuid)
+                    except exception.MigrationNotFound:
+                        continue
+                    server = names.get(mig.instance_uuid)
+                    if server is not None:
+                        self._migration_names[uuid] = (
+                            snapshot.MIGRATION % server)
 
     def read_raw(self):
         """Raw records as Placement and Nova return them (JSON-friendly)."""

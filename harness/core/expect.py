@@ -13,13 +13,19 @@ Under ``expect:`` a step may give any of:
     ``{host: flavors or {vcpus_used, memory_mb_used, local_gb_used}}``:
     the host's resource tracker. Flavors mean the guests it counts:
     vcpus_used = their vCPUs, memory_mb_used = their RAM plus the host's
-    reserved memory, local_gb_used = their root and ephemeral disk.
+    reserved memory, local_gb_used = their root and ephemeral disk plus
+    the host's reserved disk (Placement's DISK_GB ``reserved``).
 ``pinned_cpus``
     ``{host: n | [cpu ids] | {cell id: n | [cpu ids]}}``.
 ``servers``
-    ``{server: STATUS | {status, host}}``.
+    ``{server: STATUS | {status, host}}``; ``host: null`` says the
+    server is on no host (shelved and offloaded).
 ``migrations``
     ``{server: status of its latest migration}``.
+``providers``
+    ``[host, ...]``: exactly the scenario hosts that have a resource
+    provider in Placement (a deleted compute service's provider is gone;
+    an orphaned one is not).
 
 Exactness: a listed set is exact. Under ``allocations``, a consumer not
 named holds nothing, and a named consumer holds nothing on hosts not named
@@ -34,7 +40,7 @@ from harness.core.problems import Problem
 from harness.core import snapshot as snapshot_mod
 
 EXPECT_KEYS = ('allocations', 'usages', 'tracker', 'pinned_cpus', 'servers',
-               'migrations')
+               'migrations', 'providers')
 TRACKER_KEYS = ('vcpus_used', 'memory_mb_used', 'local_gb_used')
 
 
@@ -90,9 +96,14 @@ def parse(check, expect, scenario, state):
                 value = {'status': value}
             check.mapping(value, field)
             check.keys(value, ('status', 'host'), field=field)
-            if 'host' in value:
+            # host null: on no host (a shelved-offloaded server).
+            if value.get('host') is not None:
                 check.known(value['host'], scenario.hosts, field + '.host')
             parsed['servers'][server] = dict(value)
+    if 'providers' in expect:
+        parsed['providers'] = sorted({
+            check.known(host, scenario.hosts, 'providers')
+            for host in check.sequence(expect['providers'], 'providers')})
     if 'migrations' in expect:
         parsed['migrations'] = {}
         for server, status in check.mapping(expect['migrations'],
@@ -137,7 +148,8 @@ def _amounts(check, value, scenario, field):
 
 
 def _tracker(check, value, scenario, field):
-    if value in (None, 0):
+    # {} is "nothing", as the module docstring says, not "check no key".
+    if value in (None, 0) or value == {}:
         return {'guests': {key: 0 for key in TRACKER_KEYS}}
     if isinstance(value, (str, list)):
         flavors = _flavors(check, value, scenario, field)
@@ -203,6 +215,15 @@ def check(expect, snap, scenario):
                     'servers', '%s %s' % (server, key), want[key],
                     getattr(got, key), 'server %s: %s expected %s, got %s'
                     % (server, key, want[key], getattr(got, key))))
+    if 'providers' in expect:
+        want = expect['providers']
+        got = sorted(host for host in scenario.hosts
+                     if host in snap.providers)
+        if want != got:
+            lines.append(Problem(
+                'providers', 'providers', want, got,
+                'providers: expected %s, got %s' % (
+                    ', '.join(want) or 'none', ', '.join(got) or 'none')))
     for server, want in sorted(expect.get('migrations', {}).items()):
         got = snap.migrations.get(snapshot_mod.MIGRATION % server)
         status = got.status if got else None
@@ -251,10 +272,15 @@ def _check_tracker(host, want, snap):
                         'tracker of %s: no compute node record' % host)]
     got = {key: getattr(tracker, key) for key in TRACKER_KEYS}
     if 'guests' in want:
-        reserved = (snap.providers[host].inventories.get('MEMORY_MB', {})
-                    .get('reserved', 0) if host in snap.providers else 0)
+        # The tracker counts the host's reserved memory and disk as used;
+        # Placement's inventory says how much is reserved.
+        inventories = (snap.providers[host].inventories
+                       if host in snap.providers else {})
         want = dict(want['guests'])
-        want['memory_mb_used'] += reserved
+        want['memory_mb_used'] += inventories.get('MEMORY_MB', {}).get(
+            'reserved', 0)
+        want['local_gb_used'] += inventories.get('DISK_GB', {}).get(
+            'reserved', 0)
     else:
         want = want['exact']
         got = {key: got[key] for key in want}

@@ -8,7 +8,9 @@ importing Nova.
 
 import re
 
-ROLES = ('source', 'dest')
+# Hosts an injection may name by role (harness.cloud.race): the source and
+# destination of the migration in flight, and the server's own host.
+ROLES = ('source', 'dest', 'server_host')
 DRIVERS = {'fake': 'fake.MediumFakeDriver'}
 # Driver methods a fake host may be made to fail in (harness.cloud.faults):
 # the hypervisor steps of a cold move, each reached by an RPC cast (from
@@ -19,6 +21,31 @@ DRIVERS = {'fake': 'fake.MediumFakeDriver'}
 # succeeded.
 FAULT_METHODS = ('migrate_disk_and_power_off', 'finish_migration',
                  'confirm_migration', 'finish_revert_migration')
+# What a ``fault`` step may make fail on a running compute, at the moment
+# Nova calls it (harness.cloud.faults.InjectedFaults): a virt driver method
+# on the paths of the server's life, or ``claim``, the resource tracker's
+# claims (instance, resize, rebuild/evacuate, live migration), which then
+# raise ComputeResourcesUnavailable as a host that no longer fits does.
+DRIVER_FAULTS = (
+    'spawn', 'destroy', 'power_on', 'power_off', 'reboot', 'pause',
+    'unpause', 'suspend', 'resume', 'rebuild', 'snapshot', 'cleanup',
+    'check_can_live_migrate_destination', 'check_can_live_migrate_source',
+    'pre_live_migration', 'live_migration', 'live_migration_abort',
+    'live_migration_force_complete', 'post_live_migration',
+    'post_live_migration_at_source', 'post_live_migration_at_destination',
+    'rollback_live_migration_at_destination') + FAULT_METHODS
+CLAIM_FAULT = 'claim'
+FAULTS = DRIVER_FAULTS + (CLAIM_FAULT,)
+# A ``fault`` step may instead make Placement answer a request with an
+# error (harness.cloud.faults.PlacementFaults): ``METHOD /path`` with
+# ``*`` for one segment, and the status it gets.
+PLACEMENT_REQUEST = re.compile(r'^(GET|PUT|POST|DELETE|PATCH) /[\w/*.-]*$')
+PLACEMENT_STATUSES = (409, 500)
+# What an ``inject`` step may ``do`` at a race point instead of running a
+# periodic: an API request for a server (harness.cloud.interject), each
+# with the step kind whose race points the request then passes.
+INTERJECTIONS = {'delete': 'delete', 'abort_live_migration': 'live_migrate',
+                 'force_complete_live_migration': 'live_migrate'}
 # Nova loads a compute driver by a name under nova.virt; the fault drivers
 # live in a module registered as nova.virt.harness_faults.
 FAULT_MODULE = 'harness_faults'

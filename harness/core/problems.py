@@ -13,17 +13,17 @@ import typing
 
 #: Checks of a step's ``expect:`` (harness.core.expect).
 EXPECTATIONS = ('allocations', 'usages', 'tracker', 'pinned_cpus', 'servers',
-                'migrations')
+                'migrations', 'providers')
 #: What the runner itself reports: a step that failed, an injection that
 #: never fired.
 STEP_FAILED = 'step'
 UNFIRED = 'injection_unfired'
 #: Checks whose failure is wrong accounting (Placement's or a tracker's).
-ACCOUNTING = frozenset(('allocations', 'usages', 'tracker', 'pinned_cpus',
-                        'usages_add_up', 'allocations_where_server_is',
-                        'one_compute_node_per_consumer', 'tracker_agrees',
-                        'periodics_idempotent', 'nothing_leaks',
-                        'within_capacity'))
+ACCOUNTING = frozenset((
+    'allocations', 'usages', 'tracker', 'pinned_cpus', 'providers',
+    'usages_add_up', 'allocations_where_server_is',
+    'one_compute_node_per_consumer', 'tracker_agrees', 'periodics_idempotent',
+    'nothing_leaks', 'within_capacity'))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -83,10 +83,11 @@ def load(text, path, error):
                  if mark else '')
         raise error('%s: not valid YAML%s: %s' % (
             path, where, getattr(exc, 'problem', None) or exc))
-    except (ValueError, TypeError, KeyError, AttributeError,
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError,
             RecursionError, OverflowError) as exc:
         # PyYAML's constructors raise these for values they cannot build
-        # (a 13th month, "!!int abc", a 5000-digit number, deep nesting).
+        # (a 13th month, "!!int abc", "!!int " with nothing after it, a
+        # 5000-digit number, deep nesting).
         raise error('%s: not valid YAML: a value cannot be read (%s)'
                     % (path, type(exc).__name__))
     problem = _walk(document)

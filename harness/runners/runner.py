@@ -56,6 +56,11 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
     watching = tuple(observers)
     say = progress or (lambda line: None)
     with contextlib.ExitStack() as stack:
+        # The race points report to process-wide observers only (they
+        # know no run): this run's observers hear them while it runs.
+        for observer in watching:
+            if hasattr(observer, 'point_passed'):
+                stack.enter_context(hooks.observing(_PointsOf(observer)))
         if pool is not None and reuse.keepable(fixtures):
             cloud = stack.enter_context(
                 pool.cloud(scenario, test_id, cloud_kwargs, fixtures))
@@ -65,6 +70,9 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
                 pool.discard()
             cloud = reuse.stand_up(stack, scenario, test_id, cloud_kwargs,
                                    fixtures)
+        # Faults armed by this run's steps end with it (a kept cloud's
+        # next run starts with none).
+        stack.callback(cloud.faults.clear)
         hooks.notify('run_started', scenario, cloud, observers=watching)
         timeline.add(0, 'start', cloud.snapshot())
         injections = []
@@ -120,15 +128,14 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
                 step.index, step.label,
                 'ok' if not found else 'FAILED\n  ' + '\n  '.join(
                     problems_mod.render(found))))
-        # An injection nothing passed is a step that silently did nothing
-        # (a point this flow never passes).
-        unfired = [Problem(
-            problems_mod.UNFIRED, '%s %s' % (injection.when,
-                                             injection.point),
-            text='inject at step %d (%s) never fired: the run never '
-                 'passed %s %s' % (step.index, step.label, injection.when,
-                                   injection.point)).at(step.index)
-                   for step, injection in injections if not injection.fired]
+        # An injection nothing passed, or a fault Nova never called, is a
+        # step that silently did nothing.
+        unfired = [
+            Problem(problems_mod.UNFIRED, armed.subject,
+                    text='%s at step %d (%s) never fired: %s' % (
+                        step.kind, step.index, step.label, armed.never)
+                    ).at(step.index)
+            for step, armed in injections if not armed.fired]
         if unfired:
             lines = problems_mod.render(unfired)
             if not keep_going:
@@ -140,7 +147,11 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
 
 
 def execute(cloud, step):
-    """Do one step on ``cloud``; an ``inject`` returns its injection."""
+    """Do one step on ``cloud``; return what an inject or fault armed.
+
+    What they arm has ``fired`` (what fired so far) and ``never`` (what
+    to say if nothing did).
+    """
     unit = step.unit
     if not unit.operation or step.error is None:
         return unit.run(cloud, step.args)
@@ -153,6 +164,13 @@ def execute(cloud, step):
         return None
     raise errors.OperationFailed(
         'was expected to fail with %r but succeeded' % step.error)
+
+
+class _PointsOf(object):
+    """Forwards only ``point_passed`` to a run's observer."""
+
+    def __init__(self, observer):
+        self.point_passed = observer.point_passed
 
 
 def _failed(step, message, timeline, diff='', problems=()):

@@ -5,6 +5,8 @@ from testtools import content
 
 from harness.core import errors
 from harness.core import invariants
+from harness.core import names
+from harness.core import steps
 from harness.core import timeline as timeline_mod
 from harness.testing import leaks
 
@@ -114,11 +116,18 @@ class _DeclaredPoints(object):
     def __init__(self):
         self.undeclared = []
         self._step = None
+        # The points of requests injections send (``inject: {do: ...}``):
+        # any later step may pass them.
+        self._sent = set()
 
     def step_started(self, step):
         self._step = step
+        if step.kind == 'inject' and step.args.get('do'):
+            self._sent |= steps.get(
+                names.INTERJECTIONS[step.args['do'][0]]).points
 
     def point_passed(self, passage):
         step = self._step
-        if step is not None and passage.point not in step.unit.points:
+        if step is not None and passage.point not in step.unit.points \
+                and passage.point not in self._sent:
             self.undeclared.append((step.kind, passage.when, passage.point))

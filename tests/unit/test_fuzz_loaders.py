@@ -442,7 +442,9 @@ def structure_mutants(draw, docs):
                                    'name', 'duplicate']))
         new = None
         if op == 'replace':
-            new = draw(values)
+            # A copy: MEANINGFUL's mappings are shared, and an 'add' into
+            # one that holds itself would make a cycle.
+            new = _copy(draw(values))
         elif op == 'name':
             new = draw(st.sampled_from(names))
         elif op == 'retype':
@@ -454,9 +456,10 @@ def structure_mutants(draw, docs):
             new = _copy(draw(st.sampled_from(paths))[1])
         elif op == 'add':
             if isinstance(value, dict):
-                value[draw(odd_keys)] = draw(values)
+                value[draw(odd_keys)] = _copy(draw(values))
             elif isinstance(value, list):
-                value.insert(draw(st.integers(0, len(value))), draw(values))
+                value.insert(draw(st.integers(0, len(value))),
+                             _copy(draw(values)))
             continue
         elif op == 'duplicate':
             if isinstance(value, list) and value:

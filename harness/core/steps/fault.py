@@ -1,0 +1,80 @@
+"""``fault: {host, method, times?}``: arm a fault on a running compute.
+
+Or ``fault: {placement: 'METHOD /path', status?, times?}``: Placement
+answers the next ``times`` such requests with ``status`` (409, a
+generation conflict with Placement's ``placement.concurrent_update`` code,
+the default; or 500), in front of its own WSGI app (``*`` matches one path
+segment: ``PUT /allocations/*``).
+
+From this step on, the next ``times`` (default 1) calls of ``method`` on
+``host``'s compute fail: a virt driver method (``names.DRIVER_FAULTS``:
+spawn, power_off, snapshot, pre_live_migration, live_migration, ...)
+raises as a failing hypervisor would, and ``claim`` makes the resource
+tracker's next claim there raise ``ComputeResourcesUnavailable``, as a
+host that no longer fits does. A later step must call it: a fault that
+never fires fails the run, as an injection that never fires does. The
+fault holds on the compute as it runs; a compute stopped and started
+again starts without it.
+"""
+
+from harness.core import errors
+from harness.core import names
+from harness.core.steps import base
+
+
+class Fault(base.StepKind):
+    name = 'fault'
+
+    def parse(self, check, value, scenario, state, error):
+        check.mapping(value, 'the step')
+        if 'placement' in value:
+            return self._parse_placement(check, value)
+        check.keys(value, ('host', 'method', 'times'),
+                   required=('host', 'method'))
+        host = check.known(value['host'], scenario.hosts, 'host')
+        if host in state.stopped:
+            check.fail('host', 'compute %r is stopped; a fault is armed on '
+                       'a running compute' % host)
+        method = check.string(value['method'], 'method')
+        if method not in names.FAULTS:
+            check.fail('method', 'cannot fail %r; a fault can be put in: %s'
+                       % (method, ', '.join(names.FAULTS)))
+        times = value.get('times', 1)
+        check.integer(times, 'times', minimum=1)
+        return {'host': host, 'method': method, 'times': times}
+
+    @staticmethod
+    def _parse_placement(check, value):
+        check.keys(value, ('placement', 'status', 'times'),
+                   required=('placement',))
+        request = check.string(value['placement'], 'placement')
+        if not names.PLACEMENT_REQUEST.match(request):
+            check.fail('placement', 'expected "METHOD /path" (GET, PUT, '
+                       'POST, DELETE or PATCH; * for one segment), got %r'
+                       % request)
+        status = value.get('status', 409)
+        if status not in names.PLACEMENT_STATUSES:
+            check.fail('status', 'Placement faults answer %s, not %s' % (
+                ' or '.join(map(str, names.PLACEMENT_STATUSES)),
+                errors.show(status)))
+        times = value.get('times', 1)
+        check.integer(times, 'times', minimum=1)
+        return {'placement': request, 'status': status, 'times': times}
+
+    def label(self, args):
+        times = '' if args['times'] == 1 else ' (%d times)' % args['times']
+        if 'placement' in args:
+            return 'fault: Placement %d on %s%s' % (
+                args['status'], args['placement'], times)
+        return 'fault %s on %s%s' % (args['method'], args['host'], times)
+
+    def run(self, cloud, args):
+        if 'placement' in args:
+            return cloud.faults.arm_placement(
+                args['placement'], status=args['status'],
+                times=args['times'])
+        return cloud.faults.arm(args['host'], args['method'],
+                                times=args['times'])
+
+
+KIND = Fault()

@@ -1,0 +1,168 @@
+"""Faults and requests at race points in scenario files: the loader's side.
+
+``fault`` (``harness.core.steps.fault``) arms a driver method or a claim
+on a running compute; ``inject: {..., do: {request: server}}`` sends an
+API request at a race point. Both are checked before any service starts;
+the config options the loader reads are checked as whole numbers. No Nova
+service runs here.
+"""
+
+from harness.core import errors
+from harness.core import names
+from harness.core import scenario
+from harness import testing
+
+PATH = 'faults.yaml'
+HEAD = """\
+name: faults
+hosts:
+  h1: {driver: fake}
+  h2: {driver: fake}
+flavors:
+  small: {vcpus: 1, ram: 512, disk: 1}
+steps:
+"""
+
+
+def _load(body, head=HEAD):
+    return scenario.load_file(PATH, head + body)[1][0]
+
+
+class TestFaultStep(testing.TestCase):
+
+    def refused(self, body, field, *fragments, head=HEAD):
+        exc = self.assertRaises(errors.ScenarioError, _load, body, head)
+        message = str(exc)
+        self.assertIn(PATH, message)
+        self.assertIn('field "%s"' % field, message)
+        for fragment in fragments:
+            self.assertIn(fragment, message)
+
+    def test_a_fault_loads_with_its_count(self):
+        loaded = _load("  - fault: {host: h2, method: spawn}\n"
+                       "  - fault: {host: h1, method: claim, times: 2}\n"
+                       "  - boot: {server: vm1, flavor: small}\n")
+        self.assertEqual(
+            [{'host': 'h2', 'method': 'spawn', 'times': 1},
+             {'host': 'h1', 'method': 'claim', 'times': 2}],
+            [step.args for step in loaded.steps[:2]])
+        self.assertEqual(['fault spawn on h2', 'fault claim on h1 (2 times)'],
+                         [step.label for step in loaded.steps[:2]])
+
+    def test_every_live_migration_step_can_fail(self):
+        for method in ('check_can_live_migrate_destination',
+                       'pre_live_migration', 'live_migration',
+                       'post_live_migration_at_destination',
+                       'rollback_live_migration_at_destination'):
+            self.assertIn(method, names.DRIVER_FAULTS)
+
+    def test_an_unknown_method_is_refused_with_the_known_ones(self):
+        self.refused("  - fault: {host: h1, method: explode}\n",
+                     'fault.method', "cannot fail 'explode'", 'spawn',
+                     'claim')
+
+    def test_an_unknown_host_is_refused(self):
+        self.refused("  - fault: {host: h9, method: spawn}\n",
+                     'fault.host', "unknown host 'h9'")
+
+    def test_a_stopped_compute_cannot_be_armed(self):
+        self.refused("  - stop_compute: h1\n"
+                     "  - fault: {host: h1, method: spawn}\n",
+                     'fault.host', "compute 'h1' is stopped")
+
+    def test_times_is_a_positive_whole_number(self):
+        self.refused("  - fault: {host: h1, method: spawn, times: 0}\n",
+                     'fault.times', 'must be at least 1')
+        self.refused("  - fault: {host: h1, method: spawn, times: x}\n",
+                     'fault.times', 'expected a whole number')
+
+    def test_a_fault_cannot_be_expected_to_fail(self):
+        self.refused("  - fault: {host: h1, method: spawn}\n"
+                     "    error: boom\n",
+                     'error', 'only server operations')
+
+
+class TestRequestAtARacePoint(testing.TestCase):
+
+    def refused(self, body, field, *fragments):
+        exc = self.assertRaises(errors.ScenarioError, _load, body)
+        message = str(exc)
+        self.assertIn('field "%s"' % field, message)
+        for fragment in fragments:
+            self.assertIn(fragment, message)
+
+    def test_a_delete_at_a_point_loads(self):
+        loaded = _load("  - inject: {after: instance.host, "
+                       "do: {delete: vm1}}\n"
+                       "  - boot: {server: vm1, flavor: small, host: h1}\n"
+                       "    error: is gone\n")
+        step = loaded.steps[0]
+        self.assertEqual(('delete', 'vm1'), step.args['do'])
+        self.assertEqual('inject after instance.host: delete vm1',
+                         step.label)
+
+    def test_run_and_do_are_exclusive(self):
+        self.refused("  - inject: {before: pre_live_migration, run: "
+                     "update_available_resource, on: source, do: "
+                     "{delete: vm1}}\n"
+                     "  - boot: {server: vm1, flavor: small}\n",
+                     'inject.do', 'not both')
+
+    def test_an_unknown_request_is_refused(self):
+        self.refused("  - inject: {before: pre_live_migration, do: "
+                     "{reboot: vm1}}\n"
+                     "  - boot: {server: vm1, flavor: small}\n",
+                     'inject.do', "cannot send 'reboot'",
+                     'abort_live_migration')
+
+    def test_the_server_must_be_booted_in_the_scenario(self):
+        self.refused("  - boot: {server: vm1, flavor: small}\n"
+                     "  - inject: {before: pre_live_migration, do: "
+                     "{abort_live_migration: vm9}}\n"
+                     "  - live_migrate: vm1\n",
+                     'inject.do.abort_live_migration',
+                     "no server 'vm9' is booted")
+
+    def test_without_do_run_and_on_are_required(self):
+        self.refused("  - inject: {before: finish_resize}\n"
+                     "  - boot: {server: vm1, flavor: small}\n",
+                     'inject.run', 'missing')
+
+
+class TestLoaderOptions(testing.TestCase):
+
+    def test_options_the_loader_reads_are_whole_numbers(self):
+        for option in ('service_down_time', 'shelved_offload_time'):
+            head = HEAD.replace('steps:\n', 'config: {DEFAULT: {%s: [1]}}\n'
+                                'steps:\n' % option)
+            exc = self.assertRaises(errors.ScenarioError, _load,
+                                    '  - boot: {server: vm1, flavor: '
+                                    'small}\n', head)
+            self.assertIn('field "config.DEFAULT.%s"' % option, str(exc))
+            self.assertIn('expected a whole number', str(exc))
+
+
+class TestProvidersExpectation(testing.TestCase):
+    """``expect: {providers: [...]}``: which hosts have a provider."""
+
+    def test_an_orphaned_or_missing_provider_is_a_problem(self):
+        from harness.core import expect
+        from tests.unit import test_invariants
+        loaded = _load("  - boot: {server: vm1, flavor: small, host: h1}\n"
+                       "    expect: {providers: [h1]}\n")
+        want = loaded.steps[0].expect
+        self.assertEqual({'providers': ['h1']}, want)
+        only_h1 = test_invariants.build({}, hosts=('h1',))
+        both = test_invariants.build({}, hosts=('h1', 'h2'))
+        self.assertEqual([], expect.check(want, only_h1, loaded))
+        problems = expect.check(want, both, loaded)
+        self.assertEqual([('providers', ['h1'], ['h1', 'h2'])],
+                         [(p.check, p.expected, p.actual) for p in problems])
+        self.assertTrue(problems[0].accounting)
+
+    def test_an_unknown_host_is_refused(self):
+        exc = self.assertRaises(
+            errors.ScenarioError, _load,
+            "  - boot: {server: vm1, flavor: small}\n"
+            "    expect: {providers: [h9]}\n")
+        self.assertIn('field "expect.providers"', str(exc))
