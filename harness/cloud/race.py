@@ -21,7 +21,10 @@ A test injects an action at a point::
         'update_available_resource', host='source')
 
 Hosts may be named by role: ``source`` and ``dest`` are read from the
-migration in flight for the server the point concerns. An injection fires
+migration in flight for the server the point concerns, ``server_host``
+from the server's record as the point saw it (the host of a rebuild, or
+of an unshelve once claimed). A role that names a compute not running
+(an evacuation's source) cannot take a periodic. An injection fires
 once, at the first matching pass, unless ``times`` says otherwise
 (``times=None``: every time). While an injected action runs, no other
 injection fires and nothing is recorded: the point list stays the list of
@@ -51,8 +54,13 @@ from harness.core import errors
 from harness.core import hooks
 
 WHEN = ('before', 'after')
+# Roles read from the migration in flight, and the one read from the
+# server itself (its host as the point saw it: a rebuild's or unshelve's
+# compute, which no migration names).
 ROLES = {'source': 'source_compute', 'dest': 'dest_compute',
          'destination': 'dest_compute'}
+SERVER_HOST = 'server_host'
+
 # Compute manager steps that run in the source's executor, out of RPC's
 # sight, but bound the windows that matter for live migration.
 COMPUTE_STEPS = ('_do_live_migration', '_post_live_migration',
@@ -83,8 +91,12 @@ class Passage(object):
     # the operation passed is recording[deferred_at]).
     deferred_at: typing.Optional[int] = dataclasses.field(
         default=None, repr=False, compare=False)
-    # The roles (source, dest) that named a host here, when noted (see
-    # noting_roles); None when not.
+    # The host of the server the point concerns, as its record said then
+    # (the ``server_host`` role), when the point had the instance.
+    server_host: typing.Optional[str] = dataclasses.field(
+        default=None, repr=False, compare=False)
+    # The roles (source, dest, server_host) that named a host here, when
+    # noted (see noting_roles); None when not.
     roles: typing.Optional[tuple] = dataclasses.field(
         default=None, repr=False, compare=False)
 
@@ -115,6 +127,16 @@ class Injection(object):
         self._points.add(self)
         return self
 
+    def do(self, action, server):
+        """At the point, send the API request ``action`` for ``server``.
+
+        ``action`` is one of ``names.INTERJECTIONS`` (see
+        ``harness.cloud.interject``).
+        """
+        from harness.cloud import interject
+        return self.call(interject.action(self._points._cloud, action,
+                                          server))
+
     def call(self, func, description=None):
         """At the point, call ``func(passage)``."""
         self.action = func
@@ -127,6 +149,14 @@ class Injection(object):
             passage.point == self.point and passage.when == self.when
             and (self.host is None or self.host == passage.host)
             and (self.server is None or self.server == passage.server))
+
+    @property
+    def subject(self):
+        return '%s %s' % (self.when, self.point)
+
+    @property
+    def never(self):
+        return 'the run never passed %s' % self.subject
 
     def __str__(self):
         return '%s %s: %s' % (self.when, self.point, self.description)
@@ -298,8 +328,28 @@ class RacePoints(fixtures.Fixture):
         self._cloud.clock.run(task, target, wait=False)
 
     def resolve_host(self, host, passage):
+        if host == SERVER_HOST:
+            found = passage.server_host
+            if found is None:
+                raise errors.HarnessError(
+                    'host %r at %s: the server is on no host yet'
+                    % (host, passage))
+            return self._running(host, passage, found)
         if host not in ROLES:
             return host
+        return self._running(host, passage,
+                             self._migration_host(host, passage))
+
+    def _running(self, role, passage, found):
+        # A periodic runs only on a running compute (an evacuation's
+        # source is down).
+        if found not in self._cloud.computes:
+            raise errors.HarnessError(
+                'host %r at %s: compute %s is not running'
+                % (role, passage, found))
+        return found
+
+    def _migration_host(self, host, passage):
         migration = passage.migration
         if migration is None:
             raise errors.HarnessError(
@@ -329,6 +379,9 @@ class RacePoints(fixtures.Fixture):
             server = self._cloud.servers.names().get(instance.uuid)
         passage = Passage(point, when, host, server,
                           version=self._cloud.activity.version)
+        if instance is not None and getattr(
+                instance, 'obj_attr_is_set', lambda f: False)('host'):
+            passage.server_host = instance.host
         if self.record:
             self.recording.append(passage)
             hooks.notify('point_passed', passage)
@@ -358,7 +411,7 @@ class RacePoints(fixtures.Fixture):
 
     def _roles(self, passage):
         named = []
-        for role in ('source', 'dest'):
+        for role in ('source', 'dest', SERVER_HOST):
             try:
                 self.resolve_host(role, passage)
             except errors.HarnessError:

@@ -35,18 +35,35 @@ class ServerOps(object):
         self.uuids = {}
         # Every server ever named, so a leak of a deleted one keeps its name.
         self.known = {}
+        # Server name -> its status before a resize or migration: a
+        # stopped server is SHUTOFF again after confirm or revert.
+        self._before_move = {}
 
     @property
     def _api(self):
         return self._cloud.api
 
     def uuid(self, name):
+        if name not in self.uuids:
+            self._learn(name)
         try:
             return self.uuids[name]
         except KeyError:
             raise errors.UnknownName(
                 'no server named %r; known: %s'
                 % (name, ', '.join(sorted(self.uuids)) or 'none'))
+
+    def _learn(self, name):
+        """Find ``name`` by name in Nova while its boot request runs.
+
+        A request sent at a race point of a boot comes before the boot's
+        own request has returned with the server's UUID.
+        """
+        found = self._api.api_get('/servers?name=^%s$' % name).body[
+            'servers']
+        if len(found) == 1:
+            self.uuids[name] = found[0]['id']
+            self.known[found[0]['id']] = name
 
     def names(self):
         """Server UUID -> the name the test gave it, deleted ones too."""
@@ -77,11 +94,13 @@ class ServerOps(object):
 
     def resize(self, name, flavor):
         """Resize ``name`` to ``flavor`` and wait for VERIFY_RESIZE."""
+        self._before_move[name] = self._at_rest(name)[0]['status']
         self._action(name, 'resize', {'resize': {'flavorRef': flavor}})
         return self._settle(name, 'resize', **_rests('resize'))
 
     def migrate(self, name, host=None):
         """Cold-migrate ``name`` (to ``host`` if given); wait VERIFY_RESIZE."""
+        self._before_move[name] = self._at_rest(name)[0]['status']
         self._action(name, 'migrate', {'migrate': {'host': host}})
         return self._settle(name, 'migrate', expect_host=host,
                             **_rests('migrate'))
@@ -89,14 +108,15 @@ class ServerOps(object):
     def confirm(self, name):
         """Confirm the resize or migration of ``name``; wait ACTIVE."""
         self._action(name, 'confirm', {'confirmResize': None})
-        return self._settle(name, 'confirm', **_rests('confirm'))
+        resting = self._after_move(name, 'confirm')
+        return self._settle(name, 'confirm', **resting)
 
     def revert(self, name):
         """Revert the resize or migration of ``name``; wait ACTIVE."""
         source = self.last_migration(name)['source_compute']
         self._action(name, 'revert', {'revertResize': None})
         return self._settle(name, 'revert', expect_host=source,
-                            **_rests('revert'))
+                            **self._after_move(name, 'revert'))
 
     def live_migrate(self, name, host=None):
         """Live-migrate ``name`` (to ``host``, or the scheduler's choice)."""
@@ -165,10 +185,15 @@ class ServerOps(object):
         At the latest microversion (2.95 and later) Nova leaves the
         evacuated server stopped on its new host.
         """
+        was = self._at_rest(name)[0]['status']
         body = {'evacuate': {'host': host} if host else {}}
         self._action(name, 'evacuate', body)
-        return self._settle(name, 'evacuate', expect_host=host,
-                            **_rests('evacuate'))
+        resting = _rests('evacuate')
+        if was == 'ERROR':
+            # Nova rebuilds an ERROR server ACTIVE, whatever the
+            # microversion (compute manager _do_rebuild_instance).
+            resting['expect_status'] = 'ACTIVE'
+        return self._settle(name, 'evacuate', expect_host=host, **resting)
 
     def rebuild(self, name, image=None):
         """Rebuild ``name`` from image ``image``; wait ACTIVE, same host.
@@ -176,11 +201,15 @@ class ServerOps(object):
         ``image`` is a name from ``Cloud.create_image`` (the default image
         otherwise).
         """
-        host = self._at_rest(name)[0].get('OS-EXT-SRV-ATTR:host')
+        server = self._at_rest(name)[0]
+        host = server.get('OS-EXT-SRV-ATTR:host')
         self._action(name, 'rebuild', {'rebuild': {
             'imageRef': self._cloud.image_ref(image)}})
-        return self._settle(name, 'rebuild', expect_host=host,
-                            **_rests('rebuild'))
+        resting = _rests('rebuild')
+        if server['status'] == 'SHUTOFF':
+            # A stopped server is rebuilt and stopped again.
+            resting['expect_status'] = 'SHUTOFF'
+        return self._settle(name, 'rebuild', expect_host=host, **resting)
 
     # -- a live migration in flight ------------------------------------------
 
@@ -203,6 +232,11 @@ class ServerOps(object):
                       '/servers/%s/migrations/%s/action'
                       % (self.uuid(name), migration['id']),
                       {'force_complete': None})
+
+    def request_delete(self, name):
+        """Send the API's delete of ``name``; no wait (see ``interject``)."""
+        self._request('delete %s' % name, name, self._api.delete_server,
+                      self.uuid(name))
 
     def delete(self, name):
         """Delete ``name`` and wait until Nova has finished with it."""
@@ -312,12 +346,19 @@ class ServerOps(object):
             raise errors.OperationFailed(
                 '%s: the API refused it: %s %s\n%s'
                 % (what, exc.response.status_code,
-                   _api_message(exc.response), detail))
+                   api_message(exc.response), detail))
 
     def _action(self, name, what, body):
         uuid = self.uuid(name)
         self._request('%s %s' % (what, name), name,
                       self._api.post_server_action, uuid, body)
+
+    def _after_move(self, name, kind):
+        """Step kind ``kind``'s resting state; SHUTOFF if it was stopped."""
+        resting = _rests(kind)
+        if self._before_move.pop(name, None) == 'SHUTOFF':
+            resting['expect_status'] = 'SHUTOFF'
+        return resting
 
     def _simple(self, name, kind, body):
         """One action, then the resting state of step kind ``kind``."""
@@ -354,7 +395,8 @@ class ServerOps(object):
         return server
 
 
-def _api_message(response):
+def api_message(response):
+    """The message of an API error response (its body if it has none)."""
     try:
         body = json.loads(response.content)
     except (TypeError, ValueError):

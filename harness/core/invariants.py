@@ -21,7 +21,10 @@ imports Nova.
     and only while its move is in flight: the server is in VERIFY_RESIZE,
     or the migration's status is not final (``FINAL_STATUSES``). A
     consumer that is neither a server nor a migration holds nothing (after
-    a delete it is a leak).
+    a delete it is a leak). An evacuated server may also hold the source of
+    its evacuation until the source's compute starts again and cleans up
+    (status ``accepted``, ``pre-migrating`` or ``done``; see
+    ``one_compute_node_per_consumer``).
 
 ``one_compute_node_per_consumer(snap)``
     No consumer holds allocations against more than one compute node
@@ -54,7 +57,7 @@ imports Nova.
     paths leave it behind Placement until the host's next run. These are
     the tolerated windows, each a bound on how far the tracker may be off.
     The step kind that opens one declares it (``windows`` of its unit in
-    ``harness.core.steps``: ``live_migrate``, ``delete``);
+    ``harness.core.steps``: ``live_migrate``, ``delete``, ``evacuate``);
     ``tracker_windows`` adds them up, and the periodic on the host closes
     them (a step whose unit ``reconciles`` the host):
 
@@ -78,6 +81,11 @@ imports Nova.
     - delete of a guest while its compute is down: the API deletes it
       locally and drops its allocations; the compute's record counts it
       until the compute starts again (startup runs the periodic).
+    - evacuation from host S: S's compute is down, so its record keeps
+      counting the guest until it starts again, while Placement may drop
+      S's part of the allocation before that (a delete of the evacuated
+      server deletes all of it). S's tracker may count up to the guest's
+      allocation on S more (``evacuate``).
 
     LP#1944759 is not in any window: a periodic on the source between
     ``resize_instance`` and ``finish_resize`` that drops the outbound
@@ -215,9 +223,17 @@ def allocations_where_server_is(snap):
             moving = sorted(m.dest for m in _migrations_of(snap, consumer)
                             if m.status not in FINAL_STATUSES and m.dest)
             allowed.update(moving)
-            what = 'its host %s%s' % (
+            # An evacuation holds the source until its compute starts again
+            # (see one_compute_node_per_consumer).
+            evacuated = sorted(m.source for m in _migrations_of(snap, consumer)
+                               if m.type == EVACUATION
+                               and m.status in EVACUATING and m.source)
+            allowed.update(evacuated)
+            what = 'its host %s%s%s' % (
                 server.host, ' or the destination %s of its move in flight'
-                % ', '.join(moving) if moving else '')
+                % ', '.join(moving) if moving else '',
+                ' or the source %s of its evacuation' % ', '.join(evacuated)
+                if evacuated else '')
         else:
             problems.append(Problem(
                 'allocations_where_server_is', consumer,
@@ -714,7 +730,8 @@ class Checker(object):
             start = time.perf_counter()
             self.windows = tracker_windows(
                 self.windows, before, snap, reconciled,
-                down=set(scenario.hosts) - set(cloud.computes), step=step)
+                down=(set(scenario.hosts) - set(cloud.computes))
+                | cloud.services.forced_down_hosts(), step=step)
             found['tracker_agrees'] = tracker_agrees(
                 snap, self._dedicated(cloud, scenario), self.windows,
                 disk_exact=not any(f.swap for f in
@@ -767,6 +784,10 @@ class Checker(object):
     @staticmethod
     def _hosts_reconciled_by(step, cloud):
         """Hosts where the step ran the periodic after all its work."""
+        if step.error is not None:
+            # An operation that failed as expected (a compute whose start
+            # Nova refused) ran no start-up pass.
+            return set()
         return steps_mod.get(step.kind).reconciles(step.args,
                                                    set(cloud.computes))
 

@@ -7,9 +7,11 @@ need one or two preemptions, so try every race point with one injection
 1. Run the scenario once and record the race points each step passes.
 2. For every point a move step passes (the step kinds that say ``moves``
    in the step registry: resize, migrate, live_migrate, confirm,
-   revert), replay the scenario with an injection there: each
-   periodic task (``update_available_resource`` always) on the source, on
-   the destination, and on both in each order. At depth 1, a role no
+   revert, evacuate, rebuild, unshelve), replay the scenario with an
+   injection there: each periodic task (``update_available_resource``
+   always) on the source, on the destination, and on both in each order;
+   for a kind whose server has no migration (rebuild, unshelve), on the
+   server's own host (``explorer.orders``). At depth 1, a role no
    migration names at the point in the recorded run (none in flight yet)
    is not replayed: the injection could not run there (``race.
    noting_roles``); it counts as not applicable, as it would if replayed.
@@ -45,6 +47,17 @@ from harness.core import scenario as scenario_mod
 INAPPLICABLE = 'InjectionFailed'
 
 ORDERS = (('source',), ('dest',), ('source', 'dest'), ('dest', 'source'))
+
+
+def orders(roles):
+    """The host orders tried at a point of a step whose kind has ``roles``.
+
+    A move's source and destination each, and both in either order; the
+    server's own host (``server_host``: a rebuild, an unshelve) alone.
+    """
+    found = list(ORDERS) if {'source', 'dest'} <= set(roles) else []
+    return tuple(found + [(role,) for role in roles
+                          if role not in ('source', 'dest')])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -187,7 +200,8 @@ class Explorer(object):
             report.seconds = time.monotonic() - started
             return report
         points = [Point(*p) for p in baseline['points']]
-        candidates = list(self.candidates(points))
+        candidates = list(self.candidates(points, {
+            step.index: step.unit.roles for step in scenario.steps}))
         if self.limit is not None:
             candidates = candidates[:self.limit]
         self.say('%s: %d race points in move steps, %d interleavings'
@@ -225,10 +239,17 @@ class Explorer(object):
         report.seconds = time.monotonic() - started
         return report
 
-    def candidates(self, points):
+    def candidates(self, points, roles=None):
+        """The injections to try at ``points``.
+
+        ``roles`` maps a step's index to its kind's roles (source and
+        destination when not given).
+        """
+        roles = roles or {}
         singles = [Injection(point, task, hosts)
                    for point in points for task in self.tasks
-                   for hosts in ORDERS]
+                   for hosts in orders(roles.get(point.step,
+                                                 ('source', 'dest')))]
         if self.depth == 1:
             return [(single,) for single in singles]
         return [(a, b) for a, b in itertools.combinations(singles, 2)

@@ -158,6 +158,20 @@ class TestAllocationsWhereServerIs(testing.TestCase):
                      servers=[('vm1', 'ACTIVE', 'src')])
         self.assertEqual([], allocations_where_server_is(snap))
 
+    def test_holds_for_the_source_of_an_evacuation_until_it_cleans_up(self):
+        # The evacuated server holds its source too until the source's
+        # compute starts (_destroy_evacuated_instances completes it).
+        snap = build({'vm1': {'src': SMALL, 'dst': SMALL}},
+                     servers=[('vm1', 'SHUTOFF', 'dst')],
+                     migrations=[('vm1', 'done', 'src', 'dst',
+                                  'evacuation')])
+        self.assertEqual([], allocations_where_server_is(snap))
+        completed = build({'vm1': {'src': SMALL, 'dst': SMALL}},
+                          servers=[('vm1', 'SHUTOFF', 'dst')],
+                          migrations=[('vm1', 'completed', 'src', 'dst',
+                                       'evacuation')])
+        self.assertEqual(1, len(allocations_where_server_is(completed)))
+
     def test_holds_during_verify_resize(self):
         self.assertEqual(
             [], allocations_where_server_is(verify_resize()))
@@ -489,6 +503,13 @@ class FakeRace(object):
         self.record = True
 
 
+class FakeServices(object):
+    """No compute is forced down."""
+
+    def forced_down_hosts(self):
+        return set()
+
+
 class FakeCloud(object):
     """Runs "periodics" by swapping in the next snapshot.
 
@@ -501,6 +522,7 @@ class FakeCloud(object):
         self.after = after
         self.computes = dict.fromkeys(computes)
         self.race = FakeRace()
+        self.services = FakeServices()
         self.ran = []
         self.restored = 0
         self._in_trial = False

@@ -49,7 +49,9 @@ COLD_MOVE_POINTS = frozenset((
     'migration.status=error', 'migration.status=failed'))
 # A live migration: the conductor's LiveMigrationTask checks both hosts
 # and the source drives the rest from its executor (_do_live_migration,
-# _post_live_migration, or _rollback_live_migration on failure).
+# _post_live_migration, or _rollback_live_migration on failure, which asks
+# the destination to drop a NUMA guest's claim); an abort or force-complete
+# request reaches the source while it runs.
 LIVE_MOVE_POINTS = frozenset((
     'conductor.live_migrate_instance', 'conductor.LiveMigrationTask',
     'scheduler.select_destinations', 'scheduler.update_instance_info',
@@ -57,7 +59,9 @@ LIVE_MOVE_POINTS = frozenset((
     'pre_live_migration', 'live_migration', '_do_live_migration',
     '_post_live_migration', 'post_live_migration_at_destination',
     '_rollback_live_migration', 'rollback_live_migration_at_destination',
-    'remove_volume_connection', 'instance.host',
+    'drop_move_claim_at_destination', 'live_migration_abort',
+    'live_migration_force_complete', 'remove_volume_connection',
+    'instance.host',
     'migration.status=accepted', 'migration.status=queued',
     'migration.status=preparing', 'migration.status=running',
     'migration.status=completed', 'migration.status=error',
@@ -112,6 +116,9 @@ class State(object):
         self.deleted = set()
         self.stopped = set()   # hosts whose compute is stopped
         self.moved = set()     # servers that have had a migration
+        # Server -> its state before a resize or migration (active or
+        # shutoff): confirm and revert put it back.
+        self.before_move = {}
         # Virtual seconds advanced so far, and when each stopped compute
         # stopped: Nova sees a compute down once service_down_time has
         # passed since its last heartbeat (at the latest, its stop).

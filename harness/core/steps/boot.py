@@ -13,10 +13,12 @@ class Boot(base.ServerOperation):
     fields = ('server', 'flavor', 'host', 'image')
     required = ('server', 'flavor')
     resting = {'status': 'ACTIVE'}
+    # A build that fails on its host goes back to the conductor
+    # (build_instances) for an alternate: a reschedule.
     points = frozenset((
         'conductor.schedule_and_build_instances', 'build_and_run_instance',
-        'scheduler.select_destinations', 'scheduler.update_instance_info',
-        'instance.host'))
+        'conductor.build_instances', 'scheduler.select_destinations',
+        'scheduler.update_instance_info', 'instance.host'))
 
     def parse(self, check, value, scenario, state, error):
         args = self.server_args(check, value)

@@ -9,10 +9,13 @@ class Migrate(base.ColdMove):
 
     def parse(self, check, value, scenario, state, error):
         args = self.server_args(check, value)
-        base.needs(check, state, args['server'], ('active',), 'migrate')
+        # Nova moves ACTIVE and STOPPED servers (compute/api.py resize).
+        base.needs(check, state, args['server'], ('active', 'shutoff'),
+                   'migrate')
         if args.get('host') is not None:
             check.known(args['host'], scenario.hosts, 'host')
         if not error:
+            state.before_move[args['server']] = state.servers[args['server']]
             state.servers[args['server']] = 'verify'
         state.moved.add(args['server'])
         return args

@@ -10,9 +10,12 @@ class Resize(base.ColdMove):
 
     def parse(self, check, value, scenario, state, error):
         args = self.server_args(check, value)
-        base.needs(check, state, args['server'], ('active',), 'resize')
+        # Nova moves ACTIVE and STOPPED servers (compute/api.py resize).
+        base.needs(check, state, args['server'], ('active', 'shutoff'),
+                   'resize')
         check.known(args['flavor'], scenario.flavors, 'flavor')
         if not error:
+            state.before_move[args['server']] = state.servers[args['server']]
             state.servers[args['server']] = 'verify'
         # A resize that fails on a compute has a migration (in error) too.
         state.moved.add(args['server'])

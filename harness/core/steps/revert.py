@@ -18,7 +18,11 @@ class Revert(base.ServerOperation):
         args = self.server_args(check, value)
         base.needs(check, state, args['server'], ('verify',), 'revert')
         if not error:
-            state.servers[args['server']] = 'active'
+            # A stopped server stays stopped (compute/manager.py
+            # confirm_resize: power_state SHUTDOWN; finish_revert_resize:
+            # old_vm_state STOPPED).
+            state.servers[args['server']] = state.before_move.pop(
+                args['server'], 'active')
         return args
 
     def run(self, cloud, args):
