@@ -18,17 +18,21 @@ import fixtures  # noqa: E402
 
 from nova.compute import rpcapi as compute_rpcapi  # noqa: E402
 from nova import context  # noqa: E402
+from nova import exception  # noqa: E402
 from nova import objects  # noqa: E402
 from nova.tests import fixtures as nova_fixtures  # noqa: E402
 from nova.tests.functional import fixtures as func_fixtures  # noqa: E402
 
 from harness.cloud import activity  # noqa: E402
 from harness.cloud import checkpoint  # noqa: E402
-# Registers nova.virt.harness_faults, the drivers of hosts with 'fail:'.
 from harness.cloud import clock as clock_mod  # noqa: E402
-from harness.cloud import faults  # noqa: E402,F401
+# Also registers nova.virt.harness_faults, the drivers of hosts with
+# 'fail:'.
+from harness.cloud import faults  # noqa: E402
+from harness.cloud import perhost  # noqa: E402
 from harness.cloud import race as race_mod  # noqa: E402
 from harness.cloud import servers  # noqa: E402
+from harness.cloud import services  # noqa: E402
 from harness.cloud import snapshot_reader  # noqa: E402
 from harness.core import errors  # noqa: E402
 from harness.core import hooks  # noqa: E402
@@ -113,6 +117,9 @@ class Cloud(fixtures.Fixture):
         self.api.microversion = 'latest'
         self.activity = self.useFixture(activity.Activity())
         self.race = self.useFixture(race_mod.RacePoints(self))
+        # Faults a test arms on a running compute (a driver method or a
+        # claim that fails); see harness.cloud.faults.
+        self.faults = self.useFixture(faults.InjectedFaults(self))
         self.computes = {}
         self._libvirt_hosts = None
         self._host_mappings = {}
@@ -131,6 +138,7 @@ class Cloud(fixtures.Fixture):
             self.clock.add_service(name, service)
             self.race.attach(service)
         self.servers = servers.ServerOps(self)
+        self.services = services.ServiceOps(self)
         self.reader = snapshot_reader.SnapshotReader(self)
         hooks.notify('cloud_started', self)
 
@@ -188,8 +196,12 @@ class Cloud(fixtures.Fixture):
         ctxt = context.get_admin_context()
         cell = self.env.cells.cell_mappings[nova_env.CELL1_NAME]
         # The host mapping must exist before the compute starts, as
-        # `nova-manage cell_v2 discover_hosts` would have made it.
-        if host not in self._host_mappings:
+        # `nova-manage cell_v2 discover_hosts` would have made it. Looked
+        # up, not remembered: deleting a compute service destroys it.
+        try:
+            self._host_mappings[host] = objects.HostMapping.get_by_host(
+                ctxt, host)
+        except exception.HostMappingNotFound:
             mapping = objects.HostMapping(
                 context=ctxt, host=host, cell_mapping=cell)
             mapping.create()
@@ -229,27 +241,51 @@ class Cloud(fixtures.Fixture):
         """Hosts whose compute was stopped and not started again."""
         return sorted(self._stopped)
 
-    def restart_compute(self, host, keep_hypervisor_state=True):
+    def restart_compute(self, host, keep_hypervisor_state=True,
+                        config=None):
         """Stop and start nova-compute on ``host`` with a new manager.
 
         The compute node keeps its UUID (its record stays in the cell DB).
         With ``keep_hypervisor_state`` the guests defined on the hypervisor
         survive, as they do across a real nova-compute restart.
+
+        :param config: ``{section: {option: value}}`` (``DEFAULT`` or
+            ``compute``), host-local options (``harness.cloud.perhost``)
+            the compute starts with on top of its own, and keeps for its
+            later starts, as an edited ``nova.conf`` would. A start Nova
+            refuses (``InvalidConfiguration``) raises ``OperationFailed``
+            and leaves the compute stopped.
         """
         if host in self.computes:
             self.stop_compute(host)
         if host not in self._stopped:
             raise errors.UnknownName('no compute %r was started' % host)
-        old = self._stopped.pop(host)
+        if config:
+            self._reconfigure(host, config)
+        old = self._stopped[host]
         libvirt_hosts = self._libvirt_hosts
-        if libvirt_hosts is not None and libvirt_hosts.has(host):
-            with libvirt_hosts.restarting(host, old, keep_hypervisor_state):
-                service = self._start_compute_service(host)
-            libvirt_hosts.started(host, service)
-        else:
-            driver = old.manager.driver if keep_hypervisor_state else None
-            service = self._start_compute_service(host, keep_driver=driver)
+        try:
+            if libvirt_hosts is not None and libvirt_hosts.has(host):
+                with libvirt_hosts.restarting(host, old,
+                                              keep_hypervisor_state):
+                    service = self._start_compute_service(host)
+                libvirt_hosts.started(host, service)
+            else:
+                driver = old.manager.driver if keep_hypervisor_state \
+                    else None
+                service = self._start_compute_service(host,
+                                                      keep_driver=driver)
+        except exception.InvalidConfiguration as exc:
+            raise errors.OperationFailed(
+                'nova-compute on %s refused to start: %s' % (host, exc))
+        del self._stopped[host]
         self._running(host, service)
+        # It reports in as it starts (Nova's first report_state comes 5 s,
+        # INITIAL_REPORTING_DELAY, after the start; the clock's only after
+        # report_interval): until then the API would still see a compute
+        # that was down past service_down_time as down, and delete its
+        # servers locally. The loader's State sees it up at once.
+        service.servicegroup_api._driver._report_state(service)
         # What was cast to it while it was down, as a message bus would
         # hand it over now; waited for, so the next step starts at rest.
         if self.casts.deliver(host):
@@ -258,6 +294,18 @@ class Cloud(fixtures.Fixture):
                 lambda: 'after the casts queued for %s while stopped' % host)
             self.race.check()
         return service
+
+    def _reconfigure(self, host, config):
+        """Give ``host`` its changed config before it starts again."""
+        libvirt_hosts = self._libvirt_hosts
+        if libvirt_hosts is not None and libvirt_hosts.has(host):
+            libvirt_hosts.reconfigure(host, config)
+            return
+        conf = perhost.installed() or self.useFixture(perhost.PerHostConf())
+        conf.update_host(host, {
+            (None if group == 'DEFAULT' else group, name): value
+            for group, options in config.items()
+            for name, value in options.items()})
 
     # -- periodic tasks -------------------------------------------------
 

@@ -29,8 +29,10 @@ CONF = nova.conf.CONF
 # grepping Nova for the options below): the driver's CPU sets, reserved
 # memory and inventory; hardware's CPU sets and reserved pages; the
 # tracker's ratios and reserved usage; the base driver's ratios; the host's
-# file-backed memory checks.
+# file-backed memory checks; the fake driver's inventory (its reserved
+# memory), for fake hosts started with their own config.
 MODULES = (
+    'nova.virt.fake',
     'nova.virt.libvirt.driver',
     'nova.virt.libvirt.host',
     'nova.virt.hardware',
@@ -47,21 +49,23 @@ OPTIONS = {
     'compute': frozenset(['cpu_dedicated_set', 'cpu_shared_set']),
 }
 
-_HOST_CLASSES = None
+# Filled on first use (Nova's classes are imported late); a dict changed in
+# place, so that the module's namespace stays as imported.
+_HOST_CLASSES = {}
 
 
 def _host_classes():
-    global _HOST_CLASSES
-    if _HOST_CLASSES is None:
+    classes = _HOST_CLASSES.get('classes')
+    if classes is None:
         from nova.compute import manager
         from nova.compute import resource_tracker
         from nova.virt.libvirt import driver
-        _HOST_CLASSES = (
+        classes = _HOST_CLASSES['classes'] = (
             (manager.ComputeManager, lambda obj: obj.host),
             (resource_tracker.ResourceTracker, lambda obj: obj.host),
             (driver.LibvirtDriver, lambda obj: obj.virtapi._compute.host),
         )
-    return _HOST_CLASSES
+    return classes
 
 
 def current_host(depth=1):
@@ -126,6 +130,17 @@ class _HostConf(object):
         return self.__getattr__(name)
 
 
+def installed():
+    """The ``PerHostConf`` in place now, or ``None``.
+
+    A cloud has one: the first of its fake hosts started with its own
+    config or of its profiled hosts puts it in place, the others share it.
+    """
+    from nova.compute import resource_tracker
+    proxy = resource_tracker.CONF
+    return proxy._fixture if isinstance(proxy, _HostConf) else None
+
+
 class PerHostConf(fixtures.Fixture):
     """Let each compute host have its own value of the ``OPTIONS``.
 
@@ -153,6 +168,15 @@ class PerHostConf(fixtures.Fixture):
                 raise ValueError('[%s] %s is not a per-host option'
                                  % (group or 'DEFAULT', name))
         self.overrides[host] = dict(values)
+        self._index()
+
+    def update_host(self, host, values):
+        """Change some of ``host``'s own values, keeping the others."""
+        merged = dict(self.overrides.get(host, {}))
+        merged.update(values)
+        self.set_host(host, merged)
+
+    def _index(self):
         self.overridden = {}
         for host_values in self.overrides.values():
             for group, name in host_values:
