@@ -54,6 +54,7 @@ import time
 from urllib import parse as urlparse
 
 import fixtures
+from neutronclient.common import exceptions as neutron_client_exc
 import wsgi_intercept
 
 from nova import exception
@@ -103,9 +104,10 @@ def driver_name(method):
 class Fault(object):
     """One armed fault: ``method`` on ``host`` fails ``times`` calls."""
 
-    def __init__(self, host, method, times):
+    def __init__(self, host, method, times, network=False):
         self.host = host
         self.method = method
+        self.network = network
         self.remaining = times
         # The methods that raised, one entry per failed call.
         self.fired = []
@@ -124,6 +126,9 @@ class Fault(object):
 
     def _error(self, called):
         reason = 'injected fault (%s) on %s' % (called, self.host)
+        if self.network:
+            return neutron_client_exc.NeutronClientException(
+                message=reason, status_code=500)
         if self.method == names.CLAIM_FAULT:
             return exception.ComputeResourcesUnavailable(reason=reason)
         if self.method in PRE_CHECKS:
@@ -305,6 +310,22 @@ class InjectedFaults(fixtures.Fixture):
                 fault.patch(manager.rt, claim)
         else:
             fault.patch(manager.driver, method)
+        self.armed.append(fault)
+        return fault
+
+    def arm_network(self, method, times=1):
+        """Make the network service's ``method`` fail ``times`` calls.
+
+        ``method`` is one of ``names.NETWORK_FAULTS``, a call Nova makes to
+        Neutron (its stand-in here), which then answers as a failing
+        Neutron server does (a 500 from the client).
+        """
+        if method not in names.NETWORK_FAULTS:
+            raise errors.HarnessError(
+                'cannot fail network call %r; known: %s'
+                % (method, ', '.join(names.NETWORK_FAULTS)))
+        fault = Fault('the network service', method, times, network=True)
+        fault.patch(self._cloud.neutron, method)
         self.armed.append(fault)
         return fault
 

@@ -71,17 +71,20 @@ class ServerOps(object):
 
     # -- the operations ---------------------------------------------------
 
-    def boot(self, name, flavor, host=None, image=None):
+    def boot(self, name, flavor, host=None, image=None, port=False):
         """Boot ``name`` with ``flavor``, on ``host`` if given; wait ACTIVE.
 
         ``host`` goes in the request (microversion 2.74) so the scheduler
         still checks that the host fits, as it would for a real admin.
+        ``port``: one port on the network stand-in's network (none
+        otherwise).
         """
         if name in self.uuids:
             raise errors.HarnessError('a server named %r exists' % name)
         body = {'server': {
             'name': name, 'flavorRef': flavor,
-            'networks': 'none'}}
+            'networks': [{'uuid': self._cloud.neutron.network_1['id']}]
+            if port else 'none'}}
         if host:
             body['server']['host'] = host
         body['server']['imageRef'] = self._cloud.image_ref(image)

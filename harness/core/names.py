@@ -36,6 +36,13 @@ DRIVER_FAULTS = (
     'rollback_live_migration_at_destination') + FAULT_METHODS
 CLAIM_FAULT = 'claim'
 FAULTS = DRIVER_FAULTS + (CLAIM_FAULT,)
+# The network service's calls a ``fault`` step may make fail, at Nova's
+# Neutron stand-in (harness.cloud.faults): port binding create, activate,
+# delete; port create, update, delete. Each raises the client's error for
+# a 500, as a failing Neutron server answers.
+NETWORK_FAULTS = ('create_port_binding', 'activate_port_binding',
+                  'delete_port_binding', 'create_port', 'update_port',
+                  'delete_port')
 # A ``fault`` step may instead make Placement answer a request with an
 # error (harness.cloud.faults.PlacementFaults): ``METHOD /path`` with
 # ``*`` for one segment, and the status it gets.

@@ -76,6 +76,33 @@ class TestFaultStep(testing.TestCase):
         self.refused("  - fault: {host: h1, method: spawn, times: x}\n",
                      'fault.times', 'expected a whole number')
 
+    def test_a_network_call_and_a_placement_request_load(self):
+        loaded = _load("  - fault: {network: create_port_binding}\n"
+                       "  - fault: {placement: 'PUT /allocations/*', "
+                       "status: 500, times: 2}\n"
+                       "  - boot: {server: vm1, flavor: small, port: true}\n")
+        self.assertEqual(
+            [{'network': 'create_port_binding', 'times': 1},
+             {'placement': 'PUT /allocations/*', 'status': 500,
+              'times': 2}],
+            [step.args for step in loaded.steps[:2]])
+        self.assertEqual(
+            ['fault: network create_port_binding',
+             'fault: Placement 500 on PUT /allocations/* (2 times)'],
+            [step.label for step in loaded.steps[:2]])
+
+    def test_bad_network_and_placement_faults_are_refused(self):
+        self.refused("  - fault: {network: reboot_router}\n",
+                     'fault.network', "cannot fail network call",
+                     'update_port')
+        self.refused("  - fault: {placement: 'FETCH /allocations'}\n",
+                     'fault.placement', 'expected "METHOD /path"')
+        self.refused("  - fault: {placement: 'PUT /allocations/*', "
+                     "status: 404}\n",
+                     'fault.status', 'answer 409 or 500')
+        self.refused("  - boot: {server: vm1, flavor: small, port: 1}\n",
+                     'boot.port', 'expected true or false')
+
     def test_a_fault_cannot_be_expected_to_fail(self):
         self.refused("  - fault: {host: h1, method: spawn}\n"
                      "    error: boom\n",

@@ -1,16 +1,20 @@
-"""``boot: {server, flavor, host?, image?}``: create a server, wait for ACTIVE.
+"""``boot: {server, flavor, host?, image?, port?}``: create a server, wait
+for ACTIVE.
 
 ``image`` names one of the scenario's ``images:`` (the image stand-in's
-default image otherwise).
+default image otherwise); ``port: true`` gives the server a port on the
+network stand-in's network (no network otherwise), so its moves bind
+ports and a ``fault: {network: ...}`` can meet them.
 """
 
+from harness.core import errors
 from harness.core import names
 from harness.core.steps import base
 
 
 class Boot(base.ServerOperation):
     name = 'boot'
-    fields = ('server', 'flavor', 'host', 'image')
+    fields = ('server', 'flavor', 'host', 'image', 'port')
     required = ('server', 'flavor')
     resting = {'status': 'ACTIVE'}
     # A build that fails on its host goes back to the conductor
@@ -31,6 +35,10 @@ class Boot(base.ServerOperation):
         check.known(args['flavor'], scenario.flavors, 'flavor')
         if args.get('host') is not None:
             check.known(args['host'], scenario.hosts, 'host')
+        port = args.get('port')
+        if port is not None and not isinstance(port, bool):
+            check.fail('port', 'expected true or false, got %s'
+                       % errors.show(args['port']))
         if args.get('image') is not None:
             check.known(args['image'], scenario.images, 'image',
                         noun='image')
@@ -43,7 +51,8 @@ class Boot(base.ServerOperation):
 
     def run(self, cloud, args):
         cloud.servers.boot(args['server'], args['flavor'],
-                           host=args.get('host'), image=args.get('image'))
+                           host=args.get('host'), image=args.get('image'),
+                           port=bool(args.get('port')))
 
 
 KIND = Boot()

@@ -1,5 +1,9 @@
 """``fault: {host, method, times?}``: arm a fault on a running compute.
 
+Or ``fault: {network: <call>, times?}``: the network service's call
+(``names.NETWORK_FAULTS``: create_port_binding, update_port, ...) fails
+at Nova's Neutron stand-in, as a failing Neutron server answers.
+
 Or ``fault: {placement: 'METHOD /path', status?, times?}``: Placement
 answers the next ``times`` such requests with ``status`` (409, a
 generation conflict with Placement's ``placement.concurrent_update`` code,
@@ -29,6 +33,16 @@ class Fault(base.StepKind):
         check.mapping(value, 'the step')
         if 'placement' in value:
             return self._parse_placement(check, value)
+        if 'network' in value:
+            check.keys(value, ('network', 'times'), required=('network',))
+            call = check.string(value['network'], 'network')
+            if call not in names.NETWORK_FAULTS:
+                check.fail('network', 'cannot fail network call %r; '
+                           'known: %s' % (call,
+                                          ', '.join(names.NETWORK_FAULTS)))
+            times = value.get('times', 1)
+            check.integer(times, 'times', minimum=1)
+            return {'network': call, 'times': times}
         check.keys(value, ('host', 'method', 'times'),
                    required=('host', 'method'))
         host = check.known(value['host'], scenario.hosts, 'host')
@@ -63,12 +77,17 @@ class Fault(base.StepKind):
 
     def label(self, args):
         times = '' if args['times'] == 1 else ' (%d times)' % args['times']
+        if 'network' in args:
+            return 'fault: network %s%s' % (args['network'], times)
         if 'placement' in args:
             return 'fault: Placement %d on %s%s' % (
                 args['status'], args['placement'], times)
         return 'fault %s on %s%s' % (args['method'], args['host'], times)
 
     def run(self, cloud, args):
+        if 'network' in args:
+            return cloud.faults.arm_network(args['network'],
+                                            times=args['times'])
         if 'placement' in args:
             return cloud.faults.arm_placement(
                 args['placement'], status=args['status'],
