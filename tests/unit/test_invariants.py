@@ -687,10 +687,12 @@ within_capacity = _texts(invariants.within_capacity)
 
 class Step(object):
 
-    def __init__(self, index, kind='boot', args=None):
+    def __init__(self, index, kind='boot', args=None, error=None):
         self.index = index
         self.kind = kind
         self.args = args or {}
+        # The error: text a step expects its operation to fail with.
+        self.error = error
 
 
 class Scenario(object):
@@ -858,3 +860,16 @@ class TestChecker(testing.TestCase):
              'update_available_resource the tracker of src counts 512 '
              'memory_mb_used (MEMORY_MB) beyond the reserved amount'],
             problems)
+
+
+class TestReconciledBy(testing.TestCase):
+
+    def test_a_start_nova_refused_reconciles_nothing(self):
+        cloud = FakeCloud(None, computes=('src',))
+        started = Step(1, 'start_compute', {'host': 'src'})
+        refused = Step(1, 'start_compute', {'host': 'src'},
+                       error='refused to start')
+        self.assertEqual({'src'}, invariants.Checker._hosts_reconciled_by(
+            started, cloud))
+        self.assertEqual(set(), invariants.Checker._hosts_reconciled_by(
+            refused, cloud))
