@@ -1,0 +1,66 @@
+"""LP#1713786 put back into Nova: a failed evacuation claim keeps dst's part.
+
+Its reintroduction fixture, for ``harness reproduce 1713786``, the bite
+proof (tests/regressions/test_bites.py) and ``--reintroduce 1713786``;
+the bug's story and scenarios are in ``lp1713786.yaml`` next to it.
+"""
+
+import threading
+
+import fixtures
+
+from harness.bugs import base
+
+
+class FailedEvacuationClaimKeepsAllocation(base.Reintroduction):
+    """LP#1713786 as it was: a failed evacuation claim left dst's part.
+
+    Fixed by 5bc137f7ebc266f8a73d6febc7c10d8d648924e0 ("Remove dest node
+    allocation if evacuate MoveClaim fails", master; 21d7f8b11f on
+    stable/pike). The fix added, to ``ComputeManager.rebuild_instance``'s
+    handler of ``ComputeResourcesUnavailable`` from the rebuild claim
+    (after the migration is set 'failed'), a
+    ``delete_allocation_for_evacuated_instance(..., node_type=
+    'destination')``. Before it, that handler only set the migration
+    failed, notified and aborted.
+
+    This fixture undoes that addition: when
+    ``_do_rebuild_instance_with_claim`` raises
+    ``ComputeResourcesUnavailable``, the resource tracker's next
+    ``delete_allocation_for_evacuated_instance`` (the handler's) does
+    nothing. A failure of anything else (the other handler's delete) and
+    the source's cleanup run as today.
+    """
+
+    def _setUp(self):
+        from nova.compute import manager
+        from nova.compute import resource_tracker
+        from nova import exception
+
+        state = threading.local()
+        real_rebuild = manager.ComputeManager._do_rebuild_instance_with_claim
+        real_delete = resource_tracker.ResourceTracker.\
+            delete_allocation_for_evacuated_instance
+
+        def _do_rebuild_instance_with_claim(compute, *args, **kwargs):
+            state.claim_failed = False
+            try:
+                return real_rebuild(compute, *args, **kwargs)
+            except exception.ComputeResourcesUnavailable:
+                state.claim_failed = True
+                raise
+
+        def delete_allocation_for_evacuated_instance(rt, *args, **kwargs):
+            if getattr(state, 'claim_failed', False):
+                state.claim_failed = False
+                return None
+            return real_delete(rt, *args, **kwargs)
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.compute.manager.ComputeManager.'
+            '_do_rebuild_instance_with_claim',
+            _do_rebuild_instance_with_claim))
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.compute.resource_tracker.ResourceTracker.'
+            'delete_allocation_for_evacuated_instance',
+            delete_allocation_for_evacuated_instance))
