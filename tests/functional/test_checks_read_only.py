@@ -16,8 +16,6 @@ proved for every scenario of the suite by ``ScenarioTestCase``
 import glob
 import os
 
-import ddt
-
 from harness.cloud import reuse
 from harness.core import invariants
 from harness.core import problems as problems_mod
@@ -112,11 +110,17 @@ class _AtRunDone(object):
         self.done.append('checked')
 
 
-@ddt.ddt
-class TestFindings(testing.TestCase):
+class _FailsAlike(object):
+    """One finding file (``finding``) fails alike with and without checks.
 
-    @ddt.data(*[_Finding(path) for path in FINDINGS])
-    def test_fails_alike_with_and_without_invariants(self, finding):
+    One generated class per file (``TestFinding<Name>``), so stestr
+    spreads them over its workers.
+    """
+
+    finding = None
+
+    def test_fails_alike_with_and_without_invariants(self):
+        finding = self.finding
         # One cloud for both runs, put back to its checkpoint in between.
         pool = self.useFixture(reuse.CloudPool())
         for scenario in scenario_mod.load(finding.path):
@@ -135,6 +139,18 @@ class TestFindings(testing.TestCase):
                 _records(p for p in checked.failed[0].problems
                          if p.check in expected_keys))
             self.assertTrue(any(p.accounting for p in first.problems))
+
+
+def _load_all():
+    for path in FINDINGS:
+        finding = _Finding(path)
+        name = 'TestFinding' + ''.join(
+            part.title() for part in finding.__name__.split('_'))
+        globals()[name] = type(name, (_FailsAlike, testing.TestCase), {
+            'finding': finding, '__module__': __name__})
+
+
+_load_all()
 
 
 def _records(problems):
