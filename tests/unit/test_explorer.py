@@ -40,6 +40,18 @@ class TestCandidates(testing.TestCase):
         self.assertTrue(all(c[0].task == 'update_available_resource'
                             for c in plan))
 
+    def test_a_kind_without_a_migration_is_tried_on_the_server_host(self):
+        # A rebuild's or unshelve's points: no migration names a source
+        # or destination; the server's own host takes the periodic.
+        self.assertEqual((('server_host',),),
+                         explorer.orders(('server_host',)))
+        self.assertEqual(explorer.ORDERS,
+                         explorer.orders(('source', 'dest')))
+        plan = explorer.Explorer(workers=1).candidates(
+            self.points, roles={2: ('server_host',)})
+        self.assertEqual(1 + 4, len(plan))
+        self.assertEqual(('server_host',), plan[0][0].hosts)
+
     def test_more_tasks_multiply_the_plan(self):
         plan = explorer.Explorer(
             tasks=['_poll_unconfirmed_resizes'], workers=1).candidates(
