@@ -113,8 +113,8 @@ class _AtRunDone(object):
 class _FailsAlike(object):
     """One finding file (``finding``) fails alike with and without checks.
 
-    One generated class per file (``TestFinding<Name>``), so stestr
-    spreads them over its workers.
+    One generated class per file (``TestFinding_<file stem>``), so
+    stestr spreads them over its workers.
     """
 
     finding = None
@@ -144,8 +144,8 @@ class _FailsAlike(object):
 def _load_all():
     for path in FINDINGS:
         finding = _Finding(path)
-        name = 'TestFinding' + ''.join(
-            part.title() for part in finding.__name__.split('_'))
+        # The file's stem as it is, so ``stestr run lp1848343`` finds it.
+        name = 'TestFinding_%s' % finding.__name__
         globals()[name] = type(name, (_FailsAlike, testing.TestCase), {
             'finding': finding, '__module__': __name__})
 
