@@ -5,10 +5,6 @@ proof (tests/regressions/test_bites.py) and ``--reintroduce 1715182``;
 the bug's story and scenarios are in ``lp1715182.yaml`` next to it.
 """
 
-import sys
-
-import fixtures
-
 from harness.bugs import base
 
 
@@ -37,21 +33,6 @@ class RollbackKeepsDestAllocation(base.Reintroduction):
     def _setUp(self):
         from nova.compute import manager
 
-        real = manager.ComputeManager._revert_allocation
-        manager_file = manager.__file__
-        patch_file = sys.modules[fixtures.MonkeyPatch.__module__].__file__
-
-        def _revert_allocation(obj, *args, **kwargs):
-            # The nearest frame outside fixtures' MonkeyPatch.
-            frame = sys._getframe(1)
-            while frame.f_code.co_filename == patch_file:
-                frame = frame.f_back
-            caller = frame.f_code
-            if (caller.co_filename == manager_file
-                    and caller.co_name == '_rollback_live_migration'):
-                return False
-            return real(obj, *args, **kwargs)
-
-        self.useFixture(fixtures.MonkeyPatch(
-            'nova.compute.manager.ComputeManager._revert_allocation',
-            _revert_allocation))
+        self.useFixture(base.SkippedWhenCalledFrom(
+            manager.ComputeManager, '_revert_allocation', manager,
+            ('_rollback_live_migration',), result=False))
