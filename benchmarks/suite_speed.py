@@ -14,6 +14,19 @@ time with the fewest workers over the wall time with the most.
 A small VM's speed drifts over minutes; with ``--rounds N`` the worker
 counts take turns N times and the speed-up is that of the median walls.
 
+With ``--clouds`` it compares instead, on two workers, the suite with a
+cloud per test (``HARNESS_KEEP_CLOUDS=0``) and on kept clouds (the
+default: a scenario test runs on the cloud the test before it left, put
+back to its checkpoint, when the shapes match; ``harness.cloud.reuse``),
+then times Nova's own ``ServerMovingTests.test_resize_confirm`` in a
+child process (``--nova-runs`` times, median). It prints both walls and
+their ratio, the mean time per scenario test (``test_scenarios`` and the
+bug scenarios of ``test_regressions``) each way, and last
+``scenario/nova: X``, the kept clouds' mean scenario test over Nova's
+test (the goal is 0.35 or less).
+
+    python benchmarks/suite_speed.py --clouds --link-api-paste
+
 It asserts nothing: it prints figures. stestr balances workers by the
 test times it recorded before, so run the suite once first in a fresh
 clone (a run with no history splits the tests blind).
@@ -101,9 +114,19 @@ class MemoryWatch(threading.Thread):
             self.done.wait(self.interval)
 
 
-def summarise(stream_bytes):
-    """(tests, failed, sum of test durations) from a subunit v2 stream."""
-    durations, statuses = {}, {}
+#: Scenario tests: a scenario file's or a bug's scenario, one run each
+#: (with its run without checks).
+SCENARIO_TESTS = ('tests.functional.test_scenarios.',
+                  'tests.regressions.test_regressions.')
+
+
+def summarise(stream_bytes, durations=None):
+    """(tests, failed, sum of test durations) from a subunit v2 stream.
+
+    ``durations``, if given, is filled with each test's seconds by id.
+    """
+    durations = {} if durations is None else durations
+    statuses = {}
 
     def on_test(test):
         statuses[test['id']] = test['status']
@@ -121,7 +144,7 @@ def summarise(stream_bytes):
                                  if t in durations)
 
 
-def run_suite(workers, test_filter, random_order=False):
+def run_suite(workers, test_filter, random_order=False, env=None):
     cmd = [sys.executable, '-m', 'stestr', 'run', '--subunit',
            '--concurrency', str(workers)]
     if random_order:
@@ -130,18 +153,79 @@ def run_suite(workers, test_filter, random_order=False):
         cmd.append('--random')
     cmd.append(test_filter)
     started = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE,
+                            env=dict(os.environ, **(env or {})))
     watch = MemoryWatch(proc.pid)
     watch.start()
     out, _ = proc.communicate()
     wall = time.monotonic() - started
     watch.done.set()
     watch.join()
-    tests, failed, busy = summarise(out)
+    durations = {}
+    tests, failed, busy = summarise(out, durations)
+    scenario = [seconds for test_id, seconds in durations.items()
+                if test_id.startswith(SCENARIO_TESTS)]
     return {'workers': workers, 'wall': wall, 'tests': tests,
             'failed': failed, 'mean': busy / tests if tests else 0.0,
+            'scenario_tests': len(scenario),
+            'scenario_mean': (statistics.mean(scenario) if scenario
+                              else 0.0),
             'peaks_mb': sorted((kb / 1024.0 for kb in watch.peaks.values()),
                                reverse=True)}
+
+
+# Nova's test, timed in a child (its fixtures reset the global config a
+# kept cloud would run on); its answer is the last line it prints.
+NOVA_TIMING = """
+import sys
+sys.path.insert(0, %(benchmarks)r)
+import compare_nova
+if %(link)r:
+    compare_nova.link_api_paste()
+timed = compare_nova.run_nova(compare_nova.PAIRS[0][1])
+print('nova seconds: %%.3f' %% timed.wall)
+"""
+
+
+def time_nova(link_api_paste):
+    code = NOVA_TIMING % {'benchmarks': HERE, 'link': link_api_paste}
+    out = subprocess.run([sys.executable, '-c', code], cwd=ROOT,
+                         capture_output=True, text=True)
+    lines = [line for line in out.stdout.splitlines()
+             if line.startswith('nova seconds: ')]
+    if out.returncode or not lines:
+        raise SystemExit('Nova\'s test did not run (with --link-api-paste '
+                         'it finds its api-paste.ini):\n%s' % (
+                             out.stderr[-2000:]))
+    return float(lines[-1].split()[-1])
+
+
+def compare_clouds(args):
+    results = {}
+    for label, keep in (('a cloud per test', '0'), ('kept clouds', '1')):
+        result = run_suite(2, args.filter, args.random,
+                           env={'HARNESS_KEEP_CLOUDS': keep})
+        results[keep] = result
+        print('%s: %d tests, %d failed, wall %.1f s on 2 workers, mean '
+              '%.2f s per scenario test (%d), %.2f s per test' % (
+                  label, result['tests'], len(result['failed']),
+                  result['wall'], result['scenario_mean'],
+                  result['scenario_tests'], result['mean']), flush=True)
+        for test_id in result['failed']:
+            print('  failed: %s' % test_id)
+    nova = statistics.median(time_nova(args.link_api_paste)
+                             for _ in range(args.nova_runs))
+    before, after = results['0'], results['1']
+    print('nova ServerMovingTests.test_resize_confirm: %.2f s (median of '
+          '%d)' % (nova, args.nova_runs))
+    print('wall kept/new: %.2f (%.1f s -> %.1f s)' % (
+        after['wall'] / before['wall'], before['wall'], after['wall']))
+    print('scenario mean kept/new: %.2f (%.2f s -> %.2f s)' % (
+        after['scenario_mean'] / before['scenario_mean'],
+        before['scenario_mean'], after['scenario_mean']))
+    print('scenario/nova: %.2f (a cloud per test: %.2f)' % (
+        after['scenario_mean'] / nova, before['scenario_mean'] / nova))
+    return 1 if before['failed'] or after['failed'] else 0
 
 
 def main(argv=None):
@@ -154,7 +238,18 @@ def main(argv=None):
     parser.add_argument('--rounds', type=int, default=1,
                         help='run the worker counts in turn this many '
                         'times; figures are medians (default: 1)')
+    parser.add_argument('--clouds', action='store_true',
+                        help='compare a cloud per test with kept clouds '
+                        '(two workers) and time Nova\'s test_resize_confirm')
+    parser.add_argument('--nova-runs', type=int, default=3,
+                        help='with --clouds: runs of Nova\'s test '
+                        '(default: %(default)s)')
+    parser.add_argument('--link-api-paste', action='store_true',
+                        help='with --clouds: let Nova\'s test find its '
+                        'api-paste.ini (see compare_nova.py)')
     args = parser.parse_args(argv)
+    if args.clouds:
+        return compare_clouds(args)
     if any(n < 1 for n in args.workers):
         parser.error('--workers: each count must be 1 or more')
     if args.rounds < 1:

@@ -42,6 +42,9 @@ DEFAULT_DRIVER = 'fake.MediumFakeDriver'
 # The cloud set up in this process, if any: two would share Nova's global
 # config and fixtures, and the second fails deep inside them.
 _ALIVE = []
+# Pools that keep a cloud between tests (``reuse.shared_pool``): they give
+# it up when another cloud stands up.
+KEPT_BY = []
 
 
 class Cloud(fixtures.Fixture):
@@ -67,6 +70,8 @@ class Cloud(fixtures.Fixture):
         self.conf = conf or {}
 
     def setUp(self):
+        for pool in KEPT_BY:
+            pool.discard()
         # Before any fixture, so the error is this one and not a
         # fixtures.MultipleExceptions wrapping it.
         if _ALIVE:

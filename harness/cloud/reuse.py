@@ -29,18 +29,28 @@ A cloud is not kept when a run raised, stopped or restarted a compute
 (a new service object, or casts still queued), made a database nobody
 counts, or left Nova busy: the next run then gets a new cloud. Only one
 cloud is alive at a time (two would share Nova's global config).
+
+``shared_pool()`` is the process's pool, kept from one test to the next
+(the functional suite's scenario tests run on it): before each run on a
+kept cloud it proves every database back at the checkpoint byte for byte
+(``Checkpoint.verify``), and it gives its cloud up when anything else in
+the process stands a cloud up (``fixture.Cloud`` asks it to).
 """
 
 import contextlib
+import os
 
 import fixtures
 
 from nova import availability_zones
 from nova.compute import manager as compute_manager
 from nova.compute import resource_tracker
+from nova.compute import rpcapi as compute_rpcapi
 from nova import context
 from nova import objects
 from nova.scheduler import host_manager
+from nova.scheduler import utils as scheduler_utils
+from nova import service_auth
 
 from harness.cloud import activity as activity_mod
 from harness.cloud import checkpoint as checkpoint_mod
@@ -169,6 +179,37 @@ def _settle_compute(cloud, host, service, checkpoint):
                 manager.update_available_resource(cctxt, startup=True)
 
 
+# Nova's module globals that its code fills on first use (what their
+# modules' reset_globals() or reset_cache() empty): the cells, the compute
+# RPC router and version cap, the scheduler's group-policy support,
+# service auth, the availability zones' cache client.
+_LAZY_GLOBALS = (
+    (availability_zones, ('MC',)),
+    (context, ('CELL_CACHE', 'CELLS')),
+    (compute_rpcapi, ('NO_COMPUTES_WARNING', 'LAST_VERSION', '_ROUTER')),
+    (scheduler_utils, ('_SUPPORTS_AFFINITY', '_SUPPORTS_ANTI_AFFINITY',
+                       '_SUPPORTS_SOFT_AFFINITY',
+                       '_SUPPORTS_SOFT_ANTI_AFFINITY')),
+    (service_auth, ('_AUTHS', '_SESSIONS')),
+)
+
+
+def lazy_globals():
+    """The values of those globals now, to put back with ``set_globals``."""
+    return [(module, name, getattr(module, name))
+            for module, names in _LAZY_GLOBALS for name in names]
+
+
+def set_globals(saved):
+    """Put back what ``lazy_globals`` gave.
+
+    A kept cloud's next run fills them as its first run did, and nothing
+    a run filled outlives it (the leak check sees the process as it was).
+    """
+    for module, name, value in saved:
+        setattr(module, name, value)
+
+
 # What a fake driver's start (init_host) set, or its manager registered.
 _FAKE_DRIVER_WIRING = ('virtapi', '_host', '_nodes', 'host_status_base',
                        '_compute_event_callback')
@@ -192,7 +233,15 @@ class CloudPool(fixtures.Fixture):
     scenario's hosts and flavors; what the run leaves is put back to the
     checkpoint next time, or the cloud is torn down when it cannot be.
     ``made`` and ``reused`` count clouds stood up and runs on a kept one.
+
+    :param around_change: a context manager factory entered around every
+        stand-up and tear-down of the kept cloud (a pool kept between
+        tests tells the leak check, ``leaks.pool_changing``).
     """
+
+    def __init__(self, around_change=contextlib.nullcontext):
+        super().__init__()
+        self._around_change = around_change
 
     def _setUp(self):
         self._key = None
@@ -201,10 +250,18 @@ class CloudPool(fixtures.Fixture):
         self._checkpoint = None
         self.made = 0
         self.reused = 0
+        #: Whether the cloud of the last ``cloud()`` was a kept one.
+        self.last_was_kept = False
         self.addCleanup(self.discard)
 
     def discard(self):
         """Tear down the kept cloud, if any."""
+        if self._stack is None and self._checkpoint is None:
+            return
+        with self._around_change():
+            self._discard()
+
+    def _discard(self):
         stack, self._stack, self._cloud, self._key = (
             self._stack, None, None, None)
         if self._checkpoint is not None:
@@ -230,24 +287,20 @@ class CloudPool(fixtures.Fixture):
         if self._cloud is not None and key == self._key:
             try:
                 self._checkpoint.restore(self._cloud)
+                self._checkpoint.verify(self._cloud)
                 settle(self._cloud, self._checkpoint)
             except BaseException:
                 self.discard()
                 raise
             self.reused += 1
+            self.last_was_kept = True
         else:
-            self.discard()
-            stack = contextlib.ExitStack()
-            try:
-                cloud = stand_up(stack, scenario, test_id, cloud_kwargs,
-                                 fixtures)
-                settle(cloud)
-                self._checkpoint = checkpoint_mod.Checkpoint(cloud)
-            except BaseException:
-                stack.close()
-                raise
-            self._stack, self._cloud, self._key = stack, cloud, key
+            with self._around_change():
+                self._discard()
+                self._stand_up(key, scenario, test_id, cloud_kwargs,
+                               fixtures)
             self.made += 1
+            self.last_was_kept = False
         try:
             yield self._cloud
         except BaseException:
@@ -255,6 +308,21 @@ class CloudPool(fixtures.Fixture):
             raise
         if not self._reusable(self._cloud):
             self.discard()
+        else:
+            set_globals(self._lazy_globals)
+
+    def _stand_up(self, key, scenario, test_id, cloud_kwargs, fixtures):
+        stack = contextlib.ExitStack()
+        try:
+            cloud = stand_up(stack, scenario, test_id, cloud_kwargs,
+                             fixtures)
+            settle(cloud)
+            self._checkpoint = checkpoint_mod.Checkpoint(cloud)
+        except BaseException:
+            stack.close()
+            raise
+        self._stack, self._cloud, self._key = stack, cloud, key
+        self._lazy_globals = lazy_globals()
 
     def _reusable(self, cloud):
         return (self._checkpoint.matches(cloud)
@@ -262,3 +330,32 @@ class CloudPool(fixtures.Fixture):
                 and not cloud.race.failures
                 and cloud.activity.idle()
                 and nova_env.database_writes() is not None)
+
+
+#: Set to 0 to give every test a cloud of its own (as before kept clouds;
+#: ``benchmarks/suite_speed.py`` compares the two).
+KEEP_ENV = 'HARNESS_KEEP_CLOUDS'
+_SHARED = []
+
+
+def keeping():
+    """Whether tests share the process's kept cloud (``KEEP_ENV``)."""
+    return os.environ.get(KEEP_ENV, '1') != '0'
+
+
+def shared_pool(around_change=None):
+    """The process's pool, kept from one test to the next.
+
+    Made on first use; ``around_change``, if given, is its hook from now
+    on (see ``CloudPool``). It gives its cloud up before any other cloud
+    stands up in this process.
+    """
+    if not _SHARED:
+        pool = CloudPool()
+        pool.setUp()
+        cloud_mod.KEPT_BY.append(pool)
+        _SHARED.append(pool)
+    pool = _SHARED[0]
+    if around_change is not None:
+        pool._around_change = around_change
+    return pool

@@ -34,6 +34,14 @@ use) would hang later tests; each is reported once.
 eventlet's hub and its thread pool (``eventlet.tpool``) are the process's,
 started on first use and kept: they are never counted.
 
+A cloud kept between tests (``harness.cloud.reuse.shared_pool``) is the
+process's too while it is kept: what it patched, registered, started and
+made is not the test's. The pool changes what it keeps only inside
+``pool_changing()``, which takes an inventory just before and just after
+the change and moves the running check's starting inventory by what
+changed in between (and by nothing else): the test is judged by what it
+did on either side of the change, never by what the pool did.
+
 The temp dir is private to the process: on first use the fixture points
 ``tempfile.tempdir`` (and ``TMPDIR`` for child processes) at a fresh
 directory, removed at exit. The machine's ``/tmp`` is shared with other
@@ -46,6 +54,7 @@ for it.
 """
 
 import atexit
+import contextlib
 import operator
 import os
 import shutil
@@ -208,6 +217,24 @@ def _session():
     return _SESSION
 
 
+# The checks running now, innermost last (a test's, while it runs).
+_ACTIVE = []
+
+
+@contextlib.contextmanager
+def pool_changing():
+    """Around a change of what a process-wide pool keeps; see the top."""
+    check = _ACTIVE[-1] if _ACTIVE else None
+    if check is None:
+        yield
+        return
+    before = _Inventory(check._session, set(check._seen))
+    try:
+        yield
+    finally:
+        check._moved_by(before, _Inventory(check._session, set(check._seen)))
+
+
 def cost():
     """``(checks, seconds)`` spent by leak checks in this process."""
     if _SESSION is None:
@@ -233,19 +260,71 @@ class LeakCheck(fixtures.Fixture):
     def _setUp(self):
         started = time.perf_counter()
         self._session = _session()
-        self._conf = _conf_state()
-        self._namespaces = _namespaces()
-        self._patched = _eventlet_patched()
-        self._environ = dict(os.environ)
-        self._threads = set(threading.enumerate())
-        self._os_threads = set(sys._current_frames())
+        start = _Inventory(self._session, set())
+        self._conf = start.conf
+        self._namespaces = start.namespaces
+        self._patched = start.patched
+        self._environ = start.environ
+        self._threads = start.threads
+        self._os_threads = start.os_threads
         self._cwd = os.getcwd()
-        self._dirs = _dirs(self._session.tempdir)
+        self._dirs = start.dirs
         self._seen = set()
-        self._known = set(_pending_greenlets())
+        self._known = start.pending
         self._previous_trace = greenlet.settrace(self._trace)
+        _ACTIVE.append(self)
         self.addCleanup(self._check)
         self._session.seconds += time.perf_counter() - started
+
+    def _moved_by(self, before, after):
+        """Count what changed from ``before`` to ``after`` as found here.
+
+        What a kept cloud's stand-up or tear-down patched, registered,
+        set, started or made is the pool's (see the top); the rest of
+        the starting inventory stays the test's.
+        """
+        if self._conf is not None and before.conf is not None:
+            conf, groups, top = self._conf
+            groups = dict(groups)
+            for name in set(before.conf[1]) | set(after.conf[1]):
+                was, now = before.conf[1].get(name), after.conf[1].get(name)
+                if now is None:
+                    groups.pop(name, None)
+                elif was is None or not _same_opts(was, now):
+                    groups[name] = now
+            top = dict(top)
+            for key, value in after.conf[2].items():
+                old = before.conf[2][key]
+                if old is not value and old != value:
+                    top[key] = value
+            self._conf = conf, groups, top
+        owners = {id(owner): saved for owner, _l, saved, _m
+                  in before.namespaces}
+        changed = {}
+        for owner, _label, saved, _is_module in after.namespaces:
+            was = owners.get(id(owner))
+            if was is not None and was != saved:
+                changed[id(owner)] = (was, saved)
+        if changed:
+            namespaces = []
+            for owner, label, saved, is_module in self._namespaces:
+                if id(owner) in changed:
+                    saved = _moved(saved, *changed[id(owner)])
+                namespaces.append((owner, label, saved, is_module))
+            self._namespaces = namespaces
+        self._patched |= after.patched - before.patched
+        self._environ = _moved(self._environ, before.environ, after.environ)
+        self._threads |= after.threads - before.threads
+        self._os_threads |= after.os_threads - before.os_threads
+        self._known |= after.pending - before.pending
+        for where, names in after.dirs.items():
+            was = before.dirs.get(where, set())
+            self._dirs[where] = (
+                self._dirs.get(where, set()) - (was - names)) | (names - was)
+        # Greenlets first switched to during the change: the cloud's.
+        self._session.known.update(
+            g for g in (ref() for ref in after.seen - before.seen)
+            if g is not None and not g.dead)
 
     def _trace(self, event, args, _ref=weakref.ref):
         if event == 'switch' or event == 'throw':
@@ -257,6 +336,7 @@ class LeakCheck(fixtures.Fixture):
     def _check(self):
         started = time.perf_counter()
         greenlet.settrace(self._previous_trace)
+        _ACTIVE.remove(self)
         try:
             found = self._leaks()
         finally:
@@ -267,6 +347,13 @@ class LeakCheck(fixtures.Fixture):
                 % (len(found), '\n  '.join(found)))
 
     def _leaks(self):
+        found = self._state_leaks()
+        found += self._thread_leaks()
+        found += self._file_leaks()
+        return found
+
+    def _state_leaks(self):
+        """CONF, monkeypatches and the environment (undone when found)."""
         found = []
         found += self._conf_leaks()
         patched = _eventlet_patched() - self._patched
@@ -281,6 +368,10 @@ class LeakCheck(fixtures.Fixture):
         else:
             found += self._attribute_leaks()
         found += self._environ_leaks()
+        return found
+
+    def _thread_leaks(self):
+        found = []
         threads, os_threads, greenlets = self._running()
         if threads or os_threads or greenlets:
             # Give what is ending a moment to end.
@@ -299,7 +390,6 @@ class LeakCheck(fixtures.Fixture):
                  if g is not None and not g.dead]
         self._session.known.update(alive)
         self._seen = set()
-        found += self._file_leaks()
         return found
 
     # -- CONF ---------------------------------------------------------------
@@ -410,6 +500,35 @@ class LeakCheck(fixtures.Fixture):
 
 
 # -- inventories --------------------------------------------------------------
+
+class _Inventory(object):
+    """What a check compares, taken at one moment."""
+
+    def __init__(self, session, seen):
+        self.conf = _conf_state()
+        self.namespaces = _namespaces()
+        self.patched = _eventlet_patched()
+        self.environ = dict(os.environ)
+        self.threads = set(threading.enumerate())
+        self.os_threads = set(sys._current_frames())
+        self.dirs = _dirs(session.tempdir)
+        self.pending = set(_pending_greenlets())
+        self.seen = seen
+
+
+def _moved(start, before, after):
+    """``start`` moved by what changed from ``before`` to ``after``."""
+    result = dict(start)
+    for name in set(before) | set(after):
+        was, now = before.get(name, _MISSING), after.get(name, _MISSING)
+        if was is now:
+            continue
+        if now is _MISSING:
+            result.pop(name, None)
+        else:
+            result[name] = now
+    return result
+
 
 def _conf_state():
     """``(CONF, {group: (opts, [info copies])}, top)`` or None."""

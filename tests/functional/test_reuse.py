@@ -20,6 +20,7 @@ import os
 
 import fixtures
 from nova import objects
+import testtools
 
 from harness import bugs
 from harness.cloud import fixture as cloud_mod
@@ -383,3 +384,98 @@ steps:
             self.assertNotEqual(reuse.shape(first), reuse.shape(changed))
         self.assertNotEqual(reuse.shape(first),
                             reuse.shape(first, {'timeout': 5.0}))
+
+
+class TestKeptBetweenTests(testing.TestCase):
+    """Scenario tests share the process's kept cloud (``shared_pool``).
+
+    Each case runs scenario tests inside itself, as stestr runs them one
+    after another in a worker, and reads their results.
+    """
+
+    def setUp(self):
+        super().setUp()
+        # What the inner tests leave kept, this test (not a scenario test)
+        # gives up before its own leak check (harness.testing.TestCase).
+        self.assertTrue(reuse.keeping(), 'HARNESS_KEEP_CLOUDS is 0')
+
+    def run_inner(self, case, *names):
+        result = testtools.TestResult()
+        for name in names:
+            case(name).run(result)
+        return result
+
+    def test_scenario_tests_of_one_shape_share_a_cloud(self):
+        before = _counts()
+        result = self.run_inner(_Inner, 'confirm', 'revert')
+        self.assertEqual([], result.errors + result.failures)
+        self.assertEqual(2, result.testsRun)
+        made, reused = [now - then for now, then in zip(_counts(), before)]
+        # The first run stands the cloud up; the first test's run without
+        # checks and both runs of the second test are on it.
+        self.assertEqual((1, 3), (made, reused))
+
+    def test_a_test_that_is_not_a_scenario_test_gets_no_kept_cloud(self):
+        result = self.run_inner(_Inner, 'confirm')
+        self.assertEqual([], result.errors + result.failures)
+        self.assertIsNotNone(reuse.shared_pool()._cloud)
+        result = self.run_inner(_Plain, 'nothing')
+        self.assertEqual([], result.errors + result.failures)
+        self.assertIsNone(reuse.shared_pool()._cloud)
+
+    def test_failing_on_a_kept_cloud_and_passing_on_a_new_one_fails(self):
+        # A kept cloud whose tracker copy is not what the checkpoint's
+        # databases say (the proof compares the databases only): the
+        # scenario fails there, passes on a new cloud, and the test says
+        # the kept cloud is to blame.
+        result = self.run_inner(_Inner, 'confirm', 'spoil',
+                                'revert')
+        self.assertEqual([], result.errors)
+        [(case, text)] = result.failures
+        self.assertEqual('revert', case._testMethodName)
+        self.assertIn('failed on a kept cloud and passed on a new one', text)
+        self.assertIn('failure on the kept cloud', text)
+
+    def test_a_database_not_back_at_its_checkpoint_is_refused(self):
+        result = self.run_inner(_Inner, 'confirm')
+        self.assertEqual([], result.errors + result.failures)
+        # A restore that copies nothing back: the run's servers, migrations
+        # and allocations are still in the databases.
+        with fixtures.MonkeyPatch(
+                'harness.cloud.checkpoint.Checkpoint.restore',
+                lambda checkpoint, cloud: None):
+            result = self.run_inner(_Inner, 'revert')
+        [(case, text)] = result.errors
+        self.assertIn('is not back at its checkpoint', text)
+        self.assertIsNone(reuse.shared_pool()._cloud)
+
+
+def _counts():
+    pool = reuse.shared_pool()
+    return pool.made, pool.reused
+
+
+class _Inner(testing.ScenarioTestCase):
+    """Scenario tests of one shape, and a way to spoil their kept cloud.
+
+    No ``test_`` methods: the cases above run them, not the loader.
+    """
+
+    def confirm(self):
+        self.run_scenario(scenario_named(*FAKE_PAIR[0]))
+
+    def revert(self):
+        self.run_scenario(scenario_named(*FAKE_PAIR[1]))
+
+    def spoil(self):
+        # The copy of src's tracker the next run gets counts 1 GiB more.
+        checkpoint = reuse.shared_pool()._checkpoint
+        _shared, state = checkpoint.trackers['src']
+        [node] = state['compute_nodes'].values()
+        node.memory_mb_used += 1024
+
+
+class _Plain(testing.TestCase):
+
+    def nothing(self):
+        pass

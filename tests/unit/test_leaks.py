@@ -119,6 +119,32 @@ class Leaky(testing.TestCase):
         self.conf_override()
         self.module_global()
 
+    def pool_keeps(self):
+        # What a kept cloud's stand-up does (harness.cloud.reuse), inside
+        # pool_changing: the pool's, not the test's.
+        global PROBE
+        with leaks.pool_changing():
+            PROBE = 'kept'
+            cfg.CONF.set_override('probe', 'kept', group=GROUP)
+            os.environ['HARNESS_LEAKS_PROBE'] = 'kept'
+            fd, _path = tempfile.mkstemp(prefix='kept-')
+            os.close(fd)
+            _LEFT.append(eventlet.spawn(_parked))
+            eventlet.sleep(0)
+
+    def leaks_around_pool_change(self):
+        global PROBE
+        socket.getfqdn = lambda *a: 'before the change'
+        with leaks.pool_changing():
+            PROBE = 'kept'
+        cfg.CONF.set_override('probe', 'after the change', group=GROUP)
+
+    def pool_gives_up(self):
+        # The test that made the pool's state set PROBE (see the case).
+        global PROBE
+        with leaks.pool_changing():
+            PROBE = 'as imported'
+
 
 def _parked():
     eventlet.sleep(60)
@@ -292,3 +318,36 @@ class TestLeakCheck(testing.TestCase):
         self.run_leaky('nothing')
         self.assertEqual(checks + 1, leaks.cost()[0])
         self.assertGreater(leaks.cost()[1], seconds)
+
+    def _forget_kept(self):
+        global PROBE
+        PROBE = 'as imported'
+        cfg.CONF.clear_override('probe', group=GROUP)
+        os.environ.pop('HARNESS_LEAKS_PROBE', None)
+        for name in os.listdir(tempfile.gettempdir()):
+            if name.startswith('kept-'):
+                os.remove(os.path.join(tempfile.gettempdir(), name))
+
+    def test_what_a_kept_cloud_changes_is_the_pool_s(self):
+        self.addCleanup(self._forget_kept)
+        self.assertIsNone(self.run_leaky('pool_keeps'))
+        # Not undone: the pool keeps it for the next test.
+        self.assertEqual('kept', PROBE)
+        self.assertEqual('kept', cfg.CONF[GROUP].probe)
+
+    def test_leaks_on_either_side_of_a_pool_change_are_the_test_s(self):
+        real = socket.getfqdn
+        self.addCleanup(self._forget_kept)
+        self.assertLeaks(
+            'leaks_around_pool_change', 'monkeypatch: socket.getfqdn is <',
+            "CONF: [%s] probe override is 'after the change' (was "
+            "(unset))" % GROUP)
+        self.assertIs(real, socket.getfqdn)
+        self.assertEqual('kept', PROBE)
+
+    def test_what_a_pool_gives_up_is_no_leak(self):
+        global PROBE
+        self.addCleanup(self._forget_kept)
+        PROBE = 'kept'
+        self.assertIsNone(self.run_leaky('pool_gives_up'))
+        self.assertEqual('as imported', PROBE)
