@@ -3,3 +3,14 @@
 Importing any module here imports Nova (and lets it patch the process for
 eventlet).
 """
+
+# Eventlet's patching before any module here imports Nova (reuse.py, say,
+# imports nova.context before nova_env): oslo.db keeps a context's open
+# transaction in a threading.local subclass made when oslo.db is imported,
+# so made before the patching it is one per OS thread, shared by every
+# greenthread; a greenthread's write then joins another's transaction and
+# is lost with it (a build's port allocation left an empty network info
+# cache whenever the first harness module imported was not nova_env).
+from nova import monkey_patch
+
+monkey_patch.patch()
