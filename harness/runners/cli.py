@@ -23,16 +23,27 @@
 
 Bad input (a malformed scenario, an unknown bug) is one message naming
 the file, the step and the field, before any service starts.
+
+The terminal shows the harness's own lines only: third-party warnings and
+Nova's logs go to a log file (``--log FILE``; by default a new one in
+``$XDG_CACHE_HOME/harness/logs``, the last 20 kept), whose path is printed
+when something fails; ``--verbose`` shows them on the terminal too.
+``--report DIR`` writes an HTML report per scenario (``harness.report``;
+``explore`` adds one of every interleaving tried). Progress of many
+scenarios or replays goes to stderr.
 """
 
 import argparse
 import logging
+import os
 import sys
+import time
 import warnings
 
 from harness.core import errors
 
 EXIT_PASS, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_INTERRUPTED = 130
 
 
 class _Parser(argparse.ArgumentParser):
@@ -42,11 +53,29 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, 'harness: error: %s\n' % message)
 
 
+def _output_options(report=True):
+    """Options every verb but determinism takes: where output goes."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument('--verbose', action='store_true',
+                        help='show Nova\'s logs and third-party warnings '
+                        'on the terminal too')
+    common.add_argument('--log', metavar='FILE', default=None,
+                        help='where Nova\'s logs and third-party warnings '
+                        'go (default: a new file in $XDG_CACHE_HOME/harness/'
+                        'logs)')
+    if report:
+        common.add_argument('--report', metavar='DIR', default=None,
+                            help='write an HTML report per scenario here')
+    return common
+
+
 def build_parser():
     parser = _Parser(prog='harness', description=__doc__.split('\n')[0])
     sub = parser.add_subparsers(dest='command', metavar='COMMAND')
     sub.required = True
-    run = sub.add_parser('run', help='run scenario files')
+    common = _output_options()
+    run = sub.add_parser('run', help='run scenario files',
+                         parents=[common])
     run.add_argument('files', nargs='+', metavar='FILE')
     run.add_argument('--no-invariants', action='store_true',
                      help='check only the scenarios\' own expectations')
@@ -59,7 +88,8 @@ def build_parser():
                      'default scenarios of one shape share a cloud, put '
                      'back to its state before their first step)')
     explore = sub.add_parser(
-        'explore', help='inject periodics at every race point of moves')
+        'explore', help='inject periodics at every race point of moves',
+        parents=[common])
     explore.add_argument('files', nargs='+', metavar='SCENARIO')
     explore.add_argument('--tasks', default='',
                          help='more periodic tasks to inject, comma '
@@ -80,9 +110,11 @@ def build_parser():
                          help='stand up a cloud for every replay (by '
                          'default each process keeps one, put back to its '
                          'state before the first step between replays)')
-    sub.add_parser('bugs', help='list the registered bugs')
+    sub.add_parser('bugs', help='list the registered bugs',
+                   parents=[_output_options(report=False)])
     reproduce = sub.add_parser(
-        'reproduce', help='show a bug: installed Nova vs reintroduced')
+        'reproduce', help='show a bug: installed Nova vs reintroduced',
+        parents=[common])
     reproduce.add_argument('bug', metavar='BUG')
     # Its options are the module's own (``harness determinism -h``): they
     # are passed through to its main, which parses and checks them, so
@@ -94,17 +126,34 @@ def build_parser():
 
 
 def main(argv=None, out=None):
-    out = out or sys.stdout
+    """The command. Run as the program (no ``argv``), it owns the output.
+
+    Then the process's own stdout and stderr go to the log file (unless
+    ``--verbose``): whatever a library prints or logs, however it does it,
+    lands there, and only the harness's lines reach the terminal. Called
+    from Python (a test), it leaves the process's streams alone.
+    """
+    program = argv is None
     parser = build_parser()
     args, rest = parser.parse_known_args(argv)
     if args.command == 'determinism':
         from harness.runners import determinism
-        return determinism.main(rest, out=out)
+        return determinism.main(rest, out=out or sys.stdout)
     if rest:
         # What parse_args would say: only determinism takes options
         # parsed elsewhere.
         parser.error('unrecognized arguments: %s' % ' '.join(rest))
-    _quiet_logging()
+    err = sys.stderr
+    if program:
+        try:
+            out, err = _own_output(args)
+        except OSError as exc:
+            print('harness: the log file: %s' % exc, file=sys.stderr)
+            return EXIT_BAD_INPUT
+    out = out or sys.stdout
+    # Progress goes to stderr: stdout, the results, reads the same in
+    # every run.
+    args.status = err
     try:
         if args.command == 'bugs':
             return cmd_bugs(out)
@@ -112,18 +161,105 @@ def main(argv=None, out=None):
             return cmd_run(args, out)
         if args.command == 'explore':
             return cmd_explore(args, out)
-        return cmd_reproduce(args.bug, out)
+        return cmd_reproduce(args, out)
     except (errors.ScenarioError, errors.ProfileError,
             errors.UnknownName) as exc:
-        print('harness: %s' % exc, file=sys.stderr)
+        print('harness: %s' % exc, file=err)
         return EXIT_BAD_INPUT
+    except (Exception, KeyboardInterrupt) as exc:
+        if not program:
+            raise
+        # The process's stderr is the log: the traceback goes there, and
+        # the terminal is told where.
+        logging.getLogger('harness').exception('harness stopped')
+        print('harness: %s: %s\n(traceback in %s)' % (
+            'interrupted' if isinstance(exc, KeyboardInterrupt)
+            else type(exc).__name__, exc, LOG['path']), file=err)
+        return EXIT_INTERRUPTED if isinstance(
+            exc, KeyboardInterrupt) else EXIT_FAIL
+    finally:
+        if program:
+            out.flush()
+            err.flush()
 
 
-def _quiet_logging():
-    # Nova's services log to the test's log capture; on a terminal only
-    # warnings and worse belong next to the harness's own lines.
-    logging.getLogger().setLevel(logging.WARNING)
-    warnings.filterwarnings('ignore', category=DeprecationWarning)
+# The log file of this process, once one is chosen (printed on failure).
+LOG = {'path': None}
+
+
+# Default logs kept, newest first; older ones are removed.
+KEEP_LOGS = 20
+
+
+def log_dir():
+    """Where logs go by default: ``$XDG_CACHE_HOME/harness/logs``."""
+    cache = os.environ.get('XDG_CACHE_HOME') or os.path.join(
+        os.path.expanduser('~'), '.cache')
+    return os.path.join(cache, 'harness', 'logs')
+
+
+def _log_path(args):
+    if args.log:
+        return os.path.abspath(args.log)
+    directory = log_dir()
+    os.makedirs(directory, exist_ok=True)
+    old = sorted(name for name in os.listdir(directory)
+                 if name.startswith('harness-') and name.endswith('.log'))
+    for name in old[:max(0, len(old) - KEEP_LOGS + 1)]:
+        os.remove(os.path.join(directory, name))
+    return os.path.join(directory, 'harness-%s-%d.log' % (
+        time.strftime('%Y%m%d-%H%M%S'), os.getpid()))
+
+
+def _log_to_file(args):
+    """Send logging and warnings to the log file (and, verbose, stderr).
+
+    Nova's own test fixtures may set their handlers up later; what they
+    print still goes where the process's streams go. Only for the program:
+    a test calling ``main`` keeps its own log capture.
+    """
+    path = LOG['path'] = _log_path(args)
+    handler = logging.FileHandler(path, encoding='utf-8')
+    handler.setFormatter(logging.Formatter(
+        '%(asctime)s %(levelname)s %(name)s %(message)s'))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    if args.verbose:
+        root.addHandler(logging.StreamHandler(sys.stderr))
+    else:
+        # Python's last-resort handler prints warnings to stderr when no
+        # handler takes them: there is one now.
+        warnings.simplefilter('default')
+    logging.captureWarnings(True)
+    return path
+
+
+def _own_output(args):
+    """The harness's streams; the process's own go to the log file.
+
+    Returns ``(out, err)``: copies of the terminal's stdout and stderr,
+    for the harness's lines. File descriptors 1 and 2 then point at the
+    log (unless ``--verbose``), so a warning printed at Nova's import, a
+    handler a fixture adds to ``sys.stdout``, or a C library's write all
+    land there.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    out = os.fdopen(os.dup(1), 'w', buffering=1, encoding='utf-8')
+    err = os.fdopen(os.dup(2), 'w', buffering=1, encoding='utf-8')
+    path = _log_to_file(args)
+    if not args.verbose:
+        log = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.close(log)
+    return out, err
+
+
+def _say_log(say):
+    if LOG['path']:
+        say('log (Nova\'s logs, warnings): %s' % LOG['path'])
 
 
 def _checks(no_invariants=False, no_periodic_check=False):
@@ -159,34 +295,85 @@ def cmd_run(args, out):
         from harness import bugs
         fixtures.append(bugs.get(args.reintroduce))
     checks = _checks(args.no_invariants, args.no_periodic_check)
+    report_dir = _report_dir(args)
     from harness.cloud import reuse
     with reuse.CloudPool() as pool:
         return _run_each(loaded, checks, fixtures, out,
-                         None if args.cloud_per_scenario else pool)
+                         None if args.cloud_per_scenario else pool,
+                         report_dir, getattr(args, 'status', None))
 
 
-def _run_each(loaded, checks, fixtures, out, pool):
+def _report_dir(args):
+    # Only the option: $HARNESS_REPORT_DIR is the test suite's (a test
+    # that runs the CLI must not fill the suite's reports).
+    return getattr(args, 'report', None)
+
+
+def _run_each(loaded, checks, fixtures, out, pool, report_dir=None,
+              status=None):
+    from harness.runners import progress as progress_mod
     from harness.runners import runner
-    for scenario in loaded:
-        print('scenario: %s (%s)' % (scenario.name, scenario.path), file=out)
-        try:
-            timeline = runner.run(
-                scenario, checks=checks,
-                fixtures=[bug.reintroduce() for bug in fixtures],
-                progress=lambda line: print('  ' + line, file=out),
-                pool=pool)
-        except errors.ScenarioFailed as exc:
-            print('FAILED %s' % exc, file=out)
-            return EXIT_FAIL
-        print(timeline.render(), file=out)
-        missing = [name for check in checks
-                   for name in check.missing_breaks(scenario)]
-        if missing:
-            print('FAILED %s: expected %s to break, but it held'
-                  % (scenario.name, ', '.join(missing)), file=out)
-            return EXIT_FAIL
-        print('passed: %s\n' % scenario.name, file=out)
+    counter = None
+
+    def say(line):
+        if counter is None:
+            print(line, file=out)
+        else:
+            counter.say(line, out)
+
+    if len(loaded) > 1 and status is not None:
+        counter = progress_mod.Progress(len(loaded), status, 'scenarios')
+    try:
+        for scenario in loaded:
+            passed = _run_one(scenario, runner, checks, fixtures, say, pool,
+                              report_dir)
+            if counter is not None:
+                counter.advance(failed=not passed)
+            if not passed:
+                _say_log(say)
+                return EXIT_FAIL
+    finally:
+        if counter is not None:
+            counter.finish()
     return EXIT_PASS
+
+
+def _run_one(scenario, runner, checks, fixtures, say, pool, report_dir):
+    """Run one scenario, say how it went; whether it passed."""
+    say('scenario: %s (%s)' % (scenario.name, scenario.path))
+    recorder = None
+    if report_dir:
+        from harness import report
+        recorder = report.Recorder()
+    try:
+        timeline = runner.run(
+            scenario, checks=checks,
+            fixtures=[bug.reintroduce() for bug in fixtures],
+            progress=lambda line: say('  ' + line), pool=pool,
+            observers=[recorder] if recorder else ())
+    except errors.ScenarioFailed as exc:
+        say('FAILED %s' % exc)
+        _write_report(say, report_dir, scenario, None, exc, recorder)
+        return False
+    say(timeline.render())
+    missing = [name for check in checks
+               for name in check.missing_breaks(scenario)]
+    _write_report(say, report_dir, scenario, timeline, None, recorder)
+    if missing:
+        say('FAILED %s: expected %s to break, but it held'
+            % (scenario.name, ', '.join(missing)))
+        return False
+    say('passed: %s\n' % scenario.name)
+    return True
+
+
+def _write_report(say, report_dir, scenario, timeline, failure, recorder):
+    if not report_dir:
+        return
+    from harness import report
+    path = report.write_run(report_dir, scenario, timeline, failure,
+                            recorder)
+    say('report: %s' % path)
 
 
 def cmd_explore(args, out):
@@ -203,16 +390,58 @@ def cmd_explore(args, out):
         workers=args.workers, out_dir=args.out, limit=args.limit,
         invariants=not args.no_invariants,
         kept_cloud=not args.cloud_per_replay,
-        progress=lambda line: print(line, file=out, flush=True))
+        progress=lambda line: print(line, file=out, flush=True),
+        status=getattr(args, 'status', None))
     reports = [explorer.explore(scenario) for scenario in loaded]
-    for report in reports:
+    report_dir = _report_dir(args)
+    for scenario, report in zip(loaded, reports):
         print(report.summary(), file=out)
-    return EXIT_FAIL if any(r.failed for r in reports) else EXIT_PASS
+        if report_dir:
+            _explore_report(report_dir, scenario, report, args.reintroduce,
+                            lambda line: print(line, file=out))
+    if any(r.failed for r in reports):
+        _say_log(lambda line: print(line, file=out))
+        return EXIT_FAIL
+    return EXIT_PASS
 
 
-def cmd_reproduce(bug_id, out):
+def _explore_report(report_dir, scenario, explored, reintroduce, say):
+    """The exploration's report, and each shrunk reproducer's own.
+
+    A reproducer's report comes from running it once more, watched.
+    """
+    from harness import bugs
+    from harness.core import scenario as scenario_mod
+    from harness import report
+    from harness.runners import runner
+    links = {}
+    for outcome in explored.failed:
+        if not outcome.shrunk_path:
+            continue
+        for shrunk in scenario_mod.load(outcome.shrunk_path):
+            recorder = report.Recorder()
+            fixtures = ([bugs.get(reintroduce).reintroduce()]
+                        if reintroduce else [])
+            timeline, failure = None, None
+            try:
+                timeline = runner.run(shrunk, checks=_checks(),
+                                      fixtures=fixtures,
+                                      observers=[recorder])
+            except errors.ScenarioFailed as exc:
+                failure = exc
+            path = report.write_run(report_dir, shrunk, timeline, failure,
+                                    recorder)
+            links[outcome.shrunk_path] = os.path.basename(path)
+    path = report.write_explore(report_dir, scenario, explored, links)
+    say('report: %s' % path)
+
+
+def cmd_reproduce(args, out):
     from harness.runners import reproduce
-    return reproduce.main(bug_id, out)
+    code = reproduce.main(args.bug, out, report_dir=_report_dir(args))
+    if code:
+        _say_log(lambda line: print(line, file=out))
+    return code
 
 
 if __name__ == '__main__':  # pragma: no cover

@@ -959,7 +959,7 @@ def jobs_for(items, runs):
 
 
 def check(runs=50, workers=2, pattern=None, items=None, progress=None,
-          timeout=900, recycle=0, previous=None, run=None):
+          timeout=900, recycle=0, previous=None, run=None, status=None):
     """Run the selected tests ``runs`` times each; return a ``Report``.
 
     ``workers=0`` runs them in this process (Nova gets imported here).
@@ -970,8 +970,12 @@ def check(runs=50, workers=2, pattern=None, items=None, progress=None,
     ``previous``: a ``Report`` (see ``load_report``) whose runs count as
     done. ``run``: what runs one job (``run_once``). Without ``pattern``,
     a check that finishes names the scenarios no test ran (``orphans``).
+    ``status``: a stream to show progress on (done, runs that changed from
+    their test's first, time left; ``harness.runners.progress``).
     """
     import tempfile
+
+    from harness.runners import progress as progress_mod
 
     say = progress or (lambda line: None)
     run = run or run_once
@@ -984,6 +988,7 @@ def check(runs=50, workers=2, pattern=None, items=None, progress=None,
         report.earlier_wall = previous.wall
     report.hang_dir = tempfile.mkdtemp(prefix='determinism-hangs-')
     remaining = None
+    counter = None
     try:
         while remaining is None or remaining:
             try:
@@ -1011,11 +1016,19 @@ def check(runs=50, workers=2, pattern=None, items=None, progress=None,
                             '; %d done before (--resume)'
                             % (total - len(remaining)) if previous
                             else ''))
+                        if status is not None and remaining:
+                            counter = progress_mod.Progress(
+                                len(remaining), status, 'runs',
+                                failed_word='changed')
+                            say = counter.say
                     for job in remaining.values():
                         job.update(timeout=timeout, hangs=report.hang_dir)
                     for result in pool.imap(run, list(remaining.values())):
                         remaining.pop((result['item'], result['number']))
                         _record(report, result)
+                        if counter is not None:
+                            counter.advance(failed=_changed(report,
+                                                            done[-1]))
                         say('%5d/%d  %-70s run %2d  %6.2f s  %s' % (
                             len(done), total, result['item'][:70],
                             result['number'], result['seconds'],
@@ -1042,6 +1055,9 @@ def check(runs=50, workers=2, pattern=None, items=None, progress=None,
     except UsageError:
         os.rmdir(report.hang_dir)
         raise
+    finally:
+        if counter is not None:
+            counter.finish()
     if not pattern and not report.interrupted and not report.error:
         report.orphans = orphans(done)
     if any('stacks' in hang for hang in report.hangs):
@@ -1059,6 +1075,13 @@ def check(runs=50, workers=2, pattern=None, items=None, progress=None,
         report.hang_dir = ''
     report.wall = report.earlier_wall + time.monotonic() - started
     return report
+
+
+def _changed(report, run):
+    """Whether ``run`` differs from its test's first run (for progress)."""
+    first = next(r for r in report.runs if r.item == run.item)
+    return ((first.verdict, first.timeline, first.points)
+            != (run.verdict, run.timeline, run.points))
 
 
 def _record(report, result):
@@ -1280,7 +1303,8 @@ def main(argv=None, out=None, prog=PROG):
             report = check(args.runs, args.workers, args.select,
                            progress=None if args.quiet else say,
                            timeout=args.timeout, recycle=args.recycle,
-                           previous=earlier)
+                           previous=earlier,
+                           status=None if args.quiet else sys.stderr)
     except UsageError as exc:
         print('%s: %s' % (prog, exc), file=sys.stderr)
         return EXIT_BAD_ARGS

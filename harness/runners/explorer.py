@@ -42,6 +42,7 @@ from harness.core import errors
 from harness.core import names
 from harness.core import problems as problems_mod
 from harness.core import scenario as scenario_mod
+from harness.runners import progress as progress_mod
 
 # The error a step fails with when its injection could not run there.
 INAPPLICABLE = 'InjectionFailed'
@@ -127,6 +128,8 @@ class Report(object):
     shrunk: int = 0
     seconds: float = 0.0
     inapplicable: int = 0
+    # Every replay's Outcome, in the order tried (for reports).
+    outcomes: list = dataclasses.field(default_factory=list)
 
     def summary(self):
         return ('%s: %d interleavings tried, %d failed, %d shrunk '
@@ -149,11 +152,13 @@ class Explorer(object):
     :param invariants: check invariants after every step (default on).
     :param kept_cloud: replay on a cloud kept between replays, one per
         process (default); False stands a new cloud up for every replay.
+    :param status: a stream to show the replays' progress on (done,
+        failed, time left; ``harness.runners.progress``), if any.
     """
 
     def __init__(self, tasks=(), depth=1, reintroduce=None, workers=None,
                  out_dir=None, limit=None, invariants=True, progress=None,
-                 kept_cloud=True):
+                 kept_cloud=True, status=None):
         tasks = ['update_available_resource'] + [
             t for t in tasks if t != 'update_available_resource']
         for task in tasks:
@@ -173,6 +178,7 @@ class Explorer(object):
         self.kept_cloud = kept_cloud
         self._pool = None   # explore's, while it runs
         self.say = progress or (lambda line: None)
+        self.status = status
 
     # -- exploring ---------------------------------------------------------
 
@@ -196,6 +202,7 @@ class Explorer(object):
         if baseline['failed']:
             outcome = self._outcome((), baseline)
             report.failed.append(outcome)
+            report.outcomes.append(outcome)
             self.say(str(outcome))
             report.seconds = time.monotonic() - started
             return report
@@ -213,12 +220,20 @@ class Explorer(object):
                     if self.depth > 1 or _roles_named(c)]
         report.inapplicable += len(candidates) - len(runnable)
         jobs = [self._job(scenario, injections) for injections in runnable]
-        for injections, result in zip(runnable, self._map(jobs)):
+        counter = None
+        if self.status is not None and jobs:
+            counter = progress_mod.Progress(len(jobs), self.status,
+                                            'replays')
+        results = self._map(jobs, counter and counter.advance)
+        if counter is not None:
+            counter.finish()
+        for injections, result in zip(runnable, results):
             if result['inapplicable']:
                 report.inapplicable += 1
                 continue
             report.tried += 1
             outcome = self._outcome(injections, result)
+            report.outcomes.append(outcome)
             if outcome.failed:
                 report.failed.append(outcome)
         shrunk_kinds = {}
@@ -266,12 +281,18 @@ class Explorer(object):
                 'reintroduce': self.reintroduce,
                 'invariants': self.invariants}
 
-    def _map(self, jobs):
+    def _map(self, jobs, done=None):
+        """Replay ``jobs``; ``done(failed=...)`` as each one ends."""
+        done = done or (lambda failed: None)
         if self.workers <= 1 or len(jobs) <= 1:
-            return [replay(job, pool=self._pool) for job in jobs]
+            results = []
+            for job in jobs:
+                results.append(replay(job, pool=self._pool))
+                done(failed=results[-1]['failed'])
+            return results
         # This process keeps its cloud meanwhile, for the shrinking.
         return run_in_workers(jobs, min(self.workers, len(jobs)),
-                              kept_cloud=self.kept_cloud)
+                              kept_cloud=self.kept_cloud, done=done)
 
     def _outcome(self, injections, result):
         return Outcome(tuple(injections), result['failed'], result['step'],
@@ -369,8 +390,11 @@ def replay(job, record=False, pool=None):
     return result
 
 
-def run_in_workers(jobs, workers, kept_cloud=True):
+def run_in_workers(jobs, workers, kept_cloud=True, done=None):
     """``replay`` each job in ``workers`` processes; results in job order.
+
+    ``done(failed=...)`` is called as each job ends (each process notes
+    that in a file the explorer reads while it waits).
 
     Each process gets every ``workers``-th job in a file and writes its
     results to another; the explorer only waits for the processes to end.
@@ -397,6 +421,8 @@ def run_in_workers(jobs, workers, kept_cloud=True):
                  results_path] + options, env=env, stdin=subprocess.DEVNULL)))
         results = [None] * len(jobs)
         try:
+            if done is not None:
+                _follow(running, done)
             for number, (results_path, process) in enumerate(running):
                 if process.wait() != 0:
                     raise errors.HarnessError(
@@ -412,13 +438,42 @@ def run_in_workers(jobs, workers, kept_cloud=True):
     return results
 
 
+def _follow(running, done):
+    """Call ``done`` for each job the worker processes note as ended."""
+    seen = {}
+    while True:
+        for results_path, _ in running:
+            try:
+                with open(results_path + '.done') as note:
+                    marks = note.read().split()
+            except FileNotFoundError:
+                marks = []
+            for mark in marks[seen.get(results_path, 0):]:
+                done(failed=mark == 'F')
+            seen[results_path] = len(marks)
+        alive = [process for _, process in running if process.poll() is None]
+        if not alive:
+            return
+        try:
+            # A bounded wait on one of them, not a sleep: it returns as
+            # soon as that process ends.
+            alive[0].wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            pass
+
+
 def _worker(jobs_path, results_path, *options):
     from harness.cloud import reuse
     with open(jobs_path, 'rb') as source:
         jobs = pickle.load(source)
+    results = []
     with reuse.CloudPool() as pool:
         kept = None if '--cloud-per-replay' in options else pool
-        results = [replay(job, pool=kept) for job in jobs]
+        for job in jobs:
+            results.append(replay(job, pool=kept))
+            # One line a job, for the explorer's progress (_follow).
+            with open(results_path + '.done', 'a') as note:
+                note.write('F\n' if results[-1]['failed'] else '.\n')
     with open(results_path, 'wb') as out:
         pickle.dump(results, out)
 

@@ -9,11 +9,13 @@ no problem (and every expected break shows) and the bug put back has
 wrong accounting (``Problem.accounting``). The scenarios come from the
 package (``harness/bugs/lp<ID>.yaml``), so this runs from a wheel too.
 
-Exit 0 when every scenario reproduces the bug, 1 otherwise.
+Exit 0 when every scenario reproduces the bug, 1 otherwise. With
+``report_dir``, an HTML report per scenario shows the two runs side by
+side (``harness.report``).
 """
 
 
-def main(bug_id, out):
+def main(bug_id, out, report_dir=None):
     from harness import bugs
     bug = bugs.get(bug_id)
     scenarios = list(bug.scenarios)
@@ -24,10 +26,18 @@ def main(bug_id, out):
     print('LP#%s: %s\n%s\nfixed by %s\n%s\n'
           % (bug.id, bug.title, bug.link, bug.fix, bug.story), file=out)
 
+    recorders = {}
+
     def run(scenario, pool, fixtures=()):
         checker = invariants.Checker(enabled=bug.invariants)
+        observers = []
+        if report_dir:
+            from harness import report
+            observers.append(report.Recorder())
+            recorders[id(scenario), bool(fixtures)] = observers[0]
         timeline = runner.run(scenario, keep_going=True, checks=[checker],
-                              fixtures=list(fixtures), pool=pool)
+                              fixtures=list(fixtures), pool=pool,
+                              observers=observers)
         return timeline, checker.missing_breaks(scenario)
 
     # All installed runs first, then all with the bug put back: runs of
@@ -63,6 +73,16 @@ def main(bug_id, out):
         print('-> %s\n' % (
             'the bug shows when reintroduced and not on installed Nova'
             if here else 'the bug does NOT show as it should'), file=out)
+        if report_dir:
+            from harness import report
+            path = report.write_reproduce(
+                report_dir, scenario, before, after,
+                intro='%s (%s), fixed by %s. %s' % (
+                    bug.title, bug.link, bug.fix, bug.story),
+                recorders=(recorders.get((id(scenario), False)),
+                           recorders.get((id(scenario), True))),
+                bug_id=bug.id)
+            print('report: %s\n' % path, file=out)
     print('verdict: %s' % ('reproduced' if shows else 'not reproduced'),
           file=out)
     return 0 if shows else 1

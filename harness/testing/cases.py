@@ -10,6 +10,7 @@ from harness.core import invariants
 from harness.core import names
 from harness.core import steps
 from harness.core import timeline as timeline_mod
+from harness import report
 from harness.testing import leaks
 
 
@@ -122,14 +123,21 @@ class ScenarioTestCase(TestCase):
             periodic_idempotence=self.periodic_idempotence,
             enabled=self.invariants)
         declared = _DeclaredPoints()
+        # What a failure's report needs that the timeline does not keep
+        # (whose pinned CPUs, what fired where), when reports are wanted.
+        recorder = report.Recorder() if report.directory() else None
+        self._reporting = (scenario, recorder)
         run_kwargs = dict(kwargs)
         run_kwargs.setdefault('checks', [checker])
         run_kwargs['observers'] = tuple(kwargs.get('observers', ())) + (
-            declared,)
+            declared,) + ((recorder,) if recorder else ())
         timeline = runner.run(scenario, test_id=self.id(), **run_kwargs)
         return checker, declared, timeline
 
     def _failed(self, exc):
+        # The HTML report, under $HARNESS_REPORT_DIR (if set), as a detail.
+        scenario, recorder = getattr(self, '_reporting', (None, None))
+        report.attach(self, exc, scenario=scenario, recorder=recorder)
         if exc.timeline is not None:
             self.addDetail('timeline', content.text_content(
                 exc.timeline.render()))

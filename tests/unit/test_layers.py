@@ -43,8 +43,11 @@ LAYERS = {
     'cloud': {'core'},
     # A bug's reintroduction patches Nova, maybe through the cloud's parts.
     'bugs': {'core', 'cloud'},
-    'runners': {'core', 'cloud', 'bugs'},
-    'testing': {'core', 'cloud', 'bugs', 'runners'},
+    # The HTML reports: drawn from timelines (Nova only read, lazily, by
+    # the recorder a run is given).
+    'report': {'core'},
+    'runners': {'core', 'cloud', 'bugs', 'report'},
+    'testing': {'core', 'cloud', 'bugs', 'runners', 'report'},
 }
 
 #: Public names whose import stays Nova-free: unit tests derive from the

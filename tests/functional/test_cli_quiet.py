@@ -1,0 +1,107 @@
+"""``harness`` as a program: the terminal shows only the harness's lines.
+
+Run as a subprocess, as a person runs it: third-party warnings (eventlet's
+deprecation, Nova's concurrency notice) and Nova's logs go to the log
+file, whose path is printed when a step fails; ``--verbose`` shows them
+on the terminal too. Hosts run fake.MediumFakeDriver; a 1-vCPU, 512 MB,
+1 GB flavor allocates exactly that on its host.
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+import fixtures
+
+from harness import testing
+
+SCENARIO = """
+name: boot and delete
+hosts: {host1: {driver: fake}}
+flavors: {small: {vcpus: 1, ram: 512, disk: 1}}
+steps:
+  - boot: {server: vm1, flavor: small, host: host1}
+    expect: {allocations: {vm1: {host1: %s}}}
+  - delete: vm1
+    expect: {allocations: {}}
+"""
+
+# Every line ``harness run`` may print of its own: the scenario, its
+# steps and problems, the timeline table, the verdict, the report and
+# the log file.
+OURS = re.compile(r'''^(
+    scenario:\ .*
+  | \ \ step\ \d+:\ .*
+  | \ \ .*                           # a problem under its step
+  | \#\s+step\s+allocations.*        # the timeline's header
+  | \d+\s+\S.*                       # a timeline row
+  | passed:\ .*
+  | FAILED\ .*
+  | timeline\ so\ far:
+  | report:\ .*
+  | log\ \(Nova's\ logs,\ warnings\):\ .*
+  | step\ \d+\ \(.*                  # the failure's first line
+  | progress:\ .*
+  | allocations\ of\ .*
+  |
+)$''', re.VERBOSE)
+
+NOISE = ('Eventlet', 'eventlet', 'DeprecationWarning', 'INFO', 'WARNING',
+         'oslo')
+
+
+class TestQuietTerminal(testing.TestCase):
+
+    def harness(self, *argv):
+        tmp = self.useFixture(fixtures.TempDir()).path
+        env = dict(os.environ, XDG_CACHE_HOME=tmp)
+        env.pop('HARNESS_REPORT_DIR', None)
+        result = subprocess.run(
+            [sys.executable, '-m', 'harness.runners.cli'] + list(argv),
+            capture_output=True, text=True, env=env, timeout=600)
+        return result, tmp
+
+    def write(self, allocation):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'boot.yaml')
+        with open(path, 'w') as target:
+            target.write(SCENARIO % allocation)
+        return path
+
+    def test_a_failing_run_prints_only_our_lines_and_the_log_path(self):
+        path = self.write('{VCPU: 2, MEMORY_MB: 512, DISK_GB: 1}')
+        result, tmp = self.harness('run', '--no-invariants', path)
+        self.assertEqual(1, result.returncode, result.stdout)
+        self.assertEqual('', result.stderr)
+        lines = result.stdout.splitlines()
+        self.assertEqual([], [line for line in lines
+                              if not OURS.match(line)], result.stdout)
+        for word in NOISE:
+            self.assertNotIn(word, result.stdout)
+        self.assertIn('allocations of vm1 on host1: VCPU expected 2, got 1',
+                      result.stdout)
+        # The log is where the noise went, in the cache directory.
+        [log] = [line.split(': ', 1)[1] for line in lines
+                 if line.startswith('log (')]
+        self.assertEqual(os.path.join(tmp, 'harness', 'logs'),
+                         os.path.dirname(log))
+        with open(log, encoding='utf-8') as source:
+            text = source.read()
+        self.assertIn('Eventlet is deprecated', text)
+        self.assertIn('Eventlet based concurrency mode is deprecated', text)
+
+    def test_verbose_shows_the_noise_and_a_pass_names_no_log(self):
+        path = self.write('small')
+        log = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                           'chosen.log')
+        result, _ = self.harness('run', '--no-invariants', '--verbose',
+                                 '--log', log, path)
+        self.assertEqual(0, result.returncode, result.stdout)
+        self.assertIn('Eventlet based concurrency mode is deprecated',
+                      result.stderr)
+        self.assertIn('passed: boot and delete', result.stdout)
+        self.assertNotIn('log (', result.stdout)
+        with open(log, encoding='utf-8') as source:
+            self.assertIn('Eventlet based concurrency mode is deprecated',
+                          source.read())
