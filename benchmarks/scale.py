@@ -1,0 +1,262 @@
+"""Scale: clouds of many profiled NUMA computes, filled, moved, checked.
+
+For each size (default 10, 100 and 500 computes), in a child process of
+its own (Nova's config is global: one cloud per process):
+
+1. stand-up: a cloud with that many computes, Nova's libvirt driver over
+   the fake connection, the host profiles taken in turn (the five of
+   ``harness/data/hosts``);
+2. boots through the scheduler, pinned and shared flavors in turn, until
+   the cloud is full (the first boot the scheduler finds no host for) or
+   ``--boots-per-host`` times the size, whichever comes first;
+3. moves: a share of the servers (``--move-share``) resized to a larger
+   flavor of the same CPU policy and confirmed, and as many live-migrated
+   (the scheduler picks each destination); every compute's
+   ``update_available_resource`` then runs once, as the periodic would;
+4. after each phase, the snapshot's invariants (usages add up,
+   allocations where the server is, one compute node per consumer, the
+   tracker agrees with Placement, within capacity, nothing leaks) and,
+   with ``--idempotence``, the periodic-idempotence check on a trial.
+
+It prints, per size: stand-up time, seconds per boot and per move (and
+their median), the peak resident memory, whether every invariant held
+(and the first problems if not), then ``growth: X``: the seconds per
+boot at the largest size over the seconds per boot at the smallest.
+With ``--profile`` it also writes a cProfile of the boots phase of the
+largest size (in the temp dir) and prints its top functions by cumulative
+and by own time, to show where the time goes (Nova's scheduler, objects
+and database, or the harness).
+
+    python benchmarks/scale.py                       # 10, 100, 500
+    python benchmarks/scale.py --sizes 10 50 --boots-per-host 2
+
+It asserts nothing: it prints figures.
+"""
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+PROFILES = ('dev-1s-8c-smt2', 'xeon-2s-20c-smt2', 'epyc-2s-64c-smt2-nps4',
+            'mixed-1s-16c-smt2', 'nfv-2s-10c-smt2-reserved')
+# name: (vcpus, ram MB, disk GB, dedicated?); each small flavor's larger
+# twin is what a resize moves it to.
+FLAVORS = {
+    'pin4': (4, 4096, 10, True),
+    'pin6': (6, 6144, 10, True),
+    'shared2': (2, 2048, 10, False),
+    'shared4': (4, 4096, 10, False),
+}
+BIGGER = {'pin4': 'pin6', 'shared2': 'shared4'}
+ANSWER = 'scale result: '
+
+
+def _peak_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _invariants(cloud, idempotence):
+    """Problems the snapshot's invariants find now, as text."""
+    from harness.core import invariants
+    snap = cloud.snapshot()
+    hosts = cloud.libvirt_hosts()
+    dedicated = {host: frozenset(hosts.profile(host).dedicated_cpus)
+                 for host in cloud.computes if hosts.has(host)}
+    found = []
+    found += invariants.usages_add_up(snap)
+    found += invariants.allocations_where_server_is(snap)
+    found += invariants.one_compute_node_per_consumer(snap)
+    found += invariants.tracker_agrees(snap, dedicated, {})
+    found += invariants.within_capacity(snap)
+    after = None
+    if idempotence:
+        problems, after = invariants.periodics_idempotent(
+            cloud, snap, sorted(cloud.computes))
+        found += problems
+    found += invariants.nothing_leaks(
+        snap, reconciled=after, reconciled_hosts=set(),
+        running=set(cloud.computes))
+    return [str(problem) for problem in found]
+
+
+def measure(size, boots_per_host, move_share, idempotence, profile_to):
+    """Everything for one size, in this process; a dict of figures."""
+    from harness.cloud import fixture as cloud_mod
+    from harness.core import errors
+    result = {'size': size, 'problems': {}}
+    started = time.monotonic()
+    # No quota: the cloud's capacity is what ends the boots.
+    unlimited = {'quota': {'cores': -1, 'instances': -1, 'ram': -1}}
+    with cloud_mod.Cloud(test_id='scale.%d' % size, timeout=120.0,
+                         conf=unlimited) as cloud:
+        for index in range(size):
+            cloud.start_compute('host%04d' % index,
+                                profile=PROFILES[index % len(PROFILES)])
+        for name, (vcpus, ram, disk, dedicated) in sorted(FLAVORS.items()):
+            cloud.create_flavor(
+                name, vcpus=vcpus, ram=ram, disk=disk,
+                extra_specs={'hw:cpu_policy': 'dedicated'} if dedicated
+                else {})
+        result['stand_up'] = time.monotonic() - started
+        result['problems']['stand-up'] = _invariants(cloud, idempotence)
+
+        profiler = None
+        if profile_to:
+            import cProfile
+            profiler = cProfile.Profile()
+            profiler.enable()
+        boots, servers = [], []
+        small = ('pin4', 'shared2')
+        full = False
+        for number in range(boots_per_host * size):
+            name = 'vm%05d' % number
+            flavor = small[number % 2]
+            began = time.monotonic()
+            try:
+                cloud.servers.boot(name, flavor)
+            except errors.HarnessError as exc:
+                # No host fits (NoValidHost): the cloud is full.
+                result['full_at'] = str(exc).splitlines()[0]
+                full = True
+                break
+            boots.append(time.monotonic() - began)
+            servers.append((name, flavor))
+        if profiler is not None:
+            profiler.disable()
+            profiler.dump_stats(profile_to)
+        result['boots'] = boots
+        result['full'] = full
+        result['problems']['boots'] = _invariants(cloud, idempotence)
+
+        moves = []
+        count = max(1, int(len(servers) * move_share))
+        for name, flavor in servers[:count]:
+            began = time.monotonic()
+            try:
+                cloud.servers.resize(name, BIGGER[flavor])
+                cloud.servers.confirm(name)
+            except errors.HarnessError as exc:
+                result.setdefault('refused', []).append(
+                    'resize %s: %s' % (name, str(exc).splitlines()[0]))
+                continue
+            moves.append(time.monotonic() - began)
+        for name, _flavor in servers[count:2 * count]:
+            began = time.monotonic()
+            try:
+                cloud.servers.live_migrate(name)
+            except errors.HarnessError as exc:
+                result.setdefault('refused', []).append(
+                    'live migrate %s: %s' % (name, str(exc).splitlines()[0]))
+                continue
+            moves.append(time.monotonic() - began)
+        # The live migrations' destinations count their guests from their
+        # next periodic (a tolerated window): run it, as Nova would.
+        cloud.run_periodics()
+        result['moves'] = moves
+        result['problems']['moves'] = _invariants(cloud, idempotence)
+    result['peak_mb'] = _peak_mb()
+    return result
+
+
+def _child(args):
+    result = measure(args.child, args.boots_per_host, args.move_share,
+                     args.idempotence, args.profile_to)
+    print(ANSWER + json.dumps(result), flush=True)
+
+
+def _run_size(size, args, profile_to=None):
+    cmd = [sys.executable, os.path.abspath(__file__), '--child', str(size),
+           '--boots-per-host', str(args.boots_per_host),
+           '--move-share', str(args.move_share)]
+    if args.idempotence:
+        cmd.append('--idempotence')
+    if profile_to:
+        cmd += ['--profile-to', profile_to]
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    lines = [line for line in out.stdout.splitlines()
+             if line.startswith(ANSWER)]
+    if out.returncode or not lines:
+        raise SystemExit('size %d failed:\n%s' % (size, out.stderr[-3000:]))
+    return json.loads(lines[-1][len(ANSWER):])
+
+
+def _per(seconds):
+    if not seconds:
+        return 'none'
+    return '%.3f s each (median %.3f, %d)' % (
+        sum(seconds) / len(seconds), statistics.median(seconds),
+        len(seconds))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--sizes', type=int, nargs='+',
+                        default=[10, 100, 500])
+    parser.add_argument('--boots-per-host', type=int, default=4,
+                        help='stop booting after this many per compute '
+                        '(default: %(default)s)')
+    parser.add_argument('--move-share', type=float, default=0.1,
+                        help='share of the servers resized, and as many '
+                        'live-migrated (default: %(default)s)')
+    parser.add_argument('--idempotence', action='store_true',
+                        help='also run the periodic-idempotence check '
+                        'after each phase')
+    parser.add_argument('--profile', action='store_true',
+                        help='profile the boots of the largest size')
+    parser.add_argument('--child', type=int, help=argparse.SUPPRESS)
+    parser.add_argument('--profile-to', help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child is not None:
+        return _child(args)
+    if any(size < 1 for size in args.sizes):
+        parser.error('--sizes: each must be 1 or more')
+    if not 0 < args.move_share <= 0.5:
+        parser.error('--move-share must be in (0, 0.5]')
+    results = []
+    sizes = sorted(set(args.sizes))
+    for size in sizes:
+        profile_to = None
+        if args.profile and size == sizes[-1]:
+            profile_to = os.path.join(tempfile.gettempdir(),
+                                      'scale-boots-%d.prof' % size)
+        result = _run_size(size, args, profile_to)
+        results.append(result)
+        held = all(not found for found in result['problems'].values())
+        print('%d computes: stand-up %.1f s; boots %s%s; moves %s; peak '
+              'memory %.0f MB; invariants %s' % (
+                  size, result['stand_up'], _per(result['boots']),
+                  ' (cloud full: %s)' % result['full_at']
+                  if result['full'] else '',
+                  _per(result['moves']), result['peak_mb'],
+                  'held' if held else 'BROKEN'), flush=True)
+        for phase, found in result['problems'].items():
+            for line in found[:5]:
+                print('  %s: %s' % (phase, line))
+        for line in result.get('refused', [])[:5]:
+            print('  refused: %s' % line)
+        if profile_to:
+            import pstats
+            print('boots at %d computes, by cumulative and own time (%s):' % (
+                size, profile_to))
+            stats = pstats.Stats(profile_to)
+            stats.sort_stats('cumulative').print_stats(20)
+            stats.sort_stats('tottime').print_stats(20)
+    first, last = results[0], results[-1]
+    if first['boots'] and last['boots']:
+        print('growth: %.2f (seconds per boot at %d computes over at %d)' % (
+            statistics.mean(last['boots']) / statistics.mean(first['boots']),
+            last['size'], first['size']))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
