@@ -10,6 +10,7 @@ mappings)::
       src: {profile: dev-1s-8c-smt2}     # libvirt over a profiled host
       dst: {driver: fake}                # or Nova's fake driver
       bad: {driver: fake, fail: confirm_migration}  # a hypervisor fault
+      rack: {count: 12, profile: xeon-2s-20c-smt2}  # rack01 ... rack12
     flavors:
       small: {vcpus: 1, ram: 512, disk: 1}
       pin2: {vcpus: 2, ram: 512, disk: 1,
@@ -83,6 +84,23 @@ STEP_KINDS = steps_mod.names()
 # file-level data that is not a scenario's (a bug's metadata, read by
 # harness.bugs).
 FILE_KEYS = ('scenarios', 'bug')
+
+
+#: The most hosts one ``hosts`` entry may ask for by ``count``.
+MAX_COUNTED_HOSTS = 1000
+
+
+def counted_names(name, count):
+    """The hosts a ``hosts`` entry names: itself, or ``count`` numbered.
+
+    ``rack: {count: 12, ...}`` is ``rack01`` to ``rack12``: the number is
+    padded to the width of the count, so the names sort as they count.
+    """
+    if count is None:
+        return [name]
+    width = len(str(count))
+    return ['%s%0*d' % (name, width, number)
+            for number in range(1, count + 1)]
 
 
 def safe_load(text):
@@ -170,10 +188,13 @@ class Scenario(object):
                if key != 'steps'}
         # Profiles given by a path relative to this file, made absolute so
         # the document loads from anywhere.
-        doc['hosts'] = {
-            name: dict(spec or {}, **({'profile': self.hosts[name].profile}
-                                      if self.hosts[name].profile else {}))
-            for name, spec in self.raw['hosts'].items()}
+        doc['hosts'] = {}
+        for name, spec in self.raw['hosts'].items():
+            first = self.hosts[counted_names(
+                name, (spec or {}).get('count'))[0]]
+            doc['hosts'][name] = dict(
+                spec or {},
+                **({'profile': first.profile} if first.profile else {}))
         doc['steps'] = [dict(step.raw) for step in self.steps] \
             if steps is None else steps
         if name:
@@ -283,7 +304,11 @@ def parse(doc, where, path=None):
         check.string(host_name, 'hosts')
         spec = {} if spec is None else spec
         check.mapping(spec, field)
-        check.keys(spec, ('profile', 'driver', 'fail'), field=field)
+        check.keys(spec, ('profile', 'driver', 'fail', 'count'), field=field)
+        count = spec.get('count')
+        if count is not None:
+            check.integer(count, field + '.count', minimum=1,
+                          maximum=MAX_COUNTED_HOSTS)
         driver = spec.get('driver')
         if driver is not None:
             check.string(driver, field + '.driver')
@@ -300,9 +325,13 @@ def parse(doc, where, path=None):
                 check.fail(field, 'a host has a profile (libvirt) or a '
                            'driver, not both')
             _check_profile(check, profile, field + '.profile', path)
-        hosts[host_name] = Host(host_name, compute_driver,
-                                _resolve_relative(profile, path)
-                                if profile else None)
+        for counted in counted_names(host_name, count):
+            if counted in hosts:
+                check.fail(field, 'host %s is named twice (hosts by count '
+                           'are named <name><number>)' % counted)
+            hosts[counted] = Host(counted, compute_driver,
+                                  _resolve_relative(profile, path)
+                                  if profile else None)
     if not hosts:
         check.fail('hosts', 'name at least one host')
 
