@@ -2,7 +2,9 @@
 
 Explores ``tests/functional/explore/pinned_resize_confirm.yaml`` (a pinned
 resize and confirm between two profiled hosts) at depth 1 and prints the
-interleavings tried, the wall time and the rate.
+interleavings tried, the wall time, where a replay's time goes (reset,
+prefix, steps, checks: ``explorer.PHASES``), and last the rate, as
+``interleavings/min: X``.
 
     python benchmarks/explore_speed.py [--workers N] [--reintroduce BUG]
 """
@@ -36,10 +38,12 @@ def main(argv=None):
             scenario_mod.load(SCENARIO)[0])
     replays = report.tried + report.inapplicable
     print(report.summary())
-    print('wall time: %.1f s for %d replays (%d interleavings tried); '
-          '%.1f interleavings per minute' % (
-              report.seconds, replays, report.tried,
-              60.0 * report.tried / report.seconds))
+    print('wall time: %.1f s for %d replays (%d interleavings tried)' % (
+        report.seconds, replays, report.tried))
+    # Summed over the replays' processes: with N workers a replay's phases
+    # add up to about N times the wall time per replay.
+    print(report.per_replay())
+    print('interleavings/min: %.1f' % (60.0 * report.tried / report.seconds))
 
 
 if __name__ == '__main__':

@@ -130,6 +130,23 @@ class Report(object):
     inapplicable: int = 0
     # Every replay's Outcome, in the order tried (for reports).
     outcomes: list = dataclasses.field(default_factory=list)
+    # Seconds summed over the replays, by phase (``PHASES``), and how many
+    # replays they cover.
+    phases: dict = dataclasses.field(default_factory=dict)
+    timed: int = 0
+
+    def add_phases(self, phases):
+        for name, seconds in phases.items():
+            self.phases[name] = self.phases.get(name, 0.0) + seconds
+        self.timed += 1
+
+    def per_replay(self):
+        """Where a replay's time went, on average, as a line of text."""
+        if not self.timed:
+            return 'no replay timed'
+        return 'per replay: %s (mean of %d)' % (', '.join(
+            '%s %.2f s' % (name, self.phases.get(name, 0.0) / self.timed)
+            for name in PHASES), self.timed)
 
     def summary(self):
         return ('%s: %d interleavings tried, %d failed, %d shrunk '
@@ -228,6 +245,7 @@ class Explorer(object):
         if counter is not None:
             counter.finish()
         for injections, result in zip(runnable, results):
+            report.add_phases(result['phases'])
             if result['inapplicable']:
                 report.inapplicable += 1
                 continue
@@ -279,7 +297,10 @@ class Explorer(object):
         return {'document': scenario.document(steps),
                 'where': scenario.path,
                 'reintroduce': self.reintroduce,
-                'invariants': self.invariants}
+                'invariants': self.invariants,
+                # The steps every replay of this step's points runs alike.
+                'prefix': min([i.at.step - 1 for i in injections]
+                              or [len(steps)])}
 
     def _map(self, jobs, done=None):
         """Replay ``jobs``; ``done(failed=...)`` as each one ends."""
@@ -369,10 +390,12 @@ def replay(job, record=False, pool=None):
     if job['invariants']:
         from harness.core import invariants
         checks.append(invariants.Checker())
+    phases = _Phases(job.get('prefix', 0), checks)
     timeline = runner.run(scenario, keep_going=True, fixtures=fixtures,
-                          checks=checks, pool=pool)
+                          checks=checks, pool=pool, observers=[phases])
     result = {'failed': False, 'step': None, 'label': '', 'problems': [],
-              'points': [], 'inapplicable': False}
+              'points': [], 'inapplicable': False,
+              'phases': phases.seconds()}
     for entry in timeline.failed:
         if any(problem.check == problems_mod.STEP_FAILED
                and problem.actual == INAPPLICABLE
@@ -388,6 +411,55 @@ def replay(job, record=False, pool=None):
     if record:
         result['points'] = recorded_points(scenario, timeline)
     return result
+
+
+#: Where a replay's time goes: ``reset`` (the scenario loaded, the kept
+#: cloud put back to its checkpoint and settled, or a cloud stood up),
+#: ``prefix`` (the steps before the first injected one, with their checks:
+#: the same in every replay of a step's points), ``steps`` and ``checks``
+#: (the steps from the injection on, and the invariants after them), and
+#: ``other`` (the run's end, its report).
+PHASES = ('reset', 'prefix', 'steps', 'checks', 'other')
+
+
+class _Phases(object):
+    """A run observer that times a replay's phases (``PHASES``)."""
+
+    def __init__(self, prefix, checkers):
+        self.prefix = prefix
+        self.checkers = checkers
+        self.started = time.monotonic()
+        self.ready = None
+        self.ended = None
+        self.times = {name: 0.0 for name in PHASES}
+        self._step = None
+
+    def _checked(self):
+        return sum(sum(c.timings.values()) for c in self.checkers)
+
+    def run_started(self, scenario, cloud):
+        self.ready = time.monotonic()
+
+    def step_started(self, step):
+        self._step = (step.index, time.monotonic(), self._checked())
+
+    def step_done(self, step, entry):
+        index, began, checked = self._step
+        took = time.monotonic() - began
+        checks = self._checked() - checked
+        if index <= self.prefix:
+            self.times['prefix'] += took
+        else:
+            self.times['steps'] += took - checks
+            self.times['checks'] += checks
+
+    def seconds(self):
+        end = time.monotonic()
+        times = dict(self.times)
+        ready = self.ready if self.ready is not None else end
+        times['reset'] = ready - self.started
+        times['other'] = max(0.0, end - self.started - sum(times.values()))
+        return times
 
 
 def run_in_workers(jobs, workers, kept_cloud=True, done=None):

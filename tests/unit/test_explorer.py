@@ -3,6 +3,8 @@
 import os
 import re
 
+import fixtures
+
 from harness import bugs
 from harness.core import errors
 from harness.runners import explorer
@@ -81,3 +83,51 @@ class TestCandidates(testing.TestCase):
         self.assertRaises(errors.ScenarioError, explorer.Explorer,
                           tasks=['no_such_task'])
         self.assertRaises(errors.ScenarioError, explorer.Explorer, depth=3)
+
+
+class _Step(object):
+
+    def __init__(self, index):
+        self.index = index
+
+
+class _Checker(object):
+
+    def __init__(self):
+        self.timings = {'tracker_agrees': 0.0}
+
+
+class TestPhases(testing.TestCase):
+    """Where a replay's time goes: the clock and the checks are faked."""
+
+    def setUp(self):
+        super().setUp()
+        self.now = [100.0]
+        self.useFixture(fixtures.MonkeyPatch(
+            'harness.runners.explorer.time.monotonic', lambda: self.now[0]))
+
+    def tick(self, seconds):
+        self.now[0] += seconds
+
+    def test_steps_before_the_injection_are_the_prefix(self):
+        checker = _Checker()
+        phases = explorer._Phases(prefix=1, checkers=[checker])
+        self.tick(2.0)                       # loaded, cloud put back
+        phases.run_started(None, None)
+        for index, took, checked in ((1, 1.0, 0.5), (2, 3.0, 1.0),
+                                     (3, 2.0, 0.25)):
+            phases.step_started(_Step(index))
+            self.tick(took)
+            checker.timings['tracker_agrees'] += checked
+            phases.step_done(_Step(index), None)
+        self.tick(0.5)                       # the run's end
+        self.assertEqual({'reset': 2.0, 'prefix': 1.0, 'steps': 3.75,
+                          'checks': 1.25, 'other': 0.5}, phases.seconds())
+
+    def test_a_report_averages_the_phases_of_its_replays(self):
+        report = explorer.Report('s')
+        report.add_phases(dict.fromkeys(explorer.PHASES, 1.0))
+        report.add_phases(dict.fromkeys(explorer.PHASES, 3.0))
+        self.assertEqual('per replay: reset 2.00 s, prefix 2.00 s, steps '
+                         '2.00 s, checks 2.00 s, other 2.00 s (mean of 2)',
+                         report.per_replay())
