@@ -129,13 +129,15 @@ class Cloud(fixtures.Fixture):
         self._libvirt_hosts = None
         self._host_mappings = {}
         # The scheduler reads its filters once, at start: enable the NUMA
-        # fitting that profiled hosts need, as a deployment with NUMA
-        # hosts configures it (it passes any host without NUMA topology).
+        # and PCI fitting that profiled hosts need, as a deployment with
+        # NUMA hosts and devices configures it (each passes any host when
+        # the request has no NUMA topology or no PCI request).
+        filters = list(nova_env.CONF.filter_scheduler.enabled_filters)
+        filters += [name for name in ('NUMATopologyFilter',
+                                      'PciPassthroughFilter')
+                    if name not in filters]
         self.useFixture(nova_fixtures.ConfPatcher(
-            group='filter_scheduler',
-            enabled_filters=list(
-                nova_env.CONF.filter_scheduler.enabled_filters) + [
-                'NUMATopologyFilter']))
+            group='filter_scheduler', enabled_filters=filters))
         self.conductor = self._start_service('conductor')
         self.scheduler = self._start_service('scheduler')
         for name, service in (('conductor', self.conductor),

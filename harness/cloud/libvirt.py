@@ -15,6 +15,7 @@ two calls that would copy a guest to another machine.
 import contextlib
 import dataclasses
 import io
+import re
 import urllib.parse
 import uuid
 
@@ -24,10 +25,12 @@ import nova.conf
 from nova.tests import fixtures as nova_fixtures
 from nova.tests.fixtures import libvirt as fakelibvirt
 from nova.virt.libvirt import config as vconfig
+from nova.virt.libvirt import utils as libvirt_utils
 import nova.virt.node
 
 from harness.cloud import perhost
 from harness.core import errors
+from harness.core import profile_devices
 from harness.core import profiles
 
 CONF = nova.conf.CONF
@@ -82,12 +85,105 @@ def host_info(profile):
     return info
 
 
+def pci_info(profile):
+    """The profile's devices as Nova's fake libvirt lists them.
+
+    Each device is added with Nova's ``HostPCIDevicesInfo.add_device``;
+    the fake shows a VF's PF at slot ``slot - (vf_ratio + 1) // 8``,
+    function 0, so each VF gets the ratio that names its own PF (the
+    profile puts VFs on their PF's bus, at or after its slot).
+    """
+    info = fakelibvirt.HostPCIDevicesInfo(num_pci=0, num_pfs=0, num_vfs=0)
+    vfs_of = {}
+    for device in profile.devices:
+        if device.kind == 'vf':
+            vfs_of[device.pf] = vfs_of.get(device.pf, 0) + 1
+    by_address = {device.address: device for device in profile.devices}
+    for group, device in enumerate(profile.devices):
+        bus, slot, function = device.bus_slot_function
+        kwargs = {}
+        if device.kind == 'pf':
+            kwargs['vf_ratio'] = vfs_of.get(device.address, 0)
+        elif device.kind == 'vf':
+            pf_bus, pf_slot, pf_function = by_address[
+                device.pf].bus_slot_function
+            kwargs['vf_ratio'] = 8 * (slot - pf_slot)
+            kwargs['parent'] = (pf_bus, pf_slot, pf_function)
+        elif device.kind == 'mdev_gpu':
+            kwargs['multiple_gpu_types'] = len(device.mdev_types) > 1
+        info.add_device(
+            dev_type=DEV_TYPES[device.kind], bus=bus, slot=slot,
+            function=function, iommu_group=40 + group,
+            numa_node=device.cell, vend_id=device.vendor,
+            prod_id=device.product, prod_name=device.name or None,
+            **kwargs)
+    return info
+
+
+# Profile device kinds -> the fake's dev_type.
+DEV_TYPES = {'pci': 'PCI', 'pf': 'PF', 'vf': 'VF', 'mdev_gpu': 'MDEV_TYPES'}
+
+
 def connection(host, profile):
     """A fresh fake libvirt connection for ``host`` running ``profile``."""
     return fakelibvirt.Connection(
         'qemu:///system', version=fakelibvirt.FAKE_LIBVIRT_VERSION,
         hv_version=fakelibvirt.FAKE_QEMU_VERSION,
-        host_info=host_info(profile), hostname=host)
+        host_info=host_info(profile), hostname=host,
+        pci_info=pci_info(profile),
+        mdev_info=fakelibvirt.HostMdevDevicesInfo(devices={}))
+
+
+_new_uuid = uuid.uuid4
+
+
+def _create_mdev(driver, dev_name, mdev_type, uuid=None):
+    """Create a mediated device on ``driver``'s host; return its UUID."""
+    mdev_uuid = uuid or str(_new_uuid())
+    name = libvirt_utils.mdev_uuid2name(mdev_uuid)
+    conn = driver._host.get_connection()
+    conn.mdev_info.devices[name] = fakelibvirt.FakeMdevDevice(
+        dev_name=name, type_id=mdev_type, parent=dev_name)
+    _count_available(conn, dev_name, mdev_type)
+    return mdev_uuid
+
+
+def _count_available(conn, parent, mdev_type):
+    """Lower the GPU's ``availableInstances`` of ``mdev_type``.
+
+    As the GPU's driver does in sysfs: Nova's fake libvirt lists each type
+    with a fixed count, so Nova would see the created vGPUs on top of an
+    unchanged count (the GPU's VGPU inventory growing with each guest).
+    """
+    used = sum(1 for mdev in conn.mdev_info.devices.values()
+               if "<parent>%s</parent>" % parent in mdev.xml
+               and "<type id='%s'/>" % mdev_type in mdev.xml)
+    gpu = conn.pci_info.devices[parent]
+    pattern = re.compile(
+        r"(<type id='%s'>.*?<availableInstances>)\d+(</availableInstances>)"
+        % re.escape(mdev_type), re.S)
+    gpu.pci_device = pattern.sub(
+        r'\g<1>%d\g<2>' % max(
+            profile_devices.MDEV_INSTANCES[mdev_type] - used, 0),
+        gpu.pci_device)
+
+
+def _drop_mdev_groups(before):
+    """Unregister the ``[mdev_<type>]`` groups a compute's start added.
+
+    The driver registers one per ``[devices] enabled_mdev_types`` entry
+    (``nova.conf.devices.register_dynamic_opts``) and reads it only while
+    it starts; left registered, the process's config would outlive the
+    cloud. oslo.config cannot drop a group once it has parsed its
+    arguments, so its table is edited, as the leak check edits it.
+    """
+    dropped = [name for name in set(CONF._groups) - before
+               if name.startswith('mdev_')]
+    for name in dropped:
+        del CONF._groups[name]
+    if dropped:
+        # oslo.config caches values; its own setters clear it this way.
+        getattr(CONF, '_ConfigOpts__cache', {}).clear()
 
 
 class LibvirtHosts(fixtures.Fixture):
@@ -141,6 +237,11 @@ class LibvirtHosts(fixtures.Fixture):
         # each host has its own.
         self.useFixture(fixtures.MonkeyPatch(
             'nova.virt.libvirt.utils.get_fs_info', self._get_fs_info))
+        # A [pci] device_spec naming an address asks sysfs whether a PF
+        # sits there; the host's profile answers.
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.pci.utils.is_physical_function',
+            self._is_physical_function))
         real_node_uuid = nova.virt.node.get_local_node_uuid
         self.useFixture(fixtures.MonkeyPatch(
             'nova.virt.node.get_local_node_uuid',
@@ -165,6 +266,13 @@ class LibvirtHosts(fixtures.Fixture):
         self.useFixture(fixtures.MonkeyPatch(
             'nova.tests.fixtures.libvirt.Domain.migrateToURI3',
             migrate_to_uri3))
+
+        # A vGPU is a mediated device the host's GPU driver creates in
+        # sysfs; the host's fake libvirt lists it from then on (as Nova's
+        # vGPU tests do).
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.virt.libvirt.driver.LibvirtDriver._create_mdev',
+            _create_mdev))
 
         # Nova's fake Domain.undefineFlags calls managedSaveRemove()
         # without its flags: deleting a suspended (managed-saved) guest
@@ -193,6 +301,17 @@ class LibvirtHosts(fixtures.Fixture):
                 'compute (host %r)' % (path, host))
         total = self._profiles[host].disk_gb * GiB
         return {'total': total, 'free': total, 'used': 0}
+
+    def _is_physical_function(self, domain, bus, slot, function):
+        profile = self._profiles.get(perhost.current_host())
+        if profile is None:
+            return False
+        address = '%s:%s:%s.%s' % (domain, bus, slot, function)
+        return any(device.address == address.lower()
+                   and device.kind == 'pf'
+                   and any(vf.pf == device.address
+                           for vf in profile.devices)
+                   for device in profile.devices)
 
     def _node_uuid(self, real):
         host = perhost.current_host()
@@ -301,9 +420,11 @@ class LibvirtHosts(fixtures.Fixture):
     def _start(self, host, conn):
         self._connections[host] = conn
         self._starting = conn
+        groups = set(CONF._groups)
         try:
             with nova_fixtures.ConfPatcher(
                     compute_driver='libvirt.LibvirtDriver'):
                 yield
         finally:
             self._starting = None
+            _drop_mdev_groups(groups)

@@ -30,9 +30,19 @@ CONF = nova.conf.CONF
 # memory and inventory; hardware's CPU sets and reserved pages; the
 # tracker's ratios and reserved usage; the base driver's ratios; the host's
 # file-backed memory checks; the fake driver's inventory (its reserved
-# memory), for fake hosts started with their own config.
+# memory), for fake hosts started with their own config. For devices: the
+# compute manager's and PCI tracker's device_spec, the PCI pools' filter,
+# and report_in_placement where the tracker reports devices to Placement
+# and checks a spec; the network API's device_spec is read when the
+# compute builds it.
 MODULES = (
     'nova.virt.fake',
+    'nova.compute.manager',
+    'nova.compute.pci_placement_translator',
+    'nova.network.neutron',
+    'nova.pci.devspec',
+    'nova.pci.manager',
+    'nova.pci.stats',
     'nova.virt.libvirt.driver',
     'nova.virt.libvirt.host',
     'nova.virt.hardware',
@@ -47,6 +57,8 @@ OPTIONS = {
         'reserved_huge_pages', 'cpu_allocation_ratio',
         'ram_allocation_ratio', 'disk_allocation_ratio']),
     'compute': frozenset(['cpu_dedicated_set', 'cpu_shared_set']),
+    'pci': frozenset(['device_spec', 'report_in_placement']),
+    'devices': frozenset(['enabled_mdev_types']),
 }
 
 # Filled on first use (Nova's classes are imported late); a dict changed in
@@ -61,7 +73,11 @@ def _host_classes():
         from nova.compute import resource_tracker
         from nova.virt.libvirt import driver
         classes = _HOST_CLASSES['classes'] = (
-            (manager.ComputeManager, lambda obj: obj.host),
+            # Before its base class sets ``host`` (the network API it
+            # builds first reads [pci] device_spec), a compute manager is
+            # being made by its service's start, which patches CONF.host.
+            (manager.ComputeManager,
+             lambda obj: obj.host if 'host' in vars(obj) else CONF.host),
             (resource_tracker.ResourceTracker, lambda obj: obj.host),
             (driver.LibvirtDriver, lambda obj: obj.virtapi._compute.host),
         )

@@ -7,7 +7,9 @@ the server's record as snapshots have it (``snapshot.SERVER_KEYS``). A
 server is known by the name the test gave it; the UUID is Nova's business.
 """
 
+import copy
 import json
+import uuid
 
 from nova.tests.functional.api import client as api_client
 
@@ -76,15 +78,21 @@ class ServerOps(object):
 
         ``host`` goes in the request (microversion 2.74) so the scheduler
         still checks that the host fits, as it would for a real admin.
-        ``port``: one port on the network stand-in's network (none
-        otherwise).
+        ``port``: ``True`` for one port on the network stand-in's network,
+        ``'direct'`` for one SR-IOV port (``vnic_type: direct``) on its
+        VLAN network on physnet2 (a VF of the host, see ``sriov_port``);
+        no network otherwise.
         """
         if name in self.uuids:
             raise errors.HarnessError('a server named %r exists' % name)
+        if port == 'direct':
+            networks = [{'port': self.sriov_port(name)}]
+        elif port:
+            networks = [{'uuid': self._cloud.neutron.network_1['id']}]
+        else:
+            networks = 'none'
         body = {'server': {
-            'name': name, 'flavorRef': flavor,
-            'networks': [{'uuid': self._cloud.neutron.network_1['id']}]
-            if port else 'none'}}
+            'name': name, 'flavorRef': flavor, 'networks': networks}}
         if host:
             body['server']['host'] = host
         body['server']['imageRef'] = self._cloud.image_ref(image)
@@ -94,6 +102,29 @@ class ServerOps(object):
         self.known[server['id']] = name
         return self._settle(name, 'boot', expect_host=host,
                             **_rests('boot'))
+
+    def sriov_port(self, name):
+        """Create an SR-IOV port for server ``name``; return its id.
+
+        A copy of Nova's Neutron stand-in's ``sriov_port`` (``vnic_type:
+        direct`` on ``network_2``, a VLAN network on physnet2), with an id
+        and MAC of its own; the network is added to the stand-in the first
+        time, as Nova's own functional tests add networks. Nova asks the
+        compute for a VF on physnet2 for it (a PCI request from the port).
+        """
+        neutron = self._cloud.neutron
+        network, subnet = neutron.network_2, neutron.subnet_2
+        # Nova's tests add networks to the stand-in's records this way.
+        neutron._networks.setdefault(network['id'], network)
+        neutron._subnets.setdefault(subnet['id'], subnet)
+        port = copy.deepcopy(neutron.sriov_port)
+        port_id = str(uuid.uuid5(uuid.NAMESPACE_URL, 'sriov-port/%s' % name))
+        digest = uuid.UUID(port_id).bytes
+        port.update({'id': port_id, 'name': 'sriov-%s' % name,
+                     'mac_address': '52:54:00:%02x:%02x:%02x' % tuple(
+                         digest[:3])})
+        neutron._ports[port_id] = port
+        return port_id
 
     def resize(self, name, flavor):
         """Resize ``name`` to ``flavor`` and wait for VERIFY_RESIZE."""

@@ -120,6 +120,8 @@ class SnapshotReader(object):
         raw.update(self.read_nova_records())
         raw['compute_nodes'] = self._cached('compute_nodes',
                                             self.read_compute_nodes)
+        raw['pci_devices'], raw['pci_guests'] = self._cached(
+            'pci_devices', self.read_pci_devices)
         if self._fetched != fetched_before:
             self.reads += 1
         return raw
@@ -220,6 +222,52 @@ class SnapshotReader(object):
             nodes = objects.ComputeNodeList.get_all(cctxt)
         return [compute_node_record(node) for node in
                 sorted(nodes, key=lambda n: n.hypervisor_hostname)]
+
+    def read_pci_devices(self):
+        """Each compute node's PCI devices, and the guests holding some.
+
+        As the PCI trackers saved them in the cell database (Nova's API
+        shows neither). A guest's cells are the host cells of its NUMA
+        topology; its policies, those of its PCI requests.
+        """
+        ctxt = context.get_admin_context()
+        cell = self._cloud.env.cells.cell_mappings[nova_env.CELL1_NAME]
+        devices, holders = [], set()
+        with context.target_cell(ctxt, cell) as cctxt:
+            for node in objects.ComputeNodeList.get_all(cctxt):
+                for dev in objects.PciDeviceList.get_by_compute_node(
+                        cctxt, node.id):
+                    devices.append(pci_device_record(node, dev))
+                    if dev.instance_uuid:
+                        holders.add(dev.instance_uuid)
+            guests = {}
+            for uuid in sorted(holders):
+                try:
+                    instance = objects.Instance.get_by_uuid(
+                        cctxt, uuid,
+                        expected_attrs=['numa_topology', 'pci_requests'])
+                except exception.InstanceNotFound:
+                    continue
+                topology = instance.numa_topology
+                requests = instance.pci_requests
+                guests[uuid] = {
+                    'cells': sorted(c.id for c in topology.cells)
+                    if topology else [],
+                    'policies': sorted(
+                        req.numa_policy or 'legacy'
+                        for req in requests.requests) if requests else []}
+        devices.sort(key=lambda d: (d['host'], d['address']))
+        return devices, guests
+
+
+def pci_device_record(node, dev):
+    """A PCI device record as a plain dict."""
+    return {'host': node.host, 'node': node.hypervisor_hostname,
+            'address': dev.address, 'dev_type': dev.dev_type,
+            'numa_node': dev.numa_node, 'status': dev.status,
+            'instance_uuid': dev.instance_uuid,
+            'parent_addr': dev.parent_addr, 'vendor_id': dev.vendor_id,
+            'product_id': dev.product_id}
 
 
 def _server_record(instance):

@@ -26,11 +26,32 @@ Under ``expect:`` a step may give any of:
     ``[host, ...]``: exactly the scenario hosts that have a resource
     provider in Placement (a deleted compute service's provider is gone;
     an orphaned one is not).
+``devices``
+    ``{host: {status: n, ..., placement: n}}``: how many of the host's PCI
+    devices (those its ``[pci] device_spec`` names, VFs and PFs counted
+    one by one) its PCI tracker has in each status (``available``,
+    ``claimed``, ``allocated``, ``unavailable``: a PF while one of its VFs
+    is used, or a VF while its PF is; ...), and with ``placement`` the
+    usage of the host's PCI device providers in Placement, all classes
+    summed (``[pci] report_in_placement``; Nova names them
+    ``<host>_<PCI address>``), and with ``vgpus`` the VGPU usage of the
+    host's GPU providers (``[devices] enabled_mdev_types``; Nova names them
+    ``<host>_pci_<domain>_<bus>_<slot>_<function>``). Statuses not named
+    hold none; hosts not named are not checked.
+``pci``
+    ``{server: {host: n | [addresses] | {cell id: n}}}``: the PCI devices
+    the server holds (claimed or allocated) on each host, as a count, as
+    the devices' addresses, or counted by the devices' NUMA cells. A
+    named server holds none on hosts not named for it; ``{}`` says none
+    anywhere. Servers not named are not checked.
 
 Exactness: a listed set is exact. Under ``allocations``, a consumer not
 named holds nothing, and a named consumer holds nothing on hosts not named
 for it; under ``usages``, ``tracker`` and ``pinned_cpus``, a scenario host
-not named holds (counts, pins) nothing. ``servers`` and ``migrations``
+not named holds (counts, pins) nothing. ``allocations`` names hosts: what
+a consumer holds in a host's PCI device providers is not among it (that is
+``devices``' ``placement``); the VGPU it holds on the host's GPUs is (a
+flavor's ``resources:VGPU``). ``servers`` and ``migrations``
 check only what they name. ``{}`` or ``0`` says "nothing" explicitly.
 """
 
@@ -40,7 +61,10 @@ from harness.core.problems import Problem
 from harness.core import snapshot as snapshot_mod
 
 EXPECT_KEYS = ('allocations', 'usages', 'tracker', 'pinned_cpus', 'servers',
-               'migrations', 'providers')
+               'migrations', 'providers', 'devices', 'pci')
+# nova.objects.fields.PciDeviceStatus
+DEVICE_STATUSES = ('available', 'claimed', 'allocated', 'removed',
+                   'deleted', 'unavailable', 'unclaimable')
 TRACKER_KEYS = ('vcpus_used', 'memory_mb_used', 'local_gb_used')
 
 
@@ -115,7 +139,42 @@ def parse(check, expect, scenario, state):
                            '%s has not been moved so far' % server)
             parsed['migrations'][server] = check.string(
                 status, 'migrations.%s' % server)
+    if 'devices' in expect:
+        parsed['devices'] = {
+            host: _device_counts(check, value, 'devices.%s' % host)
+            for host, value in _by_host(check, expect['devices'], scenario,
+                                        'devices')}
+    if 'pci' in expect:
+        parsed['pci'] = {}
+        for server, by_host in check.mapping(expect['pci'], 'pci').items():
+            field = 'pci.%s' % server
+            check.known(server, known_servers, field)
+            by_host = {} if by_host in (None, 0) else by_host
+            parsed['pci'][server] = {
+                host: _held(check, value, '%s.%s' % (field, host))
+                for host, value in _by_host(check, by_host, scenario,
+                                            field)}
     return parsed
+
+
+def _device_counts(check, value, field):
+    check.mapping(value, field)
+    check.keys(value, DEVICE_STATUSES + ('placement', 'vgpus'),
+               field=field)
+    return {key: check.integer(n, '%s.%s' % (field, key), minimum=0)
+            for key, n in value.items()}
+
+
+def _held(check, value, field):
+    if isinstance(value, dict):
+        return {'cells': {check.integer(cell, field + '.cell', minimum=0):
+                          check.integer(n, '%s.%s' % (field, cell),
+                                        minimum=0)
+                          for cell, n in value.items()}}
+    if isinstance(value, list):
+        return {'addresses': sorted(check.string(a, field).lower()
+                                    for a in value)}
+    return {'count': check.integer(value, field, minimum=0)}
 
 
 def _by_host(check, value, scenario, field):
@@ -232,14 +291,86 @@ def check(expect, snap, scenario):
                 'migrations', server, want, status,
                 'migration of %s: status expected %s, got %s'
                 % (server, want, status)))
+    for host, want in sorted(expect.get('devices', {}).items()):
+        lines += _check_devices(host, want, snap)
+    for server, want in sorted(expect.get('pci', {}).items()):
+        lines += _check_pci(server, want, snap)
+    return lines
+
+
+def _check_devices(host, want, snap):
+    got = snapshot_mod.device_counts(snap, host)
+    if 'placement' in want:
+        got['placement'] = sum(
+            sum(snap.providers[name].usages.values())
+            for name in snapshot_mod.device_providers(snap, host))
+    if 'vgpus' in want:
+        got['vgpus'] = sum(
+            rp.usages.get('VGPU', 0) for rp in snap.providers.values()
+            if rp.root == host and snapshot_mod.is_gpu_provider(rp))
+    wrong = ['%s expected %s, got %s' % (key, want.get(key, 0),
+                                         got.get(key, 0))
+             for key in sorted(set(want) | set(got))
+             if want.get(key, 0) != got.get(key, 0)]
+    if not wrong:
+        return []
+    return [Problem('devices', host, want, got,
+                    'devices of %s: %s' % (host, ', '.join(wrong)))]
+
+
+def _check_pci(server, want, snap):
+    held = {}
+    for dev in snapshot_mod.devices_of(snap, server):
+        held.setdefault(dev.host, []).append(dev)
+    lines = []
+    for host in sorted(set(want) | set(held)):
+        devs = held.get(host, [])
+        expected = want.get(host, {'count': 0})
+        if 'count' in expected:
+            shown, got = expected['count'], len(devs)
+        elif 'addresses' in expected:
+            shown, got = expected['addresses'], sorted(d.address
+                                                       for d in devs)
+        else:
+            shown = expected['cells']
+            got = {}
+            for dev in devs:
+                got[dev.cell] = got.get(dev.cell, 0) + 1
+            shown = {c: n for c, n in shown.items() if n}
+        if shown != got:
+            lines.append(Problem(
+                'pci', '%s on %s' % (server, host), shown, got,
+                'PCI devices of %s on %s: expected %s, got %s (%s)' % (
+                    server, host, shown, got, ', '.join(
+                        '%s cell %s' % (d.address, d.cell)
+                        for d in sorted(devs, key=lambda d: d.address))
+                    or 'none')))
     return lines
 
 
 def _check_allocations(expected, snap):
     lines = []
+    # What consumers hold in PCI device providers is ``devices``' to check.
+    devices = {name for name, rp in snap.providers.items()
+               if snapshot_mod.is_device_provider(rp)}
     for consumer in sorted(set(expected) | set(snap.allocations)):
         want = expected.get(consumer, {})
-        got = snap.allocations_of(consumer)
+        got = {}
+        for provider, resources in snap.allocations_of(consumer).items():
+            rp = snap.providers.get(provider)
+            if provider in devices:
+                continue
+            if rp is not None and snapshot_mod.is_gpu_provider(rp):
+                # A flavor's VGPU, held on the host's GPU: the host's.
+                into = got.setdefault(rp.root, {})
+                for rc, amount in resources.items():
+                    into[rc] = into.get(rc, 0) + amount
+                continue
+            into = got.setdefault(provider, {})
+            for rc, amount in resources.items():
+                into[rc] = into.get(rc, 0) + amount
+        if not want and not got:
+            continue
         if want == got:
             continue
         if not got:

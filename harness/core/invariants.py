@@ -119,6 +119,29 @@ imports Nova.
 ``within_capacity(snap)``
     No usage exceeds ``(total - reserved) * allocation_ratio``.
 
+``devices_agree(snap, skip_hosts=())``
+    The PCI devices of each host, as its PCI tracker saved them:
+
+    - a device a guest holds (``claimed`` or ``allocated``) names it, one
+      that is free names none, and no device is held by a guest that is
+      gone;
+    - a PF and one of its VFs are never both held (Nova makes the PF
+      ``unavailable`` while a VF is used, and the VFs while the PF is):
+      one function of a card, one guest;
+    - with ``[pci] report_in_placement``, the usage of each PCI device
+      provider (``<host>_<address>``) is the number of devices the
+      tracker has held there (the device itself, or its PF's VFs);
+    - a guest's devices on its host lie on one of its NUMA cells when its
+      ``hw:pci_numa_affinity_policy`` is ``required`` or ``legacy`` (the
+      devices here all report a NUMA node, so legacy is required);
+      ``preferred`` allows any cell; ``socket`` is not checked (the
+      snapshot does not hold which socket a cell is on). Checked when no
+      operation of the guest is in flight (no task state).
+
+    Hosts whose tracker lags Placement in a tolerated window (a stopped
+    compute, a guest deleted or evacuated while its compute was down) are
+    not checked against Placement until their periodic runs.
+
 ``Checker`` runs them all with the runner's check signature; see there.
 """
 
@@ -132,7 +155,8 @@ from harness.core.steps import base as steps_base
 
 INVARIANTS = ('usages_add_up', 'allocations_where_server_is',
               'one_compute_node_per_consumer', 'tracker_agrees',
-              'periodics_idempotent', 'nothing_leaks', 'within_capacity')
+              'periodics_idempotent', 'nothing_leaks', 'within_capacity',
+              'devices_agree')
 
 # Migration statuses after which a move holds nothing any more.
 FINAL_STATUSES = frozenset(('confirmed', 'reverted', 'completed', 'error',
@@ -458,10 +482,15 @@ def tracker_windows(windows, before, after, reconciled=(), down=(),
                      'above': dict(w.get('above', {})),
                      'why': w.get('why', '')}
               for host, w in windows.items()}
-    units = ([steps_mod.get(step.kind)] if step is not None
-             else list(steps_mod.registry().values()))
-    for unit in units:
-        args = step.args if step is not None else None
+    if step is not None:
+        # The step's kind, and the requests sent in the middle of it
+        # (``inject: do``, tied to it by the loader: ``Step.interjected``).
+        units = [(steps_mod.get(step.kind), step.args)] + [
+            (steps_mod.get(sent.kind), sent.args)
+            for sent in getattr(step, 'interjected', ())]
+    else:
+        units = [(unit, None) for unit in steps_mod.registry().values()]
+    for unit, args in units:
         for window in unit.windows(args, before, after, set(down)):
             into = opened.setdefault(window.host, {'below': {}, 'above': {},
                                                    'why': ''})
@@ -658,6 +687,87 @@ def _number(value):
     return int(value) if float(value).is_integer() else value
 
 
+# -- 8 ------------------------------------------------------------------------
+
+def devices_agree(snap, skip_hosts=()):
+    """See the module docstring."""
+    problems = []
+
+    def problem(subject, text):
+        problems.append(Problem('devices_agree', subject,
+                                text='devices_agree: %s' % text))
+
+    for host in sorted(snap.devices):
+        devices = snap.devices[host]
+        for address, dev in sorted(devices.items()):
+            if dev.held and dev.server is None:
+                problem('%s %s' % (host, address), 'device %s on %s is %s '
+                        'but names no guest' % (address, host, dev.status))
+            elif not dev.held and dev.server is not None:
+                problem('%s %s' % (host, address), 'device %s on %s is %s '
+                        'but still names guest %s' % (
+                            address, host, dev.status, dev.server))
+            elif dev.held and dev.server not in snap.servers and (
+                    host not in skip_hosts):
+                problem('%s %s' % (host, address), 'device %s on %s is %s '
+                        'for %s, which is gone' % (address, host, dev.status,
+                                                   dev.server))
+            if dev.held and dev.parent in devices and \
+                    devices[dev.parent].held:
+                pf = devices[dev.parent]
+                problem('%s %s' % (host, address), 'VF %s on %s is %s for '
+                        '%s while its PF %s is %s for %s' % (
+                            address, host, dev.status, dev.server,
+                            pf.address, pf.status, pf.server))
+        if host not in skip_hosts:
+            problems += _device_providers_agree(snap, host, problem)
+    problems += _devices_on_allowed_cells(snap, problem)
+    return problems
+
+
+def _device_providers_agree(snap, host, problem):
+    providers = snapshot_mod.device_providers(snap, host)
+    if not providers:
+        return []
+    held = {}
+    for dev in snap.devices.get(host, {}).values():
+        if dev.held:
+            # A VF counts in its PF's provider.
+            where = dev.parent if dev.type == 'type-VF' else dev.address
+            held[where.upper()] = held.get(where.upper(), 0) + 1
+    for name in providers:
+        address = name[len(host) + 1:]
+        used = sum(snap.providers[name].usages.values())
+        if used != held.get(address, 0):
+            problem('provider %s' % name, 'provider %s has usage %s in '
+                    'Placement, but the PCI tracker of %s holds %d device(s)'
+                    ' there (consumers: %s)' % (
+                        name, used, host, held.get(address, 0), ', '.join(
+                            '%s=%s' % (c, _fmt(r)) for c, r in sorted(
+                                snap.allocations_against(name).items()))
+                        or 'none'))
+    return []
+
+
+def _devices_on_allowed_cells(snap, problem):
+    for name in sorted(snap.guests):
+        guest = snap.guests[name]
+        server = snap.servers.get(name)
+        if (server is None or server.task_state or not guest.cells
+                or not guest.policies
+                or set(guest.policies) - {'required', 'legacy'}):
+            continue
+        for dev in snapshot_mod.devices_of(snap, name):
+            if dev.host == server.host and dev.cell not in guest.cells:
+                problem('%s %s' % (name, dev.address), 'guest %s (policy '
+                        '%s) runs on cell(s) %s of %s but holds device %s '
+                        'on cell %s' % (
+                            name, '/'.join(guest.policies),
+                            ','.join(map(str, guest.cells)), dev.host,
+                            dev.address, dev.cell))
+    return []
+
+
 # -- the checker ---------------------------------------------------------
 
 class Checker(object):
@@ -747,6 +857,14 @@ class Checker(object):
                 start = time.perf_counter()
                 found[name] = func(snap)
                 self.timings[name] += time.perf_counter() - start
+
+        if 'devices_agree' in self.enabled:
+            start = time.perf_counter()
+            found['devices_agree'] = devices_agree(
+                snap, skip_hosts=(set(self.windows)
+                                  | (set(scenario.hosts)
+                                     - set(cloud.computes))))
+            self.timings['devices_agree'] += time.perf_counter() - start
 
         if snap.servers:
             self.reconciled_hosts = set()

@@ -27,7 +27,12 @@ cell, local disk, and the Nova config the host runs with. Top-level keys:
     ``cpu_dedicated_set`` and ``cpu_shared_set``; ``DEFAULT`` takes
     ``reserved_host_memory_mb``, ``reserved_host_disk_mb``,
     ``reserved_huge_pages`` (a list of ``{node, size, count}``) and the
-    ``cpu``/``ram``/``disk`` ``_allocation_ratio``.
+    ``cpu``/``ram``/``disk`` ``_allocation_ratio``; ``pci`` takes
+    ``device_spec`` and ``report_in_placement``, ``devices`` takes
+    ``enabled_mdev_types`` (see ``harness.core.profile_devices``).
+``devices`` (optional)
+    The host's PCI devices: SR-IOV NICs, passthrough devices and vGPU
+    capable GPUs, each on a NUMA cell (``harness.core.profile_devices``).
 
 ``load_profile`` returns a validated, expanded ``HostProfile``; every
 problem is a ``ProfileError`` naming the file and the field. Nothing here
@@ -40,6 +45,7 @@ import os
 import re
 
 from harness.core import errors
+from harness.core import profile_devices
 from harness.core import snapshot
 from harness.core import yamlsafe
 
@@ -59,7 +65,8 @@ MAX_RATIO = 10000
 PAGE_NAMES = {kib: name for name, kib in PAGE_SIZES.items()}
 
 TOP_KEYS = {'description': True, 'sockets': True, 'disk_gb': True,
-            'cells': True, 'layout': False, 'nova': False}
+            'cells': True, 'layout': False, 'nova': False,
+            'devices': False}
 LAYOUT_KEYS = {'cores_per_cell': True, 'threads_per_core': True,
                'numbering': True}
 NUMBERINGS = ('linux', 'consecutive')
@@ -72,6 +79,7 @@ NOVA_KEYS = {
                 'reserved_huge_pages', 'cpu_allocation_ratio',
                 'ram_allocation_ratio', 'disk_allocation_ratio'),
 }
+NOVA_KEYS.update(profile_devices.NOVA_KEYS)
 RESERVED_PAGE_KEYS = {'node': True, 'size': True, 'count': True}
 
 
@@ -97,8 +105,11 @@ class HostProfile(object):
     sockets: int
     disk_gb: int
     cells: tuple
-    # Section ('DEFAULT' or 'compute') -> option -> value, as written.
+    # Section ('DEFAULT', 'compute', 'pci', 'devices') -> option -> value,
+    # as checked.
     nova: dict
+    # ``profile_devices.DeviceSpec``s by address, VFs included.
+    devices: tuple = ()
 
     @property
     def cpus(self):
@@ -167,6 +178,8 @@ class HostProfile(object):
                     value = [{'node': str(e['node']),
                               'size': str(PAGE_SIZES[e['size']]),
                               'count': str(e['count'])} for e in value]
+                elif group in profile_devices.NOVA_KEYS:
+                    value = profile_devices.conf_value(name, value)
                 result[(group, name)] = value
         return result
 
@@ -349,10 +362,13 @@ class _Validator(object):
                 self.fail('layout.numbering', 'must be one of %s, not %r'
                           % (', '.join(NUMBERINGS), layout['numbering']))
         cells = self.cells(raw_cells, sockets, layout)
+        devices = profile_devices.DeviceValidator(self).devices(
+            doc.get('devices') or [], len(cells))
         profile = HostProfile(
             name=name, path=self.path, description=description.strip(),
             sockets=sockets, disk_gb=disk_gb, cells=cells,
-            nova=self.nova(doc.get('nova') or {}, cells))
+            nova=self.nova(doc.get('nova') or {}, cells, devices),
+            devices=devices)
         return profile
 
     def cells(self, raw_cells, sockets, layout):
@@ -458,8 +474,10 @@ class _Validator(object):
             pages[4] = (memory_kb - huge_kb) // 4
         return dict(sorted(pages.items()))
 
-    def nova(self, raw, cells):
+    def nova(self, raw, cells, devices=None):
+        """Check a ``nova:`` mapping; ``devices`` None skips matching."""
         raw = self.mapping('nova', raw, dict.fromkeys(NOVA_KEYS, False))
+        device_options = profile_devices.DeviceValidator(self)
         host_cpus = frozenset().union(*(cell.cpus for cell in cells))
         result = {}
         for section, options in raw.items():
@@ -470,7 +488,10 @@ class _Validator(object):
             checked = {}
             for name, value in options.items():
                 where = '%s.%s' % (field, name)
-                if name in ('cpu_dedicated_set', 'cpu_shared_set'):
+                if section in profile_devices.NOVA_KEYS:
+                    checked[name] = device_options.option(
+                        section, name, value, devices)
+                elif name in ('cpu_dedicated_set', 'cpu_shared_set'):
                     cpus = self.cpu_spec(where, value)
                     unknown = sorted(cpus - host_cpus)
                     if unknown:

@@ -10,13 +10,18 @@ API and database return them (see ``SnapshotReader``), and holds:
   ``migration(vm1)``; a consumer nobody named keeps its UUID);
 - ``trackers``: each compute node as its resource tracker last saved it,
   with NUMA cells where the driver reports them;
-- ``servers`` and ``migrations``: where things are, for invariants.
+- ``servers`` and ``migrations``: where things are, for invariants;
+- ``devices``: each host's PCI devices as its PCI tracker last saved them
+  in the cell database (address, Nova's type, NUMA cell, status, the
+  server holding it), and ``guests``: for each server holding a device,
+  the host cells its NUMA topology uses and its PCI NUMA affinity policy.
 
 This module imports nothing from Nova: checks and unit tests read
 snapshots without a cloud.
 """
 
 import dataclasses
+import re
 import typing
 
 MIGRATION = 'migration(%s)'
@@ -125,6 +130,40 @@ class Tracker(object):
 
 
 @dataclasses.dataclass
+class Device(object):
+    """One PCI device of a host, as its PCI tracker last saved it."""
+    host: str
+    address: str
+    type: str
+    cell: typing.Optional[int]
+    status: str
+    # The server holding it (its name), or None.
+    server: typing.Optional[str]
+    parent: typing.Optional[str] = None
+    vendor: str = ''
+    product: str = ''
+
+    @property
+    def held(self):
+        """Whether a guest holds it (claimed for, or allocated to)."""
+        return self.status in HELD_STATUSES
+
+
+# PCI device statuses (nova.objects.fields.PciDeviceStatus) in which a
+# guest holds the device.
+HELD_STATUSES = frozenset(('claimed', 'allocated'))
+
+
+@dataclasses.dataclass
+class Guest(object):
+    """What a server holding devices asked for and where it runs."""
+    # Host NUMA cells of the guest's NUMA topology (empty without one).
+    cells: tuple
+    # hw:pci_numa_affinity_policy of its PCI requests (None: legacy).
+    policies: tuple
+
+
+@dataclasses.dataclass
 class Server(object):
     name: str
     uuid: str
@@ -153,13 +192,17 @@ class Snapshot(object):
     """
 
     def __init__(self, providers, allocations, trackers, servers=None,
-                 migrations=None, label=''):
+                 migrations=None, label='', devices=None, guests=None):
         self.providers = providers
         self.allocations = allocations
         self.trackers = trackers
         self.servers = servers or {}
         self.migrations = migrations or {}
         self.label = label
+        # host -> address -> Device
+        self.devices = devices or {}
+        # server name -> Guest, for servers holding devices
+        self.guests = guests or {}
 
     # -- building ---------------------------------------------------------
 
@@ -244,8 +287,24 @@ class Snapshot(object):
                 memory_mb_used=node['memory_mb_used'],
                 local_gb=node['local_gb'],
                 local_gb_used=node['local_gb_used'], cells=cells)
+        devices = {}
+        for dev in raw.get('pci_devices', ()):
+            server = dev['instance_uuid']
+            devices.setdefault(dev['host'], {})[dev['address']] = Device(
+                host=dev['host'], address=dev['address'],
+                type=dev['dev_type'], cell=dev['numa_node'],
+                status=dev['status'],
+                server=server_names.get(server, server),
+                parent=dev.get('parent_addr'),
+                vendor=dev.get('vendor_id', ''),
+                product=dev.get('product_id', ''))
+        guests = {
+            server_names.get(uuid, uuid): Guest(
+                cells=tuple(guest['cells']),
+                policies=tuple(guest['policies']))
+            for uuid, guest in raw.get('pci_guests', {}).items()}
         return cls(providers, allocations, trackers, servers, migrations,
-                   label)
+                   label, devices, guests)
 
     # -- reading ----------------------------------------------------------
 
@@ -284,6 +343,9 @@ class Snapshot(object):
                           for name, rp in self.providers.items()},
             'trackers': {name: tracker.usage()
                          for name, tracker in self.trackers.items()},
+            'devices': {host: {address: (dev.status, dev.server)
+                               for address, dev in by_address.items()}
+                        for host, by_address in self.devices.items()},
         }
 
     def __eq__(self, other):
@@ -329,6 +391,15 @@ class Snapshot(object):
                             format_cpus(cell.pinned_cpus),
                             cell.memory_usage, cell.memory_mb,
                             ', pages ' + pages if pages else ''))
+        for host in sorted(self.devices):
+            held = ['%s %s (cell %s)' % (dev.address, dev.server, dev.cell)
+                    for _, dev in sorted(self.devices[host].items())
+                    if dev.held]
+            lines.append('devices %s: %s' % (host, ', '.join(
+                '%d %s' % (n, status) for status, n in sorted(
+                    device_counts(self, host).items())) or 'none'))
+            if held:
+                lines.append('  held: %s' % '; '.join(held))
         return '\n'.join(lines)
 
     __str__ = render
@@ -386,6 +457,51 @@ def held_in(snap, consumer, roots):
             for rc, amount in resources.items():
                 total[rc] = total.get(rc, 0) + amount
     return total
+
+
+def device_counts(snap, host):
+    """Status -> number of ``host``'s PCI devices in it."""
+    counts = {}
+    for dev in snap.devices.get(host, {}).values():
+        counts[dev.status] = counts.get(dev.status, 0) + 1
+    return counts
+
+
+def devices_of(snap, server):
+    """The devices ``server`` holds, on every host."""
+    return [dev for by_address in snap.devices.values()
+            for dev in by_address.values()
+            if dev.held and dev.server == server]
+
+
+def device_providers(snap, host):
+    """Names of the PCI device providers in ``host``'s tree.
+
+    Nova names them ``<compute node>_<PCI address in upper case>``
+    (``nova.compute.pci_placement_translator``).
+    """
+    return sorted(name for name, rp in snap.providers.items()
+                  if rp.root == host and is_device_provider(rp))
+
+
+def is_device_provider(rp):
+    """Whether ``rp`` is a PCI device provider Nova made."""
+    return (rp.parent is not None and rp.name.startswith(rp.root + '_')
+            and _PCI_ADDRESS.match(rp.name[len(rp.root) + 1:]) is not None)
+
+
+def is_gpu_provider(rp):
+    """Whether ``rp`` is a GPU's provider of VGPU (mediated devices).
+
+    Nova names it ``<compute node>_<libvirt name of the GPU>``
+    (``pci_0000_af_00_0``).
+    """
+    return (rp.parent is not None and rp.name.startswith(rp.root + '_')
+            and _GPU_NAME.match(rp.name[len(rp.root) + 1:]) is not None)
+
+
+_PCI_ADDRESS = re.compile(r'^[0-9A-F]{4}:[0-9A-F]{2}:[0-9A-F]{2}\.[0-7]$')
+_GPU_NAME = re.compile(r'^pci_[0-9a-f]{4}_[0-9a-f]{2}_[0-9a-f]{2}_[0-7]$')
 
 
 def migrations_of(snap, server):

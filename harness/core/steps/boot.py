@@ -4,7 +4,10 @@ for ACTIVE.
 ``image`` names one of the scenario's ``images:`` (the image stand-in's
 default image otherwise); ``port: true`` gives the server a port on the
 network stand-in's network (no network otherwise), so its moves bind
-ports and a ``fault: {network: ...}`` can meet them.
+ports and a ``fault: {network: ...}`` can meet them; ``port: direct``
+gives it an SR-IOV port (``vnic_type: direct``) on physnet2, for which
+Nova claims a VF the host's ``[pci] device_spec`` tags with that physical
+network.
 """
 
 from harness.core import errors
@@ -36,8 +39,10 @@ class Boot(base.ServerOperation):
         if args.get('host') is not None:
             check.known(args['host'], scenario.hosts, 'host')
         port = args.get('port')
-        if port is not None and not isinstance(port, bool):
-            check.fail('port', 'expected true or false, got %s'
+        if port is not None and not isinstance(port, bool) and \
+                port != 'direct':
+            check.fail('port', 'expected true or false (or direct: an '
+                       'SR-IOV port), got %s'
                        % errors.show(args['port']))
         if args.get('image') is not None:
             check.known(args['image'], scenario.images, 'image',
@@ -52,7 +57,8 @@ class Boot(base.ServerOperation):
     def run(self, cloud, args):
         cloud.servers.boot(args['server'], args['flavor'],
                            host=args.get('host'), image=args.get('image'),
-                           port=bool(args.get('port')))
+                           port=('direct' if args.get('port') == 'direct'
+                                 else bool(args.get('port'))))
 
 
 KIND = Boot()

@@ -154,11 +154,11 @@ def host_config(check, raw, scenario, host):
     alone = validator.nova(
         {group: {name: value for name, value in options.items()
                  if (group, name) not in unset}
-         for group, options in raw.items()}, profile.cells)
+         for group, options in raw.items()}, profile.cells, profile.devices)
     for group, name in sorted(unset):
         alone.setdefault(group, {})[name] = None
     validator.nova(_apply(effective_config(scenario, host, profile.nova),
-                          alone), profile.cells)
+                          alone), profile.cells, profile.devices)
     return alone
 
 
