@@ -8,6 +8,15 @@ of a server, a live migration). ``Activity`` counts those tasks as they are
 submitted and finished, so a wait is one condition variable, woken by
 Nova itself. It also observes saves of instances, migrations and compute
 nodes, and Placement writes, for race points and the explorer.
+
+And it knows which request waits for one of Nova's locks held by another
+(oslo.concurrency's ``lockutils``: the instance lock, the resource
+tracker's): ``spawned()`` collects the tasks a block starts and
+``wait_parked`` waits until each has finished or the request it serves
+waits for such a lock (in whichever greenthread: an RPC handler serves
+its caller's request). A request sent from inside another operation (an
+``inject: do``) thus runs as far as it can before that operation goes on:
+the same interleaving every run.
 """
 
 # Nova's eventlet patching first: the thread-local "acting host" below
@@ -18,6 +27,8 @@ import contextlib  # noqa: E402
 import threading  # noqa: E402
 
 import fixtures  # noqa: E402
+from oslo_concurrency import lockutils  # noqa: E402
+from oslo_context import context as oslo_context  # noqa: E402
 
 from nova import objects  # noqa: E402
 from nova.scheduler.client import report  # noqa: E402
@@ -51,6 +62,53 @@ def acting_as(host):
 SERVICE_LOOPS = frozenset(['_dispatch_thread', '_conn_event_thread'])
 
 
+def _request_id():
+    """The request the current (green)thread serves, if any."""
+    return getattr(oslo_context.get_current(), 'request_id', None)
+
+
+class Task(object):
+    """One executor task: its name, the request it serves, whether done.
+
+    The work of a task may go on in other greenthreads: an RPC call it
+    makes is handled in the receiving service's, under the same request
+    (the request ID travels with the RPC context).
+    """
+
+    def __init__(self, name, request_id):
+        self.name = name
+        self.request_id = request_id
+        self.done = False
+
+    def __str__(self):
+        return '%s (%s)' % (self.name, 'done' if self.done else 'running')
+
+
+class _WatchedLock(object):
+    """A lockutils semaphore that says when its taker has to wait."""
+
+    def __init__(self, lock, name, activity):
+        self._lock = lock
+        self._name = name
+        self._activity = activity
+
+    def __enter__(self):
+        if not self._lock.acquire(blocking=False):
+            waiter = object()
+            self._activity._waiting(waiter, (self._name, _request_id()))
+            try:
+                self._lock.acquire()
+            finally:
+                self._activity._waiting(waiter, None)
+        return self._lock
+
+    def __exit__(self, *exc_info):
+        self._lock.release()
+
+    def __getattr__(self, name):
+        return getattr(self._lock, name)
+
+
 class Activity(fixtures.Fixture):
     """Count Nova's executor tasks and watch instance and migration saves."""
 
@@ -58,11 +116,21 @@ class Activity(fixtures.Fixture):
         self._cond = threading.Condition()
         self._pending = {}
         self._listeners = []
+        # While ``spawned()`` collects: the tasks started meanwhile, and
+        # how long each may take to park (None: not waited for).
+        self._collecting = None
+        self._parking = None
+        # Timeouts of tasks that never parked while spawned (see spawn_on).
+        self.unparked = []
+        # Who waits for a held lock now: token -> (lock, request ID).
+        self._lock_waits = {}
         self.saves = 0
         real_spawn_on = thread_pool_factory.spawn_on
 
         def spawn_on(executor_type, func, *args, **kwargs):
             host = acting_host()
+            name = getattr(func, '__name__', repr(func))
+            task = Task(name, _request_id())
 
             def run_as_spawner(*a, **k):
                 with acting_as(host):
@@ -70,15 +138,38 @@ class Activity(fixtures.Fixture):
 
             future = real_spawn_on(executor_type, run_as_spawner,
                                    *args, **kwargs)
-            name = getattr(func, '__name__', repr(func))
+            parking = None
             if name not in SERVICE_LOOPS:
                 with self._cond:
-                    self._pending[future] = name
+                    self._pending[future] = task
+                    if self._collecting is not None:
+                        self._collecting.append(task)
+                        parking = self._parking
                 future.add_done_callback(self._finished)
+            if parking is not None:
+                # The spawner goes on once the new task is parked: tasks
+                # spawned from tasks (a cast sent by a call's handler)
+                # keep one order too. Never raised into Nova's code: the
+                # task then runs when it can, and ``unparked`` says so.
+                try:
+                    self.wait_parked([task], parking,
+                                     lambda: 'spawned %s' % name)
+                except errors.OperationTimeout as exc:
+                    self.unparked.append(exc)
             return future
 
         self.useFixture(fixtures.MonkeyPatch(
             'nova.thread_pool_factory.spawn_on', spawn_on))
+        real_internal_lock = lockutils.internal_lock
+
+        def internal_lock(name, semaphores=None, blocking=True):
+            lock = real_internal_lock(name, semaphores=semaphores,
+                                      blocking=blocking)
+            return _WatchedLock(lock, name, self) if blocking else lock
+
+        # lockutils.lock takes its semaphore through this module global.
+        self.useFixture(fixtures.MonkeyPatch(
+            'oslo_concurrency.lockutils.internal_lock', internal_lock))
         for cls in (objects.Instance, objects.Migration):
             self._observe(cls, 'save')
             self._observe(cls, 'create')
@@ -141,8 +232,63 @@ class Activity(fixtures.Fixture):
 
     def _finished(self, future):
         with self._cond:
-            self._pending.pop(future, None)
+            task = self._pending.pop(future, None)
+            if task is not None:
+                task.done = True
             self._cond.notify_all()
+
+    def _waiting(self, waiter, what):
+        with self._cond:
+            if what is None:
+                self._lock_waits.pop(waiter, None)
+            else:
+                self._lock_waits[waiter] = what
+            self._cond.notify_all()
+
+    def _parked(self, task):
+        """Whether ``task`` is done or its request waits for a lock."""
+        return task.done or (task.request_id is not None and any(
+            request_id == task.request_id
+            for _lock, request_id in self._lock_waits.values()))
+
+    @contextlib.contextmanager
+    def spawned(self, park=None):
+        """The executor tasks started in this block, as a list.
+
+        Filled as they start; not nested. With ``park`` (seconds), each
+        spawner waits until its new task is parked (``wait_parked``)
+        before it goes on.
+        """
+        with self._cond:
+            self._collecting = collected = []
+            self._parking = park
+        try:
+            yield collected
+        finally:
+            with self._cond:
+                self._collecting = None
+                self._parking = None
+
+    def wait_parked(self, tasks, timeout, describe):
+        """Block until each task is done or its request waits for a lock.
+
+        Only oslo.concurrency's plain locks count (the instance lock); a
+        wait for a fair one (the resource tracker's ``compute_resources``)
+        is not seen, so a task that waits for it is not parked.
+        Or raise after ``timeout``; ``describe`` gives the state to report.
+        The caller waits on a condition the tasks signal, so they run
+        meanwhile (the same greenthread hub); none of them is left half
+        way, whatever the scheduler would have picked.
+        """
+        with self._cond:
+            if self._cond.wait_for(
+                    lambda: all(self._parked(task) for task in tasks),
+                    timeout):
+                return
+            state = ', '.join(str(task) for task in tasks)
+        raise errors.OperationTimeout(
+            'Nova\'s tasks did not finish or wait for a lock within %ss '
+            '(%s).\n%s' % (timeout, state, describe()))
 
     def idle(self):
         """Whether no executor task runs now."""
@@ -157,7 +303,7 @@ class Activity(fixtures.Fixture):
         with self._cond:
             if self._cond.wait_for(lambda: not self._pending, timeout):
                 return
-            busy = sorted(self._pending.values())
+            busy = sorted(task.name for task in self._pending.values())
         raise errors.OperationTimeout(
             'Nova was still busy after %ss (running: %s).\n%s'
             % (timeout, ', '.join(busy), describe()))

@@ -40,6 +40,7 @@ and server; the race explorer replays scenarios from it.
 
 import contextlib
 import dataclasses
+import threading
 import typing
 
 import fixtures
@@ -138,7 +139,12 @@ class Injection(object):
                                           server))
 
     def call(self, func, description=None):
-        """At the point, call ``func(passage)``."""
+        """At the point, call ``func(passage)``.
+
+        If that returns a callable, it is called too, with no argument,
+        once every injection at the point has run (and points are
+        recorded again).
+        """
         self.action = func
         self.description = description or getattr(func, '__name__', 'call')
         self._points.add(self)
@@ -248,8 +254,20 @@ class RacePoints(fixtures.Fixture):
         self.injections = []
         self.failures = []
         self.record = True
-        self._injecting = False
+        # Per greenthread: an injected action neither records nor fires
+        # the points it passes itself; another greenthread meanwhile (a
+        # delete's terminate_instance, cast from the action) does, the
+        # same way whenever the hub gets to it.
+        self._local = threading.local()
         self._deferred = []
+
+    @property
+    def _injecting(self):
+        return getattr(self._local, 'injecting', False)
+
+    @_injecting.setter
+    def _injecting(self, value):
+        self._local.injecting = value
 
     def state(self):
         """What ``set_state`` puts back (for ``Cloud.trial``)."""
@@ -311,7 +329,7 @@ class RacePoints(fixtures.Fixture):
 
             def run_when_released():
                 # As for any injected action: no injection fires and
-                # nothing is recorded while it runs.
+                # nothing is recorded in this greenthread while it runs.
                 points._injecting = True
                 passage.deferred_at = len(points.recording)
                 try:
@@ -395,19 +413,30 @@ class RacePoints(fixtures.Fixture):
         if not due:
             return
         self._injecting = True
+        # What the actions want done once no injection runs any more
+        # (interject: wait until a request's threads are parked).
+        afterwards = []
         try:
             for injection in due:
                 if injection.remaining is not None:
                     injection.remaining -= 1
                 injection.fired.append(passage)
                 try:
-                    injection.action(passage)
+                    then = injection.action(passage)
                 except Exception as exc:
                     # Raised here it would land inside Nova's own error
                     # handling; keep it for check() to report instead.
                     self.failures.append((injection, passage, exc))
+                    continue
+                if callable(then):
+                    afterwards.append((injection, then))
         finally:
             self._injecting = False
+        for injection, then in afterwards:
+            try:
+                then()
+            except Exception as exc:
+                self.failures.append((injection, passage, exc))
 
     def _roles(self, passage):
         named = []

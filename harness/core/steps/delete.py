@@ -13,6 +13,14 @@ until the host's next periodic):
 - a guest deleted while its compute is down: the API deletes it locally
   and drops its allocations; the compute's record counts it until the
   compute starts again (start-up runs the periodic).
+
+And a delete sent in the middle of a move (``inject: do: {delete}``,
+``interjected_windows``): the delete frees every allocation, but the
+trackers the move touched keep counting the guest until their next
+periodic: the source its outbound migration (``terminate_instance`` is
+not serialized with a resize, which takes no instance lock; the delete
+path releases only ``tracked_instances``), the destination the claim the
+move made there. Opened by the step that ran when the delete landed.
 """
 
 from harness.core import snapshot as snapshot_mod
@@ -67,6 +75,61 @@ def deletion_windows(before, after, down):
             server.host, 'above',
             snapshot_mod.held_in(before, name, roots), why))
     return opened
+
+
+def interjected_windows(server, move_flavor, before, after):
+    """``above`` windows for ``server`` deleted during this step's move.
+
+    None unless ``server`` was there before the step and is gone after.
+    The source (its host before the step) may count up to what it held
+    there; a host whose tracker grew during the step (the move's claim:
+    the destination, or the source of a same-host resize) up to the
+    move's flavor too: ``move_flavor`` (Placement classes, a resize's new
+    flavor) or the largest the server or its migration held on any host
+    before. The destination is found that way because the migration
+    record goes with the deleted server: no snapshot after names it.
+    """
+    if server not in before.servers or server in after.servers:
+        return []
+    roots = snapshot_mod.host_roots(before)
+    consumers = [server] + [consumer for consumer, migration in
+                            before.migrations.items()
+                            if migration.server == server]
+    flavor = dict(move_flavor or {})
+    for consumer in consumers:
+        for host_roots in roots.values():
+            for rc, amount in snapshot_mod.held_in(
+                    before, consumer, host_roots).items():
+                flavor[rc] = max(flavor.get(rc, 0), amount)
+    why = ('%s deleted in the middle of its move, counted until the next '
+           'periodic' % server)
+    opened = []
+    source = before.servers[server].host
+    if source:
+        held = {}
+        for consumer in consumers:
+            for rc, amount in snapshot_mod.held_in(
+                    before, consumer,
+                    roots.get(source, {source})).items():
+                held[rc] = held.get(rc, 0) + amount
+        if held:
+            opened.append(base.Window(source, 'above', held, why))
+    for host in sorted(_grown(before, after)):
+        opened.append(base.Window(host, 'above', flavor, why))
+    return opened
+
+
+def _grown(before, after):
+    """Hosts whose tracker counts more after than before."""
+    grown = set()
+    for node, tracker in after.trackers.items():
+        earlier = before.trackers.get(node)
+        if earlier is None:
+            continue
+        if any(getattr(tracker, key) > getattr(earlier, key) for key in
+               ('vcpus_used', 'memory_mb_used', 'local_gb_used')):
+            grown.add(tracker.host)
+    return grown
 
 
 KIND = Delete()

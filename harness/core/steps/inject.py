@@ -11,11 +11,18 @@ The point must be one that a later step of the scenario can pass (each
 kind declares its ``points``); the loader checks that once every step is
 read (``check_points``), so a misspelt or impossible point fails before
 any service starts.
+
+A delete sent this way is attached to the step that passes its point
+(``Step.interjected``): the invariants take that step's windows and the
+delete's (``delete.interjected_windows``: the trackers a move touched
+count the deleted guest until their next periodic, bounded by what it
+held before and the move's flavor).
 """
 
 from harness.core import errors
 from harness.core import names
 from harness.core.steps import base
+from harness.core.steps import delete as delete_step
 
 
 class Inject(base.StepKind):
@@ -65,6 +72,12 @@ class Inject(base.StepKind):
                 'at_host': value.get('at_host')}
         if do is not None:
             args['do'] = do
+        if do is not None and do[0] == 'delete':
+            # For the window of a delete in a resize: its new flavor
+            # (check_points names the step and the flavor).
+            args['flavors'] = {name: flavor.resources() for name, flavor
+                               in sorted(scenario.flavors.items())}
+            args['move_flavor'] = None
         return args
 
     @staticmethod
@@ -89,6 +102,15 @@ class Inject(base.StepKind):
             what = '%s on %s' % (args['run'], args['on'])
         return 'inject %s %s: %s' % (args['when'], args['point'], what)
 
+    def windows(self, args, before, after, down):
+        # Asked for the step a delete was interjected in (see the module
+        # docstring); the inject step itself changes nothing.
+        if not args or not args.get('do') or args['do'][0] != 'delete':
+            return []
+        flavor = args['flavors'].get(args.get('move_flavor'))
+        return delete_step.interjected_windows(args['do'][1], flavor,
+                                               before, after)
+
     def run(self, cloud, args):
         injection = cloud.race.at(
             args['point'], when=args['when'], host=args.get('at_host'),
@@ -111,7 +133,11 @@ def check_points(check, steps, kinds):
             _check_do_target(check.at_step(step.index).field('inject'),
                              step, steps)
         point = step.args['point']
-        if any(point in kinds[other.kind].points for other in later):
+        passing = [other for other in later
+                   if point in kinds[other.kind].points]
+        if passing:
+            if step.args.get('do') and step.args['do'][0] == 'delete':
+                _attach(step, passing[0])
             continue
         passable = set()
         for other in later:
@@ -121,6 +147,15 @@ def check_points(check, steps, kinds):
             'points they can pass: %s)' % (
                 point, ', '.join(s.kind for s in later) or 'none',
                 ', '.join(sorted(passable)) or 'none')))
+
+
+def _attach(inject, target):
+    """Tie a delete to the step it lands in (its first passer)."""
+    if not hasattr(target, 'interjected'):
+        target.interjected = []
+    target.interjected.append(inject)
+    if target.kind == 'resize':
+        inject.args['move_flavor'] = target.args.get('flavor')
 
 
 def _check_do_target(check, step, steps):
