@@ -43,6 +43,7 @@ import os
 import fixtures
 
 from nova import availability_zones
+from nova.compute import api as compute_api
 from nova.compute import manager as compute_manager
 from nova.compute import resource_tracker
 from nova.compute import rpcapi as compute_rpcapi
@@ -180,11 +181,14 @@ def _settle_compute(cloud, host, service, checkpoint):
 
 
 # Nova's module globals that its code fills on first use (what their
-# modules' reset_globals() or reset_cache() empty): the cells, the compute
-# RPC router and version cap, the scheduler's group-policy support,
-# service auth, the availability zones' cache client.
+# modules' reset_globals() or reset_cache() empty): the cells (of the
+# context, and of the compute API, which lists them for a deleted compute
+# service's instances), the compute RPC router and version cap, the
+# scheduler's group-policy support, service auth, the availability
+# zones' cache client.
 _LAZY_GLOBALS = (
     (availability_zones, ('MC',)),
+    (compute_api, ('CELLS',)),
     (context, ('CELL_CACHE', 'CELLS')),
     (compute_rpcapi, ('NO_COMPUTES_WARNING', 'LAST_VERSION', '_ROUTER')),
     (scheduler_utils, ('_SUPPORTS_AFFINITY', '_SUPPORTS_ANTI_AFFINITY',
