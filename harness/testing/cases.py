@@ -93,7 +93,7 @@ class ScenarioTestCase(TestCase):
             checker, declared, timeline = self._run_checked(
                 runner, scenario, kwargs)
         except errors.ScenarioFailed as exc:
-            if not getattr(pool, 'last_was_kept', False):
+            if not pool.last_was_kept:
                 self._failed(exc)
             # The pool gave the cloud up: this run gets a new one. A pass
             # there means the kept cloud was not what its checkpoint was.

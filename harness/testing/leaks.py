@@ -347,13 +347,6 @@ class LeakCheck(fixtures.Fixture):
                 % (len(found), '\n  '.join(found)))
 
     def _leaks(self):
-        found = self._state_leaks()
-        found += self._thread_leaks()
-        found += self._file_leaks()
-        return found
-
-    def _state_leaks(self):
-        """CONF, monkeypatches and the environment (undone when found)."""
         found = []
         found += self._conf_leaks()
         patched = _eventlet_patched() - self._patched
@@ -368,10 +361,6 @@ class LeakCheck(fixtures.Fixture):
         else:
             found += self._attribute_leaks()
         found += self._environ_leaks()
-        return found
-
-    def _thread_leaks(self):
-        found = []
         threads, os_threads, greenlets = self._running()
         if threads or os_threads or greenlets:
             # Give what is ending a moment to end.
@@ -390,6 +379,7 @@ class LeakCheck(fixtures.Fixture):
                  if g is not None and not g.dead]
         self._session.known.update(alive)
         self._seen = set()
+        found += self._file_leaks()
         return found
 
     # -- CONF ---------------------------------------------------------------

@@ -15,17 +15,8 @@ import sys
 import fixtures
 
 from harness import testing
+from tests.functional.test_cli import SCENARIO
 
-SCENARIO = """
-name: boot and delete
-hosts: {host1: {driver: fake}}
-flavors: {small: {vcpus: 1, ram: 512, disk: 1}}
-steps:
-  - boot: {server: vm1, flavor: small, host: host1}
-    expect: {allocations: {vm1: {host1: %s}}}
-  - delete: vm1
-    expect: {allocations: {}}
-"""
 
 # Every line ``harness run`` may print of its own: the scenario, its
 # steps and problems, the timeline table, the verdict, the report and
