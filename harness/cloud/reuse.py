@@ -1,10 +1,10 @@
 """A cloud kept between runs of scenarios of the same shape.
 
-Standing a cloud up (Nova's API app, the services, the computes, the
-flavors) is about a third of a short scenario's time. Scenarios with the
-same shape (hosts, drivers, profiles, flavors, config, and the bug put
-back if any) can share one:
-``CloudPool.cloud(scenario)`` gives a cloud that is
+Standing a cloud up (Nova's API app, the services, the computes) is
+about a third of a short scenario's time. Scenarios with the same shape
+(hosts, drivers, profiles, config, and the bug put back if any:
+``shape``) can share one, each run making its own flavors and images
+on it. ``CloudPool.cloud(scenario)`` gives a cloud that is
 
 - the first time, stood up as ``runner.run`` stands one up and
   *settled*: each compute gets an empty hypervisor and a new resource
@@ -60,25 +60,21 @@ from harness.cloud import nova_env
 from harness.cloud import servers
 from harness.cloud import snapshot_reader
 from harness.core import errors
+from harness.core import shapes
 
 
 def shape(scenario, cloud_kwargs=None, fixtures=()):
     """What two scenarios must share to run on one cloud, as a key.
 
-    ``fixtures`` are compared by class: the pool keeps only fixtures that
-    hold no state between runs (see ``keepable``).
+    The scenario's ``shapes.cloud_shape`` (options and hosts; not its
+    flavors and images, which each run makes on the cloud put back),
+    the cloud's arguments, and ``fixtures`` compared by class: the pool
+    keeps only fixtures that hold no state between runs (see
+    ``keepable``).
     """
     return repr((
         [type(f).__module__ + '.' + type(f).__qualname__ for f in fixtures],
-        sorted((group, sorted(options.items()))
-               for group, options in scenario.config.items()),
-        sorted((h.name, h.driver, h.profile)
-               for h in scenario.hosts.values()),
-        sorted((f.name, f.vcpus, f.ram, f.disk, f.ephemeral, f.swap,
-                sorted(f.extra_specs.items()))
-               for f in scenario.flavors.values()),
-        sorted((name, sorted(properties.items()))
-               for name, properties in scenario.images.items()),
+        shapes.cloud_shape(scenario),
         sorted((cloud_kwargs or {}).items())))
 
 
@@ -94,11 +90,19 @@ def keepable(fixtures):
 
 def stand_up(stack, scenario, test_id=None, cloud_kwargs=None,
              fixtures=()):
-    """A new cloud with the scenario's hosts and flavors, on ``stack``.
+    """A new cloud with the scenario's hosts, flavors and images.
 
     ``fixtures`` are in place before the computes start (a bug's
     reintroduction may patch what a service binds at start).
     """
+    cloud = start_services(stack, scenario, test_id, cloud_kwargs, fixtures)
+    add_catalogue(cloud, scenario)
+    return cloud
+
+
+def start_services(stack, scenario, test_id=None, cloud_kwargs=None,
+                   fixtures=()):
+    """A new cloud with the scenario's hosts, on ``stack``."""
     cloud = stack.enter_context(cloud_mod.Cloud(
         test_id=test_id or 'scenario.%s' % scenario.id,
         conf=scenario.config, **(cloud_kwargs or {})))
@@ -107,6 +111,11 @@ def stand_up(stack, scenario, test_id=None, cloud_kwargs=None,
     for host in sorted(scenario.hosts.values(), key=lambda h: h.name):
         cloud.start_compute(host.name, driver=host.driver,
                             profile=host.profile)
+    return cloud
+
+
+def add_catalogue(cloud, scenario):
+    """The scenario's flavors and images, made through the cloud."""
     for flavor in scenario.flavors.values():
         cloud.create_flavor(flavor.name, vcpus=flavor.vcpus,
                             ram=flavor.ram, disk=flavor.disk,
@@ -114,7 +123,6 @@ def stand_up(stack, scenario, test_id=None, cloud_kwargs=None,
                             extra_specs=flavor.extra_specs)
     for name, properties in sorted(scenario.images.items()):
         cloud.create_image(name, properties)
-    return cloud
 
 
 def settle(cloud, checkpoint=None):
@@ -296,6 +304,9 @@ class CloudPool(fixtures.Fixture):
             except BaseException:
                 self.discard()
                 raise
+            # Images made after the checkpoint are gone from the image
+            # stand-in with it; the cloud's names for them go too.
+            self._cloud.images.clear()
             self.reused += 1
             self.last_was_kept = True
         else:
@@ -306,6 +317,7 @@ class CloudPool(fixtures.Fixture):
             self.made += 1
             self.last_was_kept = False
         try:
+            add_catalogue(self._cloud, scenario)
             yield self._cloud
         except BaseException:
             self.discard()
@@ -318,8 +330,8 @@ class CloudPool(fixtures.Fixture):
     def _stand_up(self, key, scenario, test_id, cloud_kwargs, fixtures):
         stack = contextlib.ExitStack()
         try:
-            cloud = stand_up(stack, scenario, test_id, cloud_kwargs,
-                             fixtures)
+            cloud = start_services(stack, scenario, test_id, cloud_kwargs,
+                                   fixtures)
             settle(cloud)
             self._checkpoint = checkpoint_mod.Checkpoint(cloud)
         except BaseException:

@@ -371,19 +371,58 @@ steps:
         self.assertEqual([], without.failed)
         self.assertEqual((2, 1), (self.pool.made, self.pool.reused))
 
-    def test_shape_is_hosts_flavors_and_config(self):
+    def test_shape_is_hosts_and_config(self):
         first, other = [scenario_named(*which) for which in FAKE_PAIR]
         self.assertEqual(reuse.shape(first), reuse.shape(other))
+        # Flavors and images are made by each run, on the cloud put back.
         bigger = copy.deepcopy(first)
         bigger.flavors['large'].ram = 2048
+        bigger.images = {'numa2': {'hw_numa_nodes': '2'}}
+        self.assertEqual(reuse.shape(first), reuse.shape(bigger))
         configured = copy.deepcopy(first)
         configured.config = {'DEFAULT': {'resize_confirm_window': 1}}
         renamed = copy.deepcopy(first)
         renamed.hosts['dst'].name = 'dst2'
-        for changed in (bigger, configured, renamed):
+        for changed in (configured, renamed):
             self.assertNotEqual(reuse.shape(first), reuse.shape(changed))
         self.assertNotEqual(reuse.shape(first),
                             reuse.shape(first, {'timeout': 5.0}))
+
+    def test_each_run_makes_its_own_flavors_and_images(self):
+        # Two runs of one shape whose flavor "f" and image differ: the
+        # second boots with its own 1024 MB flavor and sees only its own
+        # flavor and image, none of the first run's.
+        template = """
+name: %(name)s
+hosts: {h1: {driver: fake}}
+flavors:
+  f: {vcpus: 1, ram: %(ram)d, disk: 1}
+  %(extra)s: {vcpus: 1, ram: 256, disk: 1}
+images:
+  %(image)s: {properties: {hw_cpu_policy: shared}}
+steps:
+  - boot: {server: vm1, flavor: f, host: h1, image: %(image)s}
+"""
+        runs = [scenario_mod.parse(scenario_mod.safe_load(template % run),
+                                   run['name'])
+                for run in ({'name': 'first', 'ram': 512, 'extra': 'tiny',
+                             'image': 'one'},
+                            {'name': 'second', 'ram': 1024,
+                             'extra': 'mini', 'image': 'two'})]
+        self.assertEqual(reuse.shape(runs[0]), reuse.shape(runs[1]))
+        first = self.run_pooled(runs[0])
+        self.assertEqual(
+            512, list(first)[-1].snapshot.provider('h1').usages['MEMORY_MB'])
+        with self.pool.cloud(runs[1], self.id()) as cloud:
+            self.assertEqual((1, 1), (self.pool.made, self.pool.reused))
+            names = [f['name'] for f in cloud.api.get_flavors()]
+            self.assertIn('mini', names)
+            self.assertNotIn('tiny', names)
+            self.assertEqual(1024, cloud.api.get_flavor('f')['ram'])
+            self.assertEqual(['two'], sorted(cloud.images))
+        second = self.run_pooled(runs[1])
+        self.assertEqual(
+            1024, list(second)[-1].snapshot.provider('h1').usages['MEMORY_MB'])
 
 
 class TestKeptBetweenTests(testing.TestCase):
@@ -414,6 +453,17 @@ class TestKeptBetweenTests(testing.TestCase):
         # The first run stands the cloud up; the first test's run without
         # checks and both runs of the second test are on it.
         self.assertEqual((1, 3), (made, reused))
+
+    def test_one_per_file_compares_only_the_test_standing_for_its_file(self):
+        # A run without checks is one more run on the kept cloud.
+        self.useFixture(fixtures.EnvironmentVariable(
+            testing.COMPARE_ENV, 'one-per-file'))
+        before = _counts()
+        result = self.run_inner(_Inner, 'confirm', 'revert_not_first')
+        self.assertEqual([], result.errors + result.failures)
+        made, reused = [now - then for now, then in zip(_counts(), before)]
+        # confirm: a run with checks and one without; revert: one.
+        self.assertEqual((1, 2), (made, reused))
 
     def test_a_test_that_is_not_a_scenario_test_gets_no_kept_cloud(self):
         result = self.run_inner(_Inner, 'confirm')
@@ -466,6 +516,10 @@ class _Inner(testing.ScenarioTestCase):
 
     def revert(self):
         self.run_scenario(scenario_named(*FAKE_PAIR[1]))
+
+    def revert_not_first(self):
+        self.run_scenario(scenario_named(*FAKE_PAIR[1]),
+                          stands_for_file=False)
 
     def spoil(self):
         # The copy of src's tracker the next run gets counts 1 GiB more.

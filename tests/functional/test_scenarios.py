@@ -4,6 +4,13 @@ One test class per file (so stestr's group_regex keeps a file in one
 worker) and, with ddt, one test method per scenario in it. Test IDs carry
 the file name, the scenario name and its bug IDs, so ``stestr run
 resize_confirm`` or ``stestr run 1944759`` selects them.
+
+A file's scenarios run with those of one cloud shape together
+(``shapes.in_shape_order``; the number in a test's name is its place in
+that order): consecutive scenarios of a shape share the worker's kept
+cloud, so each shape's cloud stands up once per file. The first one
+stands for its file when the gate compares runs with and without checks
+for one scenario per file (``cases.COMPARE_ENV``).
 """
 
 import glob
@@ -13,6 +20,7 @@ import ddt
 
 from harness.core import errors
 from harness.core import scenario as scenario_mod
+from harness.core import shapes
 from harness import testing
 
 SCENARIO_DIR = os.path.join(os.path.dirname(__file__), 'scenarios')
@@ -22,7 +30,7 @@ def _class_for(path):
     stem = os.path.splitext(os.path.basename(path))[0]
     name = ''.join(part.title() for part in stem.split('_'))
     try:
-        scenarios = scenario_mod.load(path)
+        scenarios = shapes.in_shape_order(scenario_mod.load(path))
     except errors.ScenarioError as exc:
         message = str(exc)
 
@@ -40,7 +48,8 @@ def _class_for(path):
 
         @ddt.data(*scenarios)
         def test(self, scenario):
-            self.run_scenario(scenario)
+            self.run_scenario(scenario,
+                              stands_for_file=scenario is scenarios[0])
 
     FileScenarios.__name__ = FileScenarios.__qualname__ = name
     return name, FileScenarios
