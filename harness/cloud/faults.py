@@ -14,8 +14,11 @@ it runs as installed.
 named request with an error instead, in front of Placement's own WSGI
 app (where wsgi-intercept hands it the request), never in Nova's report
 client: a 409 with Placement's ``placement.concurrent_update`` code (what
-a consumer or provider generation conflict answers), or a 500. Every line
-of Nova's client, its retries included, runs as installed.
+a consumer or provider generation conflict answers), or a 500; or no
+answer (``timeout``): Placement does not handle the request and the
+client's socket read times out, which keystoneauth raises as
+``ConnectTimeout`` (a ``ConnectFailure``). Every line of Nova's client,
+its retries included, runs as installed.
 
 And the older, whole-host form below: fake drivers whose one move step
 always fails.
@@ -49,6 +52,7 @@ importable as ``nova.virt.harness_faults``: ``driver_name(method)`` is the
 
 import json
 import re
+import socket
 import sys
 import time
 from urllib import parse as urlparse
@@ -193,7 +197,7 @@ class PlacementFault(object):
         return 'Nova never sent %s to Placement' % self.request
 
     def __str__(self):
-        return 'Placement %d on %s' % (self.status, self.request)
+        return 'Placement %s on %s' % (self.status, self.request)
 
     def matches(self, environ):
         return ((self.remaining is None or self.remaining > 0)
@@ -205,6 +209,10 @@ class PlacementFault(object):
             self.remaining -= 1
         self.fired.append('%s %s' % (environ['REQUEST_METHOD'],
                                      environ.get('PATH_INFO', '')))
+        if self.status == TIMEOUT:
+            # Placement never handles it; the client's read times out
+            # (PlacementFaults turns this into the socket's timeout).
+            raise _NoAnswer(str(self))
         code = ('placement.concurrent_update' if self.status == 409
                 else 'placement.undefined_code')
         title = {409: 'Conflict'}.get(self.status, 'Internal Server Error')
@@ -215,6 +223,34 @@ class PlacementFault(object):
             ('Content-Type', 'application/json'),
             ('Content-Length', str(len(body)))])
         return [body.encode()]
+
+
+#: A Placement fault that answers nothing: the client's read times out.
+TIMEOUT = names.PLACEMENT_TIMEOUT
+
+
+class _NoAnswer(Exception):
+    """Raised in place of Placement's answer to a request that times out."""
+
+
+def _timing_out(makefile):
+    """``wsgi_fake_socket.makefile``, reading a timeout for ``_NoAnswer``.
+
+    wsgi-intercept runs the app when the client reads the response
+    (``makefile``) and wraps what the app raises in ``WSGIAppError``, which
+    no HTTP library knows; a socket whose read times out raises
+    ``socket.timeout`` there instead, which urllib3 and requests turn into
+    ``ReadTimeout`` and keystoneauth into ``ConnectTimeout``, as they do
+    for a Placement that does not answer in time.
+    """
+    def timing_out(sock, *args, **kwargs):
+        try:
+            return makefile(sock, *args, **kwargs)
+        except wsgi_intercept.WSGIAppError as exc:
+            if isinstance(exc.error, _NoAnswer):
+                raise socket.timeout('timed out') from None
+            raise
+    return timing_out
 
 
 _WALL_TIME = time.time
@@ -233,8 +269,8 @@ class _NoBackoff(object):
 class PlacementFaults(fixtures.Fixture):
     """Faults armed in front of Placement's WSGI app; see the module."""
 
-    #: The statuses a fault may answer with.
-    STATUSES = (409, 500)
+    #: The statuses a fault may answer with (or ``timeout``: none).
+    STATUSES = names.PLACEMENT_STATUSES
 
     def __init__(self, placement):
         super().__init__()
@@ -260,6 +296,9 @@ class PlacementFaults(fixtures.Fixture):
         wsgi_intercept._wsgi_intercept[key] = (faulty_app, script_name)
         self.addCleanup(wsgi_intercept._wsgi_intercept.__setitem__, key,
                         (app_fn, script_name))
+        self.useFixture(fixtures.MonkeyPatch(
+            'wsgi_intercept.wsgi_fake_socket.makefile',
+            _timing_out(wsgi_intercept.wsgi_fake_socket.makefile)))
         # The report client backs off between its retries of a conflict
         # (``report.retries``: a random sleep of up to 2, 4, 6 s). The
         # retries run as installed; the wait passes no wall time, as no

@@ -34,6 +34,13 @@ confirm's ``migration.status=confirmed``) waits for that lock, as a real
 periodic would, and runs the moment the code releases it, before that code
 goes on: the same moment in every run.
 
+An injection may also kill a compute at the point (``.stop(host)``, or
+restart it: ``.stop(host, restart=True)``; see ``harness.cloud.dying``):
+the work the compute had there ends with ``dying.ComputeDied``, which the
+wrappers here stop at the compute's RPC handler (a call's caller gets
+``MessagingTimeout``, as from a compute that never answers) or executor
+step, where a restart then starts the compute again.
+
 ``cloud.race.recording`` lists every point passed, in order, with its host
 and server; the race explorer replays scenarios from it.
 """
@@ -51,6 +58,7 @@ from nova import context as nova_context
 from nova import objects
 
 from harness.cloud import activity
+from harness.cloud import dying
 from harness.core import errors
 from harness.core import hooks
 
@@ -125,6 +133,37 @@ class Injection(object):
         """At the point, run periodic ``task`` on ``host`` (or a role)."""
         self.action = lambda where: self._points.run_task(task, host, where)
         self.description = '%s on %s' % (task, host)
+        self._points.add(self)
+        return self
+
+    def stop(self, host, restart=False, expect=None, noted=None):
+        """At the point, nova-compute on ``host`` (or a role) dies.
+
+        With ``restart`` it starts again at once (``harness.cloud.dying``).
+        ``expect``: the host a role must name there (the one a scenario's
+        loader counted as stopped); ``noted``: a mapping whose ``host`` is
+        set to the host the role named.
+        """
+        points = self._points
+
+        def die(passage):
+            target = points.resolve_host(host, passage)
+            if expect is not None and target != expect:
+                raise errors.HarnessError(
+                    '%s names %s at %s, not %s as the scenario expects'
+                    % (host, target, passage, expect))
+            if restart and dying.in_work_of(target) and \
+                    target not in points.handling():
+                raise errors.HarnessError(
+                    'cannot restart %s at %s: the point is passed in a '
+                    'thread of its own, whose end no handler sees'
+                    % (target, passage))
+            if noted is not None:
+                noted['host'] = target
+            dying.die(points._cloud, target, restart=restart)
+        self.action = die
+        self.description = '%s %s' % ('restart' if restart else 'stop',
+                                      host)
         self._points.add(self)
         return self
 
@@ -220,10 +259,17 @@ class RacePoints(fixtures.Fixture):
 
         def wrapped(*args, **kwargs):
             instance, migration = _subjects(args, kwargs)
-            with activity.acting_as(host):
-                points.fire(point, 'before', host, instance, migration)
-                result = method(*args, **kwargs)
-                points.fire(point, 'after', host, instance, migration)
+            with activity.acting_as(host), points._handling(host):
+                try:
+                    points.fire(point, 'before', host, instance, migration)
+                    result = method(*args, **kwargs)
+                    points.fire(point, 'after', host, instance, migration)
+                except dying.ComputeDied as died:
+                    if died.host != host:
+                        raise
+                    # The step's executor task ends with its compute.
+                    dying.ended(points._cloud, died, call=False)
+                    return None
             return result
 
         wrapped.__name__ = point
@@ -260,6 +306,20 @@ class RacePoints(fixtures.Fixture):
         # same way whenever the hub gets to it.
         self._local = threading.local()
         self._deferred = []
+
+    @contextlib.contextmanager
+    def _handling(self, host):
+        """While a wrapper of ``host``'s RPC handler or step runs here."""
+        hosts = getattr(self._local, 'handling', ())
+        self._local.handling = hosts + (host,)
+        try:
+            yield
+        finally:
+            self._local.handling = hosts
+
+    def handling(self):
+        """Hosts whose handler (or executor step) runs in this thread."""
+        return getattr(self._local, 'handling', ())
 
     @property
     def _injecting(self):
@@ -496,10 +556,16 @@ class _PointsEndpoint(object):
 
         def passed(ctxt, *args, **kwargs):
             instance, migration = _subjects((ctxt,) + args, kwargs)
-            with activity.acting_as(host):
-                points.fire(point, 'before', host, instance, migration)
-                result = attr(ctxt, *args, **kwargs)
-                points.fire(point, 'after', host, instance, migration)
+            with activity.acting_as(host), points._handling(host):
+                try:
+                    points.fire(point, 'before', host, instance, migration)
+                    result = attr(ctxt, *args, **kwargs)
+                    points.fire(point, 'after', host, instance, migration)
+                except dying.ComputeDied as died:
+                    if died.host != host:
+                        raise
+                    # The handler dies with its compute: no reply.
+                    dying.ended(points._cloud, died)
             return result
 
         return passed

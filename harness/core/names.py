@@ -47,7 +47,9 @@ NETWORK_FAULTS = ('create_port_binding', 'activate_port_binding',
 # error (harness.cloud.faults.PlacementFaults): ``METHOD /path`` with
 # ``*`` for one segment, and the status it gets.
 PLACEMENT_REQUEST = re.compile(r'^(GET|PUT|POST|DELETE|PATCH) /[\w/*.-]*$')
-PLACEMENT_STATUSES = (409, 500)
+# ``timeout``: no answer, the client's read times out.
+PLACEMENT_TIMEOUT = 'timeout'
+PLACEMENT_STATUSES = (409, 500, PLACEMENT_TIMEOUT)
 # What an ``inject`` step may ``do`` at a race point instead of running a
 # periodic: an API request for a server (harness.cloud.interject), each
 # with the step kind whose race points the request then passes.
@@ -66,6 +68,10 @@ PERIODICS = ('update_available_resource', '_poll_unconfirmed_resizes',
              '_poll_rescued_instances', '_poll_volume_usage',
              '_sync_scheduler_instance_info', '_run_image_cache_manager_pass',
              '_cleanup_expired_console_auth_tokens', 'report_state')
+# What the race explorer may inject besides periodics (opt-in, ``--tasks``):
+# a compute restarted at the point (``inject: {restart: role}``,
+# harness.cloud.dying), on one host at a time.
+COMPUTE_TASKS = ('restart',)
 # The periodic that reconciles a compute's tracker with what it hosts.
 RECONCILE = 'update_available_resource'
 CUSTOM_RC = re.compile(r'^CUSTOM_[A-Z0-9_]+$')

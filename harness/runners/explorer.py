@@ -11,10 +11,16 @@ need one or two preemptions, so try every race point with one injection
    injection there: each periodic task (``update_available_resource``
    always) on the source, on the destination, and on both in each order;
    for a kind whose server has no migration (rebuild, unshelve), on the
-   server's own host (``explorer.orders``). At depth 1, a role no
-   migration names at the point in the recorded run (none in flight yet)
-   is not replayed: the injection could not run there (``race.
-   noting_roles``); it counts as not applicable, as it would if replayed.
+   server's own host (``explorer.orders``). Opt-in, ``restart``
+   (``names.COMPUTE_TASKS``) restarts one of those computes at the point
+   instead (``inject: {restart: role}``: the work it had there dies, it
+   starts again at once with its guests; ``harness.cloud.dying``): the
+   move step then usually fails short of its resting state, and what
+   counts is what the checks say of the accounting Nova is left with.
+   At depth 1, a role no migration names at the point in the recorded
+   run (none in flight yet) is not replayed: the injection could not run
+   there (``race.noting_roles``); it counts as not applicable, as it
+   would if replayed.
 3. After every step of every replay, check the scenario's expectations and
    the invariant checks.
 4. Shrink each failure, as Hypothesis does, to the fewest steps and
@@ -29,6 +35,7 @@ their steps. The explorer knows nothing about any particular bug: what it
 finds, it finds from the points Nova passes and the checks that fail.
 """
 
+import contextlib
 import dataclasses
 import itertools
 import os
@@ -87,8 +94,11 @@ class Injection(object):
         """Raw ``inject`` steps, one per host, to insert before the step."""
         steps = []
         for host in self.hosts:
-            inject = {self.at.when: self.at.point, 'run': self.task,
-                      'on': host}
+            if self.task in names.COMPUTE_TASKS:
+                inject = {self.at.when: self.at.point, self.task: host}
+            else:
+                inject = {self.at.when: self.at.point, 'run': self.task,
+                          'on': host}
             if self.at.server:
                 inject['server'] = self.at.server
             if self.at.host:
@@ -155,11 +165,26 @@ class Report(object):
                    self.inapplicable, self.seconds))
 
 
+@dataclasses.dataclass
+class Plan(object):
+    """What an exploration of ``scenario`` replays.
+
+    ``baseline`` is the recorded run's result (``replay``); when it
+    failed, nothing is replayed. ``candidates`` counts the interleavings
+    (after ``limit``), ``runnable`` those replayed, in candidate order.
+    """
+    scenario: object
+    baseline: dict
+    candidates: int = 0
+    runnable: list = dataclasses.field(default_factory=list)
+
+
 class Explorer(object):
     """Explore one scenario; see the module docstring.
 
     :param tasks: periodic tasks to inject; ``update_available_resource``
-        is always among them.
+        is always among them. ``restart`` (``names.COMPUTE_TASKS``)
+        restarts a compute at each point too.
     :param depth: injections per replay (1 or 2).
     :param reintroduce: a bug ID whose reintroduction fixture is active in
         every run (to show the explorer finds it).
@@ -179,10 +204,11 @@ class Explorer(object):
         tasks = ['update_available_resource'] + [
             t for t in tasks if t != 'update_available_resource']
         for task in tasks:
-            if task not in names.PERIODICS:
+            if task not in names.PERIODICS + names.COMPUTE_TASKS:
                 raise errors.ScenarioError(
                     'unknown periodic task %r for --tasks; known: %s'
-                    % (task, ', '.join(names.PERIODICS)))
+                    % (task, ', '.join(names.PERIODICS
+                                       + names.COMPUTE_TASKS)))
         if depth not in (1, 2):
             raise errors.ScenarioError('--depth is 1 or 2, not %r' % depth)
         self.tasks = tuple(tasks)
@@ -200,29 +226,40 @@ class Explorer(object):
     # -- exploring ---------------------------------------------------------
 
     def explore(self, scenario):
+        with self.kept():
+            return self._explore(scenario)
+
+    @contextlib.contextmanager
+    def kept(self):
+        """Replays in this process share one cloud while this is open."""
         from harness.cloud import reuse
         with reuse.CloudPool() as pool:
             self._pool = pool if self.kept_cloud else None
             try:
-                return self._explore(scenario)
+                yield self
             finally:
                 self._pool = None
 
     def _explore(self, scenario):
         started = time.monotonic()
-        report = Report(scenario.name)
+        plan = self.plan(scenario)
+        results = self.replay_plan(plan, range(len(plan.runnable)))
+        report = self.conclude(plan, results)
+        report.seconds = time.monotonic() - started
+        return report
+
+    # The three parts of an exploration; ``harness.runners.shards`` runs
+    # the first two in each shard and the last once, over their results.
+
+    def plan(self, scenario):
+        """Record the baseline run; the interleavings to replay (``Plan``)."""
         from harness.cloud import race
         with race.noting_roles():
             baseline = replay(self._job(scenario, ()), record=True,
                               pool=self._pool)
-        report.tried += 1
+        plan = Plan(scenario, baseline)
         if baseline['failed']:
-            outcome = self._outcome((), baseline)
-            report.failed.append(outcome)
-            report.outcomes.append(outcome)
-            self.say(str(outcome))
-            report.seconds = time.monotonic() - started
-            return report
+            return plan
         points = [Point(*p) for p in baseline['points']]
         candidates = list(self.candidates(points, {
             step.index: step.unit.roles for step in scenario.steps}))
@@ -230,13 +267,21 @@ class Explorer(object):
             candidates = candidates[:self.limit]
         self.say('%s: %d race points in move steps, %d interleavings'
                  % (scenario.name, len(points), len(candidates)))
+        plan.candidates = len(candidates)
         # An injection on a role no migration named at its point (none in
         # flight yet, or no destination chosen) cannot run: at depth 1 the
         # point is where the recorded run was, so it is not replayed.
-        runnable = [c for c in candidates
-                    if self.depth > 1 or _roles_named(c)]
-        report.inapplicable += len(candidates) - len(runnable)
-        jobs = [self._job(scenario, injections) for injections in runnable]
+        plan.runnable = [c for c in candidates
+                         if self.depth > 1 or _roles_named(c)]
+        return plan
+
+    def replay_plan(self, plan, indexes):
+        """Replay the plan's runnable interleavings at ``indexes``.
+
+        Their results (``replay``'s), in the order of ``indexes``.
+        """
+        jobs = [self._job(plan.scenario, plan.runnable[index])
+                for index in indexes]
         counter = None
         if self.status is not None and jobs:
             counter = progress_mod.Progress(len(jobs), self.status,
@@ -244,7 +289,25 @@ class Explorer(object):
         results = self._map(jobs, counter and counter.advance)
         if counter is not None:
             counter.finish()
-        for injections, result in zip(runnable, results):
+        return results
+
+    def conclude(self, plan, results):
+        """The report of a replayed plan: failures grouped, each shrunk.
+
+        ``results`` are those of all the plan's runnable interleavings, in
+        order; one failure of each kind is shrunk. ``seconds`` is left to
+        the caller.
+        """
+        report = Report(plan.scenario.name)
+        report.tried += 1
+        if plan.baseline['failed']:
+            outcome = self._outcome((), plan.baseline)
+            report.failed.append(outcome)
+            report.outcomes.append(outcome)
+            self.say(str(outcome))
+            return report
+        report.inapplicable += plan.candidates - len(plan.runnable)
+        for injections, result in zip(plan.runnable, results):
             report.add_phases(result['phases'])
             if result['inapplicable']:
                 report.inapplicable += 1
@@ -261,7 +324,7 @@ class Explorer(object):
             if kind not in shrunk_kinds:
                 # One reproducer per kind of failure: the others differ
                 # only in the injection that led there.
-                self._shrink(scenario, outcome, number)
+                self._shrink(plan.scenario, outcome, number)
                 report.shrunk += 1
                 shrunk_kinds[kind] = outcome
                 self.say('%s\n  reproducer (%d steps): %s' % (
@@ -269,7 +332,6 @@ class Explorer(object):
             else:
                 self.say('%s\n  same failure as: %s' % (
                     outcome, shrunk_kinds[kind].shrunk_path))
-        report.seconds = time.monotonic() - started
         return report
 
     def candidates(self, points, roles=None):
@@ -279,10 +341,13 @@ class Explorer(object):
         destination when not given).
         """
         roles = roles or {}
+        # A restart ends the work at the point: one host restarts there,
+        # the other's would never be reached.
         singles = [Injection(point, task, hosts)
                    for point in points for task in self.tasks
                    for hosts in orders(roles.get(point.step,
-                                                 ('source', 'dest')))]
+                                                 ('source', 'dest')))
+                   if task not in names.COMPUTE_TASKS or len(hosts) == 1]
         if self.depth == 1:
             return [(single,) for single in singles]
         return [(a, b) for a, b in itertools.combinations(singles, 2)

@@ -128,3 +128,40 @@ class TestNotedRoles(testing.TestCase):
             result = explorer.replay(explore._job(scenario, (injection,)))
             self.assertEqual(inapplicable, result['inapplicable'],
                              str(point))
+
+
+class TestRestartTask(testing.TestCase):
+    """The opt-in ``restart`` task: a compute restarted at a race point.
+
+    One point of a cold migration, before the source's resize_instance,
+    each host restarted there. The source dies in that handler (the
+    migration never leaves pre-migrating; at start-up init_host clears the
+    instance's resize_prep task state, so it is ACTIVE on src again): the
+    migrate step fails short of VERIFY_RESIZE. The destination, not
+    running the point, restarts around it (its start-up counts the incoming
+    migration) and the migration goes on to pass every check.
+    """
+
+    def test_a_restart_at_a_point_of_a_migration(self):
+        scenario = scenario_mod.load(FAKE_MOVES)[1]
+        self.assertEqual('cold migrate then confirm', scenario.name)
+        explore = explorer.Explorer(tasks=['restart'], workers=1)
+        with race.noting_roles():
+            recorded = explorer.replay(explore._job(scenario, ()),
+                                       record=True)
+        points = [explorer.Point(*point) for point in recorded['points']
+                  if point[1:3] == ('before', 'resize_instance')]
+        self.assertEqual(1, len(points))
+        plan = [c for c in explore.candidates(
+            points, {step.index: step.unit.roles for step in scenario.steps})
+            if c[0].task == 'restart']
+        self.assertEqual([('source',), ('dest',)],
+                         [c[0].hosts for c in plan])
+        source, dest = [explorer.replay(explore._job(scenario, c))
+                        for c in plan]
+        self.assertFalse(source['inapplicable'])
+        self.assertTrue(source['failed'])
+        self.assertEqual('migrate vm1 to dst', source['label'])
+        self.assertIn('migration status is pre-migrating',
+                      str(source['problems'][0]))
+        self.assertFalse(dest['failed'], dest['problems'])

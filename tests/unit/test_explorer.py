@@ -79,6 +79,25 @@ class TestCandidates(testing.TestCase):
                          'at_host': 'dst'}}],
             injection.steps())
 
+    def test_restart_is_opt_in_and_tried_on_one_host_at_a_time(self):
+        default = explorer.Explorer(workers=1)
+        self.assertEqual(('update_available_resource',), default.tasks)
+        plan = explorer.Explorer(tasks=['restart'], workers=1).candidates(
+            self.points)
+        restarts = [c for c in plan if c[0].task == 'restart']
+        # Each point: the periodic's four orders, and a restart of the
+        # source or of the destination (a restart ends the work there).
+        self.assertEqual(2 * 4 + 2 * 2, len(plan))
+        self.assertEqual([('source',), ('dest',)] * 2,
+                         [c[0].hosts for c in restarts])
+
+    def test_a_restart_injects_a_restart_step(self):
+        injection = explorer.Injection(self.points[0], 'restart', ('dest',))
+        self.assertEqual(
+            [{'inject': {'before': 'finish_resize', 'restart': 'dest',
+                         'server': 'vm1', 'at_host': 'dst'}}],
+            injection.steps())
+
     def test_bad_options_are_refused(self):
         self.assertRaises(errors.ScenarioError, explorer.Explorer,
                           tasks=['no_such_task'])

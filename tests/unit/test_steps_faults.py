@@ -91,6 +91,19 @@ class TestFaultStep(testing.TestCase):
              'fault: Placement 500 on PUT /allocations/* (2 times)'],
             [step.label for step in loaded.steps[:2]])
 
+    def test_a_placement_timeout_loads(self):
+        loaded = _load("  - fault: {placement: 'PUT /allocations/*', "
+                       "status: timeout}\n"
+                       "  - boot: {server: vm1, flavor: small}\n")
+        self.assertEqual({'placement': 'PUT /allocations/*',
+                          'status': 'timeout', 'times': 1},
+                         loaded.steps[0].args)
+        self.assertEqual('fault: Placement timeout on PUT /allocations/*',
+                         loaded.steps[0].label)
+        self.refused("  - fault: {placement: 'PUT /allocations/*', "
+                     "status: slow}\n",
+                     'fault.status', 'timeout', "'slow'")
+
     def test_bad_network_and_placement_faults_are_refused(self):
         self.refused("  - fault: {network: reboot_router}\n",
                      'fault.network', "cannot fail network call",

@@ -8,7 +8,9 @@ Or ``fault: {placement: 'METHOD /path', status?, times?}``: Placement
 answers the next ``times`` such requests with ``status`` (409, a
 generation conflict with Placement's ``placement.concurrent_update`` code,
 the default; or 500), in front of its own WSGI app (``*`` matches one path
-segment: ``PUT /allocations/*``).
+segment: ``PUT /allocations/*``); ``status: timeout`` answers nothing:
+Placement does not handle the request and the client's read times out
+(keystoneauth's ``ConnectTimeout``).
 
 From this step on, the next ``times`` (default 1) calls of ``method`` on
 ``host``'s compute fail: a virt driver method (``names.DRIVER_FAULTS``:
@@ -80,7 +82,7 @@ class Fault(base.StepKind):
         if 'network' in args:
             return 'fault: network %s%s' % (args['network'], times)
         if 'placement' in args:
-            return 'fault: Placement %d on %s%s' % (
+            return 'fault: Placement %s on %s%s' % (
                 args['status'], args['placement'], times)
         return 'fault %s on %s%s' % (args['method'], args['host'], times)
 

@@ -12,6 +12,19 @@ kind declares its ``points``); the loader checks that once every step is
 read (``check_points``), so a misspelt or impossible point fails before
 any service starts.
 
+Or ``stop: host | role``: nova-compute there dies at the point (the work
+it had in flight there ends, it takes no more messages; see
+``harness.cloud.dying``); the loader counts it stopped from then on, so a
+role must be one it can tell (a ``source`` the scenario booted the server
+on, the one other running ``dest``), else name the host. ``restart: host
+| role``: it dies and starts again at once, guests kept. ``times`` is 1.
+The step that passes the point then usually ends short of its resting
+state (``error: did not reach its resting state``). Its invariant windows
+take the death's: the dead compute's record is its last save, so it may
+lag what Placement gained or lost there during the step until the compute
+starts again (``died_windows``); a restarted one may count the move in
+flight until its next periodic (``restarted_windows``).
+
 A delete sent this way is attached to the step that passes its point
 (``Step.interjected``): the invariants take that step's windows and the
 delete's (``delete.interjected_windows``: the trackers a move touched
@@ -21,8 +34,16 @@ held before and the move's flavor).
 
 from harness.core import errors
 from harness.core import names
+from harness.core import snapshot as snapshot_mod
 from harness.core.steps import base
 from harness.core.steps import delete as delete_step
+from harness.core.steps import evacuate as evacuate_step
+
+
+#: What an injection may do to a compute at the point: it dies there
+#: (``stop``), or dies and starts again at once, guests kept (``restart``):
+#: ``harness.cloud.dying``.
+DEATHS = ('stop', 'restart')
 
 
 class Inject(base.StepKind):
@@ -31,7 +52,7 @@ class Inject(base.StepKind):
     def parse(self, check, value, scenario, state, error):
         check.mapping(value, 'the step')
         check.keys(value, ('before', 'after', 'run', 'on', 'do', 'times',
-                           'server', 'at_host'))
+                           'server', 'at_host') + DEATHS)
         whens = [when for when in ('before', 'after') if when in value]
         if len(whens) != 1:
             check.fail('the step',
@@ -43,6 +64,10 @@ class Inject(base.StepKind):
                        'scheduler.<...>, instance.host or '
                        'migration.status=<status>)' % point)
         task = on = do = None
+        deaths = [key for key in DEATHS if key in value]
+        if deaths:
+            return self._parse_death(check, value, deaths, whens[0], point,
+                                     scenario, state)
         if 'do' in value:
             if 'run' in value or 'on' in value:
                 check.fail('do', 'an injection runs a periodic (run, on) '
@@ -81,6 +106,43 @@ class Inject(base.StepKind):
         return args
 
     @staticmethod
+    def _parse_death(check, value, deaths, when, point, scenario, state):
+        """``stop: host | role`` or ``restart: host | role``."""
+        if len(deaths) > 1 or any(key in value for key in ('run', 'on',
+                                                           'do')):
+            check.fail(deaths[-1], 'an injection runs a periodic (run, '
+                       'on), sends a request (do), stops a compute (stop) '
+                       'or restarts one (restart): one of them')
+        kind = deaths[0]
+        if value.get('times', 1) != 1:
+            check.fail('times', 'a compute dies once: times is 1, not %s'
+                       % errors.show(value['times']))
+        who = check.string(value[kind], kind)
+        server = value.get('server')
+        if server is not None:
+            check.string(server, 'server')
+        if value.get('at_host') is not None:
+            check.known(value['at_host'], scenario.hosts, 'at_host')
+        if who not in names.ROLES:
+            host = check.known(who, scenario.hosts, kind)
+        elif kind == 'stop':
+            host = _role_host(check, kind, who, server, scenario, state)
+        else:
+            # A restart leaves the compute running: the role is resolved
+            # where the point is passed (``run`` notes it in ``host``).
+            host = None
+        if host is not None:
+            if host in state.stopped:
+                check.fail(kind, 'compute %r is already stopped' % host)
+            if kind == 'stop':
+                # Stopped from the step that passes the point on (the
+                # next one that can: check_points).
+                state.stop(host)
+        return {'when': when, 'point': point, kind: who, 'host': host,
+                'times': 1, 'server': server,
+                'at_host': value.get('at_host')}
+
+    @staticmethod
     def _parse_do(check, do):
         check.mapping(do, 'do')
         if len(do) != 1:
@@ -96,6 +158,10 @@ class Inject(base.StepKind):
         return (action, check.string(server, 'do.%s' % action))
 
     def label(self, args):
+        for kind in DEATHS:
+            if args.get(kind):
+                return 'inject %s %s: %s %s' % (args['when'], args['point'],
+                                                kind, args[kind])
         if args.get('do'):
             what = '%s %s' % args['do']
         else:
@@ -103,8 +169,12 @@ class Inject(base.StepKind):
         return 'inject %s %s: %s' % (args['when'], args['point'], what)
 
     def windows(self, args, before, after, down):
-        # Asked for the step a delete was interjected in (see the module
-        # docstring); the inject step itself changes nothing.
+        # Asked for the step a delete or a death was interjected in (see
+        # the module docstring); the inject step itself changes nothing.
+        if args and args.get('stop') and args['host'] in down:
+            return died_windows(args['host'], before, after)
+        if args and args.get('restart') and args.get('host'):
+            return restarted_windows(args['host'], before, after)
         if not args or not args.get('do') or args['do'][0] != 'delete':
             return []
         flavor = args['flavors'].get(args.get('move_flavor'))
@@ -115,6 +185,14 @@ class Inject(base.StepKind):
         injection = cloud.race.at(
             args['point'], when=args['when'], host=args.get('at_host'),
             server=args.get('server'), times=args['times'])
+        for kind in DEATHS:
+            if args.get(kind):
+                # By role the host is the one the point names; the loader
+                # counted on the one it worked out.
+                return injection.stop(args[kind],
+                                      restart=kind == 'restart',
+                                      expect=args['host'],
+                                      noted=args)
         if args.get('do'):
             return injection.do(*args['do'])
         return injection.run(args['run'], host=args['on'])
@@ -136,7 +214,8 @@ def check_points(check, steps, kinds):
         passing = [other for other in later
                    if point in kinds[other.kind].points]
         if passing:
-            if step.args.get('do') and step.args['do'][0] == 'delete':
+            if (step.args.get('do') and step.args['do'][0] == 'delete') \
+                    or any(step.args.get(kind) for kind in DEATHS):
                 _attach(step, passing[0])
             continue
         passable = set()
@@ -149,12 +228,96 @@ def check_points(check, steps, kinds):
                 ', '.join(sorted(passable)) or 'none')))
 
 
+def died_windows(host, before, after):
+    """The windows of ``host``'s compute, dead in the middle of a step.
+
+    Its record stays as its last save left it, while Placement changed
+    for the step's work there (the scheduler's claim of a build it never
+    recorded, a move's allocations it never got to): until it starts
+    again (its start-up periodic), its tracker may count up to what each
+    consumer gained on it during the step less (``below``), and what each
+    lost more (``above``).
+    """
+    roots = snapshot_mod.host_roots(before).get(host, {host})
+    gained, lost = {}, {}
+    consumers = set(before.allocations) | set(after.allocations)
+    for consumer in sorted(consumers):
+        was = snapshot_mod.held_in(before, consumer, roots)
+        now = snapshot_mod.held_in(after, consumer, roots)
+        for rc in set(was) | set(now):
+            change = now.get(rc, 0) - was.get(rc, 0)
+            into = gained if change > 0 else lost
+            into[rc] = into.get(rc, 0) + abs(change)
+    why = ('compute %s died during the step: its record is its last '
+           'save until it starts again' % host)
+    return [base.Window(host, side, held, why)
+            for side, held in (('below', gained), ('above', lost))
+            if any(held.values())]
+
+
+def restarted_windows(host, before, after):
+    """The window of ``host``'s compute, restarted in the middle of a move.
+
+    Its start-up periodic counted the move then in flight (the incoming
+    or outgoing guest); when the move then fails or rolls back without
+    telling the tracker, it keeps counting it until its next periodic: up
+    to the most the moving server (or its migration) held on any host.
+    """
+    held = {}
+    for consumer, migration in sorted(after.migrations.items()):
+        if host not in (migration.source, migration.dest):
+            continue
+        most = {}
+        for snap in (before, after):
+            for roots in snapshot_mod.host_roots(snap).values():
+                for holder in (migration.server, consumer):
+                    for rc, amount in snapshot_mod.held_in(
+                            snap, holder, roots).items():
+                        most[rc] = max(most.get(rc, 0), amount)
+        for rc, amount in most.items():
+            held[rc] = held.get(rc, 0) + amount
+    if not any(held.values()):
+        return []
+    return [base.Window(host, 'above', held, (
+        'compute %s restarted during the step: its start-up periodic '
+        'counted the move in flight, until its next periodic' % host))]
+
+
+def _role_host(check, kind, role, server, scenario, state):
+    """The host ``role`` names at the point, as far as the loader can tell.
+
+    The loader tracks which computes are stopped, so it must know which
+    one dies: the server's host where the scenario named it (a boot or an
+    evacuate with ``host`` and no move since) is its ``source`` (and
+    ``server_host``); the ``dest`` is the one other running compute.
+    """
+    if server is None:
+        alive = sorted(name for name in state.servers
+                       if name not in state.deleted)
+        if len(alive) != 1:
+            check.fail('server', 'say which server\'s %s %s: the scenario '
+                       'has %s' % (role, kind, ', '.join(alive) or 'none'))
+        server = alive[0]
+    source = evacuate_step.known_host(scenario, server)
+    if role in ('source', 'server_host'):
+        host = source
+    else:
+        others = sorted(set(scenario.hosts) - {source} - state.stopped)
+        host = others[0] if source is not None and len(others) == 1 \
+            else None
+    if host is None:
+        check.fail(kind, 'cannot tell which compute %r is for %s here '
+                   '(the loader tracks stopped computes): name the host'
+                   % (role, server))
+    return host
+
+
 def _attach(inject, target):
     """Tie a delete to the step it lands in (its first passer)."""
     if not hasattr(target, 'interjected'):
         target.interjected = []
     target.interjected.append(inject)
-    if target.kind == 'resize':
+    if target.kind == 'resize' and inject.args.get('do'):
         inject.args['move_flavor'] = target.args.get('flavor')
 
 
