@@ -27,6 +27,7 @@ from oslo_db import options as db_options  # noqa: E402
 from oslo_db.sqlalchemy import engines  # noqa: E402
 from oslo_log.fixture import logging_error as log_fixture  # noqa: E402
 from oslo_log import log as logging  # noqa: E402
+from oslo_messaging._drivers import base as messaging_base  # noqa: E402,E501
 from oslo_messaging._drivers import impl_fake  # noqa: E402
 from oslo_messaging import conffixture as messaging_conffixture  # noqa: E402
 from oslo_messaging import server as messaging_server  # noqa: E402
@@ -452,47 +453,80 @@ class ReusedEngines(fixtures.Fixture):
 
 
 class PromptDelivery(fixtures.Fixture):
-    """Wake the fake RPC transport's listeners when a message arrives.
+    """Wake only the fake RPC transport's listeners a message is for.
 
-    oslo.messaging's fake driver polls its queues every 50 ms; each RPC hop
-    of a move waited for the next poll, and each service stopping at
-    clean-up waited for one. Here a delivery or a stop wakes the waiting
-    listeners at once. A wake-up missed between a listener's look at its
-    queue and its wait costs what it did before: one poll interval.
+    oslo.messaging's fake driver has every listener poll its queues every
+    50 ms: each RPC hop of a move waited for the next poll, and with many
+    computes the listeners' wake-ups alone grew with the hosts (three
+    listeners a compute, twenty polls a second each). Here each listener
+    waits on an event of its own, set when a message is delivered to a
+    topic it listens on, or when it stops; it looks at its queues after
+    clearing the event, so a delivery between its look and its wait is
+    not missed. A listener with nothing to do sleeps until then (its
+    server's poll timeout, if it gives one, still ends the wait).
     """
 
     def _setUp(self):
-        delivered = threading.Condition()
+        # topic -> the wake events of the listeners with a target on it.
+        waiting = collections.defaultdict(set)
         real_deliver = impl_fake.FakeExchange.deliver_message
 
-        def deliver_message(exchange, *args, **kwargs):
-            real_deliver(exchange, *args, **kwargs)
-            with delivered:
-                delivered.notify_all()
+        def deliver_message(exchange, topic, *args, **kwargs):
+            real_deliver(exchange, topic, *args, **kwargs)
+            for wake in list(waiting.get(topic, ())):
+                wake.set()
+
+        def wake_of(listener):
+            wake = vars(listener).get('_harness_wake')
+            if wake is None:
+                wake = listener._harness_wake = threading.Event()
+                for target in listener._targets:
+                    waiting[target.topic].add(wake)
+            return wake
 
         real_stop = impl_fake.FakeListener.stop
 
         def stop(listener):
             # A stopping service waits for its listener to see the stop.
             real_stop(listener)
-            with delivered:
-                delivered.notify_all()
+            wake = wake_of(listener)
+            for target in listener._targets:
+                waiting[target.topic].discard(wake)
+            wake.set()
 
-        class WakeableTime(object):
-            time = staticmethod(time.time)
+        def poll(listener, timeout=None):
+            # FakeListener.poll's look at each target's queue, with the
+            # wait on the listener's own event instead of a 50 ms sleep.
+            wake = wake_of(listener)
+            deadline = None if timeout is None else time.time() + timeout
+            while not listener._stopped.is_set():
+                wake.clear()
+                for target in listener._targets:
+                    exchange = listener._exchange_manager.get_exchange(
+                        target.exchange)
+                    ctxt, message, reply_q, requeue = exchange.poll(
+                        target, listener._pool)
+                    if message is not None:
+                        return impl_fake.FakeIncomingMessage(
+                            ctxt, message, reply_q, requeue)
+                if deadline is None:
+                    wake.wait()
+                else:
+                    pause = deadline - time.time()
+                    if pause < 0:
+                        break
+                    wake.wait(pause)
+            return None
 
-            @staticmethod
-            def sleep(seconds):
-                with delivered:
-                    delivered.wait(seconds)
-
+        self.addCleanup(waiting.clear)
         self.useFixture(fixtures.MonkeyPatch(
             'oslo_messaging._drivers.impl_fake.FakeExchange.deliver_message',
             deliver_message))
         self.useFixture(fixtures.MonkeyPatch(
             'oslo_messaging._drivers.impl_fake.FakeListener.stop', stop))
         self.useFixture(fixtures.MonkeyPatch(
-            'oslo_messaging._drivers.impl_fake.time', WakeableTime))
+            'oslo_messaging._drivers.impl_fake.FakeListener.poll',
+            messaging_base.batch_poll_helper(poll)))
 
 
 class CellsDatabase(fixtures.Fixture):
