@@ -17,10 +17,11 @@ need one or two preemptions, so try every race point with one injection
    starts again at once with its guests; ``harness.cloud.dying``): the
    move step then usually fails short of its resting state, and what
    counts is what the checks say of the accounting Nova is left with.
-   At depth 1, a role no migration names at the point in the recorded
-   run (none in flight yet) is not replayed: the injection could not run
-   there (``race.noting_roles``); it counts as not applicable, as it
-   would if replayed.
+   A role no migration names at the point in the recorded run (none in
+   flight yet) is not replayed: the injection could not run there
+   (``race.noting_roles``); it counts as not applicable, as it would if
+   replayed. At depth 2 this rules out a pair by its first injection
+   only: the run is the recorded one up to the first point, not after.
 3. After every step of every replay, check the scenario's expectations and
    the invariant checks.
 4. Shrink each failure, as Hypothesis does, to the fewest steps and
@@ -33,6 +34,11 @@ process keeps one cloud for all its replays (``reuse.CloudPool``: put back
 to its state before any step between them), since they differ only in
 their steps. The explorer knows nothing about any particular bug: what it
 finds, it finds from the points Nova passes and the checks that fail.
+
+An exploration is a plan (the recorded run, the interleavings), replays,
+and a conclusion (grouping, shrinking): ``harness.runners.shards`` runs
+shares of the replays on several machines (``--shard I/N``) and concludes
+once over all of them (``--merge``).
 """
 
 import contextlib
@@ -268,11 +274,7 @@ class Explorer(object):
         self.say('%s: %d race points in move steps, %d interleavings'
                  % (scenario.name, len(points), len(candidates)))
         plan.candidates = len(candidates)
-        # An injection on a role no migration named at its point (none in
-        # flight yet, or no destination chosen) cannot run: at depth 1 the
-        # point is where the recorded run was, so it is not replayed.
-        plan.runnable = [c for c in candidates
-                         if self.depth > 1 or _roles_named(c)]
+        plan.runnable = runnable(candidates)
         return plan
 
     def replay_plan(self, plan, indexes):
@@ -431,6 +433,18 @@ class Explorer(object):
         kind = outcome.problems[0].kind
         return result['failed'] and any(
             problem.kind == kind for problem in result['problems'])
+
+
+def runnable(candidates):
+    """The candidates worth replaying, in order.
+
+    An injection on a role no migration named at its point (none in
+    flight yet, or no destination chosen) cannot run, and the replay
+    would end as not applicable. Only the first injection's point (a
+    pair's points are in the order the run passes them: ``candidates``)
+    is where the recorded run was: the second may find another state.
+    """
+    return [c for c in candidates if _roles_named(c[:1])]
 
 
 def _roles_named(injections):

@@ -1,0 +1,112 @@
+"""Two shards of an exploration, merged, report what one run reports.
+
+With LP#1944759 put back, the pinned resize and confirm fails when the
+source's update_available_resource runs before the destination's
+finish_resize (the outbound migration's pinned CPUs are dropped from the
+source's tracker), alone or with the destination's before or after it.
+``LIMIT`` keeps the plan short: of its first 38 candidates, those on a
+role no migration names yet are not replayed, and of the others the
+three at finish_resize with the source's periodic fail alike (one group,
+one reproducer). One run, and the same plan split into two shards (each
+records its baseline and replays every other interleaving) then merged,
+must try, fail and skip the same interleavings, group the failures alike
+and shrink each group to the same reproducer.
+"""
+
+import os
+
+import fixtures
+
+from harness.core import scenario as scenario_mod
+from harness.runners import explorer
+# Nova patches the process for eventlet when it is first imported: load it
+# with this module, not inside the test (harness.leaks fails that).
+from harness.runners import runner  # noqa: F401
+from harness.runners import shards
+from harness import testing
+
+SCENARIO = os.path.join(os.path.dirname(__file__), 'explore',
+                        'pinned_resize_confirm.yaml')
+FAKE_MOVES = os.path.join(os.path.dirname(__file__), 'explore',
+                          'moves_fake.yaml')
+LIMIT = 38
+
+
+class TestShardsMerged(testing.TestCase):
+
+    def test_two_shards_merged_are_one_run(self):
+        out = self.useFixture(fixtures.TempDir()).path
+        scenario = scenario_mod.load(SCENARIO)[0]
+
+        def explorer_to(name):
+            # Replays in this process, as in test_explorer: stestr's
+            # workers already have the cores.
+            return explorer.Explorer(
+                reintroduce='1944759', invariants=False, workers=1,
+                limit=LIMIT, out_dir=os.path.join(out, name))
+
+        one = explorer_to('one').explore(scenario)
+        paths = [shards.write(shards.run(explorer_to('shards'), [scenario],
+                                         index, 2),
+                              os.path.join(out, 'shards'))
+                 for index in (1, 0)]
+        (merged_scenario, merged), = shards.merge(
+            paths, out_dir=os.path.join(out, 'merged'), workers=1).explored
+
+        self.assertEqual(scenario.name, merged_scenario.name)
+        self.assertNotEqual([], one.failed, one.summary())
+        self.assertEqual(
+            (one.tried, len(one.failed), one.shrunk, one.inapplicable),
+            (merged.tried, len(merged.failed), merged.shrunk,
+             merged.inapplicable), '%s\n%s' % (one.summary(),
+                                               merged.summary()))
+        self.assertEqual(LIMIT, one.tried - 1 + one.inapplicable)
+        # Every outcome, in the same order: its injections and problems.
+        self.assertEqual([str(o) for o in one.outcomes],
+                         [str(o) for o in merged.outcomes])
+        self.assertEqual([o.problems for o in one.outcomes],
+                         [o.problems for o in merged.outcomes])
+        self.assertEqual(one.timed, merged.timed)
+
+        def groups(report):
+            return [(o.label, o.problems[0].kind, o.shrunk_steps,
+                     _reproducer(o.shrunk_path, out))
+                    for o in report.failed if o.shrunk_path]
+        self.assertEqual(groups(one), groups(merged))
+        self.assertEqual(one.shrunk, len(groups(one)))
+
+
+class TestDepthTwoNotReplayed(testing.TestCase):
+    """A pair whose first injection's role is not named yet cannot run.
+
+    Up to its first point a depth-2 replay is the recorded run, so the
+    roles noted there hold: before the conductor makes the resize's
+    migration no role names a host, and the pair ends as not applicable
+    whatever its second injection (``explorer.runnable`` leaves it out).
+    """
+
+    def test_a_pair_starting_before_the_migration(self):
+        scenario = scenario_mod.load(FAKE_MOVES)[0]
+        self.assertEqual('resize then revert', scenario.name)
+        explore = explorer.Explorer(depth=2, invariants=False, workers=1)
+        with explore.kept():
+            plan = explore.plan(scenario)
+            pairs = explore.candidates(
+                [explorer.Point(*p) for p in plan.baseline['points']],
+                {step.index: step.unit.roles for step in scenario.steps})
+            left_out = [c for c in pairs if c not in plan.runnable]
+            self.assertNotEqual([], left_out)
+            # The latest first point left out, with a second one where
+            # the migration names both hosts.
+            pair = [c for c in left_out if c[1].at.roles == (
+                'source', 'dest')][-1]
+            result = explorer.replay(explore._job(scenario, pair),
+                                     pool=explore._pool)
+        self.assertEqual((), pair[0].at.roles)
+        self.assertTrue(result['inapplicable'], result)
+
+
+def _reproducer(path, out):
+    """A reproducer's text, its own directory left out."""
+    with open(path) as source:
+        return source.read().replace(os.path.dirname(path), '<out>')
