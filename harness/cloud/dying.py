@@ -64,18 +64,7 @@ def die(cloud, host, restart=False):
 
     Raises ``ComputeDied`` when the caller runs that compute's work.
     """
-    service = cloud.compute(host)
-    for server in (service.rpcserver, getattr(service, 'rpcserver_alt',
-                                              None)):
-        if server is not None:
-            # No message is taken from its queues any more; the messages in
-            # flight are the ones that die with it.
-            server.stop()
-    # What Cloud.stop_compute does but service.stop(): a graceful stop
-    # waits for the work in flight (ours, too) and cleans the host up.
-    del cloud.computes[host]
-    cloud.clock.remove_service(host)
-    cloud._stopped[host] = service
+    cloud.kill_compute(host)
     if in_work_of(host):
         raise ComputeDied(host, restart=restart)
     if restart:

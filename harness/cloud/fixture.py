@@ -29,6 +29,9 @@ from harness.cloud import clock as clock_mod  # noqa: E402
 # Also registers nova.virt.harness_faults, the drivers of hosts with
 # 'fail:'.
 from harness.cloud import faults  # noqa: E402
+# Also registers nova.virt.harness_ironic, the drivers of hosts with
+# 'nodes:'.
+from harness.cloud import nodes  # noqa: E402
 from harness.cloud import perhost  # noqa: E402
 from harness.cloud import race as race_mod  # noqa: E402
 from harness.cloud import servers  # noqa: E402
@@ -146,6 +149,8 @@ class Cloud(fixtures.Fixture):
             self.race.attach(service)
         self.servers = servers.ServerOps(self)
         self.services = services.ServiceOps(self)
+        # The bare-metal service's side of multi-node computes.
+        self.nodes = nodes.NodeOps(self)
         self.reader = snapshot_reader.SnapshotReader(self)
         hooks.notify('cloud_started', self)
 
@@ -190,6 +195,9 @@ class Cloud(fixtures.Fixture):
         self.computes[host] = service
         self.clock.add_service(host, service)
         self.race.attach(service, host)
+        if nodes.is_multi_node(service.manager.driver):
+            # Its driver passes a race point of its own (is_node_deleted).
+            service.manager.driver.race_points = self.race
         return service
 
     def libvirt_hosts(self):
@@ -222,7 +230,12 @@ class Cloud(fixtures.Fixture):
                 'compute', host, cell=cell,
                 topic_alt=compute_rpcapi.RPC_TOPIC_ALT)
         with context.target_cell(ctxt, cell) as cctxt:
-            for node in objects.ComputeNodeList.get_all_by_host(cctxt, host):
+            try:
+                found = objects.ComputeNodeList.get_all_by_host(cctxt, host)
+            except exception.ComputeHostNotFound:
+                # A multi-node compute managing no node yet.
+                found = []
+            for node in found:
                 if not node.mapped:
                     node.mapped = 1
                     node.save()
@@ -243,6 +256,23 @@ class Cloud(fixtures.Fixture):
         del self.computes[host]
         self.clock.remove_service(host)
         self._stopped[host] = service
+
+    def kill_compute(self, host):
+        """Kill nova-compute on ``host`` now, without a graceful stop.
+
+        Its RPC servers take no more messages (the ones in flight die with
+        it) and it leaves the clock, as with ``stop_compute``; its work in
+        flight is not waited for (``harness.cloud.dying`` ends it).
+        """
+        service = self.compute(host)
+        for server in (service.rpcserver,
+                       getattr(service, 'rpcserver_alt', None)):
+            if server is not None:
+                server.stop()
+        del self.computes[host]
+        self.clock.remove_service(host)
+        self._stopped[host] = service
+        return service
 
     def stopped_computes(self):
         """Hosts whose compute was stopped and not started again."""
@@ -280,8 +310,19 @@ class Cloud(fixtures.Fixture):
             else:
                 driver = old.manager.driver if keep_hypervisor_state \
                     else None
-                service = self._start_compute_service(host,
-                                                      keep_driver=driver)
+                conf = contextlib.nullcontext()
+                if nodes.is_multi_node(old.manager.driver):
+                    # Its nodes are the bare-metal service's: a new
+                    # hypervisor view finds them where they were. Nova
+                    # reads the driver's name as it starts (an Ironic-like
+                    # one has no node identity of its own).
+                    if driver is None:
+                        driver = nodes.fresh_like(old.manager.driver)
+                    conf = nova_fixtures.ConfPatcher(
+                        compute_driver=nodes.loaded_name(driver))
+                with conf:
+                    service = self._start_compute_service(
+                        host, keep_driver=driver)
         except exception.InvalidConfiguration as exc:
             raise errors.OperationFailed(
                 'nova-compute on %s refused to start: %s' % (host, exc))

@@ -276,6 +276,8 @@ def _server_record(instance):
         'status': common.status_from_state(instance.vm_state,
                                            instance.task_state),
         'OS-EXT-SRV-ATTR:host': instance.host,
+        'OS-EXT-SRV-ATTR:hypervisor_hostname': (
+            instance.node if instance.obj_attr_is_set('node') else None),
         'OS-EXT-STS:task_state': instance.task_state,
         'OS-EXT-STS:vm_state': instance.vm_state}
     return {key: record[key] for key in snapshot.SERVER_KEYS}

@@ -18,14 +18,23 @@ Under ``expect:`` a step may give any of:
 ``pinned_cpus``
     ``{host: n | [cpu ids] | {cell id: n | [cpu ids]}}``.
 ``servers``
-    ``{server: STATUS | {status, host}}``; ``host: null`` says the
-    server is on no host (shelved and offloaded).
+    ``{server: STATUS | {status, host, node}}``; ``host: null`` says the
+    server is on no host (shelved and offloaded); ``node`` is its compute
+    node (``instance.node``), for a host with several.
 ``migrations``
     ``{server: status of its latest migration}``.
 ``providers``
     ``[host, ...]``: exactly the scenario hosts that have a resource
     provider in Placement (a deleted compute service's provider is gone;
     an orphaned one is not).
+
+Where a host manages several compute nodes (``nodes:``), ``allocations``,
+``usages``, ``tracker``, ``pinned_cpus`` and ``providers`` name its nodes
+instead (each is its own provider and tracker); a host without ``nodes:``
+is named by itself. ``tracker`` may also name such a host: its nodes'
+trackers summed (for when which node holds which guest is the
+scheduler's choice); its nodes not named then are not checked one by
+one.
 ``devices``
     ``{host: {status: n, ..., placement: n}}``: how many of the host's PCI
     devices (those its ``[pci] device_spec`` names, VFs and PFs counted
@@ -91,25 +100,26 @@ def parse(check, expect, scenario, state):
             by_host = {} if by_host in (None, 0) else by_host
             check.mapping(by_host, field)
             parsed['allocations'][consumer] = {
-                check.known(host, scenario.hosts, field + '.host'):
+                check.known(host, _providers(scenario), field + '.host'):
                     _amounts(check, amounts, scenario, '%s.%s'
                              % (field, host))
                 for host, amounts in by_host.items()}
     if 'usages' in expect:
         parsed['usages'] = {
             host: _amounts(check, amounts, scenario, 'usages.%s' % host)
-            for host, amounts in _by_host(check, expect['usages'],
-                                          scenario, 'usages')}
+            for host, amounts in _by_provider(check, expect['usages'],
+                                              scenario, 'usages')}
     if 'tracker' in expect:
         parsed['tracker'] = {
             host: _tracker(check, value, scenario, 'tracker.%s' % host)
-            for host, value in _by_host(check, expect['tracker'], scenario,
-                                        'tracker')}
+            for host, value in _by_provider(check, expect['tracker'],
+                                            scenario, 'tracker',
+                                            whole_hosts=True)}
     if 'pinned_cpus' in expect:
         parsed['pinned_cpus'] = {
             host: _pinned(check, value, 'pinned_cpus.%s' % host)
-            for host, value in _by_host(check, expect['pinned_cpus'],
-                                        scenario, 'pinned_cpus')}
+            for host, value in _by_provider(check, expect['pinned_cpus'],
+                                            scenario, 'pinned_cpus')}
     if 'servers' in expect:
         parsed['servers'] = {}
         for server, value in check.mapping(expect['servers'],
@@ -119,14 +129,17 @@ def parse(check, expect, scenario, state):
             if isinstance(value, str):
                 value = {'status': value}
             check.mapping(value, field)
-            check.keys(value, ('status', 'host'), field=field)
+            check.keys(value, ('status', 'host', 'node'), field=field)
             # host null: on no host (a shelved-offloaded server).
             if value.get('host') is not None:
                 check.known(value['host'], scenario.hosts, field + '.host')
+            if value.get('node') is not None:
+                check.known(value['node'], _providers(scenario),
+                            field + '.node')
             parsed['servers'][server] = dict(value)
     if 'providers' in expect:
         parsed['providers'] = sorted({
-            check.known(host, scenario.hosts, 'providers')
+            check.known(host, _providers(scenario), 'providers')
             for host in check.sequence(expect['providers'], 'providers')})
     if 'migrations' in expect:
         parsed['migrations'] = {}
@@ -175,6 +188,26 @@ def _held(check, value, field):
         return {'addresses': sorted(check.string(a, field).lower()
                                     for a in value)}
     return {'count': check.integer(value, field, minimum=0)}
+
+
+def _providers(scenario):
+    """The names expectations give compute nodes (``Scenario.providers``)."""
+    providers = getattr(scenario, 'providers', None)
+    return providers() if callable(providers) else set(scenario.hosts)
+
+
+def _multi_node_hosts(scenario):
+    return {name: host.nodes for name, host in scenario.hosts.items()
+            if getattr(host, 'nodes', None) is not None}
+
+
+def _by_provider(check, value, scenario, field, whole_hosts=False):
+    names = _providers(scenario)
+    if whole_hosts:
+        names = names | set(_multi_node_hosts(scenario))
+    for name, amounts in check.mapping(value, field).items():
+        check.known(name, names, field + '.host')
+        yield name, amounts
 
 
 def _by_host(check, value, scenario, field):
@@ -244,8 +277,9 @@ def check(expect, snap, scenario):
     lines = []
     if 'allocations' in expect:
         lines += _check_allocations(expect['allocations'], snap)
+    providers = sorted(_providers(scenario))
     if 'usages' in expect:
-        for host in sorted(scenario.hosts):
+        for host in providers:
             want = expect['usages'].get(host, {})
             got = snap.usage(host) if host in snap.providers else {}
             if want != got:
@@ -253,11 +287,25 @@ def check(expect, snap, scenario):
                     'usages', host, want, got,
                     'usage of %s: %s' % (host, _diff(want, got))))
     if 'tracker' in expect:
-        for host in sorted(scenario.hosts):
+        whole = {name: nodes for name, nodes in
+                 _multi_node_hosts(scenario).items()
+                 if name in expect['tracker'] and name not in providers}
+        summed = {node for nodes in whole.values() for node in nodes}
+        for host in providers:
+            if host not in expect['tracker'] and (
+                    host in summed or host not in snap.trackers
+                    and host not in scenario.hosts):
+                # A node not named that has no record (removed, or not
+                # come yet) counts nothing; one whose host is named is
+                # counted with its host's.
+                continue
             lines += _check_tracker(host, expect['tracker'].get(
                 host, {'guests': {key: 0 for key in TRACKER_KEYS}}), snap)
+        for name, nodes in sorted(whole.items()):
+            lines += _check_host_tracker(name, nodes,
+                                         expect['tracker'][name], snap)
     if 'pinned_cpus' in expect:
-        for host in sorted(scenario.hosts):
+        for host in providers:
             lines += _check_pinned(host, expect['pinned_cpus'].get(
                 host, {'host': 0}), snap)
     for server, want in sorted(expect.get('servers', {}).items()):
@@ -268,7 +316,7 @@ def check(expect, snap, scenario):
                 'server %s: expected %s, but it is gone'
                 % (server, _fmt_server(want))))
             continue
-        for key in ('status', 'host'):
+        for key in ('status', 'host', 'node'):
             if key in want and want[key] != getattr(got, key):
                 lines.append(Problem(
                     'servers', '%s %s' % (server, key), want[key],
@@ -276,7 +324,7 @@ def check(expect, snap, scenario):
                     % (server, key, want[key], getattr(got, key))))
     if 'providers' in expect:
         want = expect['providers']
-        got = sorted(host for host in scenario.hosts
+        got = sorted(host for host in providers
                      if host in snap.providers)
         if want != got:
             lines.append(Problem(
@@ -421,6 +469,40 @@ def _check_tracker(host, want, snap):
         host, ', '.join('%s expected %s, got %s' % (key, want[key], got[key])
                         for key in TRACKER_KEYS
                         if key in want and want[key] != got[key])))]
+
+
+def _check_host_tracker(host, nodes, want, snap):
+    """The trackers of a multi-node ``host``'s nodes, summed."""
+    got = {key: 0 for key in TRACKER_KEYS}
+    reserved = {'memory_mb_used': 0, 'local_gb_used': 0}
+    for node in nodes:
+        tracker = snap.trackers.get(node)
+        if tracker is None:
+            continue
+        for key in TRACKER_KEYS:
+            got[key] += getattr(tracker, key)
+        inventories = (snap.providers[node].inventories
+                       if node in snap.providers else {})
+        reserved['memory_mb_used'] += inventories.get(
+            'MEMORY_MB', {}).get('reserved', 0)
+        reserved['local_gb_used'] += inventories.get(
+            'DISK_GB', {}).get('reserved', 0)
+    if 'guests' in want:
+        want = dict(want['guests'])
+        for key, amount in reserved.items():
+            want[key] += amount
+    else:
+        want = want['exact']
+        got = {key: got[key] for key in want}
+    if want == got:
+        return []
+    return [Problem('tracker', host, want, got,
+                    'trackers of %s\'s nodes (%s), summed: %s' % (
+                        host, ', '.join(nodes), ', '.join(
+                            '%s expected %s, got %s' % (
+                                key, want[key], got[key])
+                            for key in TRACKER_KEYS
+                            if key in want and want[key] != got[key])))]
 
 
 def _check_pinned(host, want, snap):

@@ -11,6 +11,7 @@ mappings)::
       dst: {driver: fake}                # or Nova's fake driver
       bad: {driver: fake, fail: confirm_migration}  # a hypervisor fault
       rack: {count: 12, profile: xeon-2s-20c-smt2}  # rack01 ... rack12
+      bm: {driver: fake, nodes: [bm1, bm2]}   # one service, two nodes
     flavors:
       small: {vcpus: 1, ram: 512, disk: 1}
       pin2: {vcpus: 2, ram: 512, disk: 1,
@@ -32,10 +33,19 @@ installed. The methods are those of a cold move (``FAULT_METHODS``):
 (source, confirm) and ``finish_revert_migration`` (source,
 finish_revert_resize).
 
+A fake host given ``nodes:`` (a list of names, or a count: ``nodes: 3``
+is ``<host>-n1`` to ``<host>-n3``) manages that many compute nodes, as an
+Ironic compute does: each node is its own compute node record, resource
+provider and tracker, named by the node; ``expect:`` then names the nodes
+where it names providers (a host without ``nodes:`` is its own one node,
+named by the host). See ``harness.core.steps.nodes`` for the steps that
+remove, add and rebalance nodes.
+
 Steps: each kind is a unit of the step registry (``harness.core.steps``,
 one module each): ``boot``, ``resize``, ``confirm``, ``revert``,
 ``migrate``, ``live_migrate``, ``delete``, ``run_periodic``,
-``advance_clock``, ``inject``, ``stop_compute``, ``start_compute``. An
+``advance_clock``, ``inject``, ``stop_compute``, ``start_compute``,
+``remove_node``, ``add_node``, ``rebalance_node`` (and more). An
 operation step may say ``error: <text>``: it must then fail with a
 message containing the text. Any step may carry ``expect:`` (see
 ``harness.core.expect``). An ``inject`` must name a race point that a
@@ -74,6 +84,7 @@ from harness.core import profiles
 from harness.core import steps as steps_mod
 from harness.core.steps import base as steps_base
 from harness.core.steps import inject as inject_step
+from harness.core.steps import nodes as nodes_step
 from harness.core import yamlsafe
 
 # What the language accepts, for the loader's tests and tools.
@@ -113,6 +124,13 @@ class Host(object):
     name: str
     driver: typing.Optional[str] = None
     profile: typing.Optional[str] = None
+    # The compute nodes of a multi-node host (``nodes:``); None: the host
+    # is its own one node.
+    nodes: typing.Optional[tuple] = None
+
+    def providers(self):
+        """The names of its compute nodes' providers."""
+        return list(self.nodes) if self.nodes is not None else [self.name]
 
 
 @dataclasses.dataclass
@@ -206,6 +224,14 @@ class Scenario(object):
         return yaml.safe_dump(self.document(steps, name),
                               default_flow_style=None, sort_keys=False,
                               width=100)
+
+    def providers(self):
+        """Names of the compute node providers the hosts can have.
+
+        Each host's own name, or the names of its nodes (``nodes:``).
+        """
+        return {name for host in self.hosts.values()
+                for name in host.providers()}
 
     @property
     def id(self):
@@ -304,7 +330,8 @@ def parse(doc, where, path=None):
         check.string(host_name, 'hosts')
         spec = {} if spec is None else spec
         check.mapping(spec, field)
-        check.keys(spec, ('profile', 'driver', 'fail', 'count'), field=field)
+        check.keys(spec, ('profile', 'driver', 'fail', 'count', 'nodes'),
+                   field=field)
         count = spec.get('count')
         if count is not None:
             check.integer(count, field + '.count', minimum=1,
@@ -325,15 +352,24 @@ def parse(doc, where, path=None):
                 check.fail(field, 'a host has a profile (libvirt) or a '
                            'driver, not both')
             _check_profile(check, profile, field + '.profile', path)
+        if 'nodes' in spec:
+            _check_multi_node(check, spec, field, count)
         for counted in counted_names(host_name, count):
             if counted in hosts:
                 check.fail(field, 'host %s is named twice (hosts by count '
                            'are named <name><number>)' % counted)
-            hosts[counted] = Host(counted, compute_driver,
+            nodes = None
+            driver_name = compute_driver
+            if 'nodes' in spec:
+                nodes = tuple(nodes_step.check_nodes(
+                    check, counted, spec['nodes'], field + '.nodes'))
+                driver_name = nodes_step.driver_name(nodes)
+            hosts[counted] = Host(counted, driver_name,
                                   _resolve_relative(profile, path)
-                                  if profile else None)
+                                  if profile else None, nodes)
     if not hosts:
         check.fail('hosts', 'name at least one host')
+    _check_node_names(check, hosts)
 
     flavors = {}
     for flavor_name, spec in check.mapping(doc.get('flavors', {}),
@@ -409,7 +445,42 @@ def parse(doc, where, path=None):
     if not scenario.steps:
         check.fail('steps', 'a scenario needs at least one step')
     inject_step.check_points(check, scenario.steps, steps_mod.registry())
+    nodes_step.check_points(check, scenario.steps, steps_mod.registry())
     return scenario
+
+
+def _check_multi_node(check, spec, field, count):
+    # Only Nova's fake driver is made to manage several nodes here; a
+    # profiled host is a libvirt host, one node.
+    if spec.get('profile') is not None:
+        check.fail(field + '.nodes', 'a profiled host runs the libvirt '
+                   'driver, which manages one node; only a "driver: fake" '
+                   'host can be given nodes')
+    if spec.get('driver') != 'fake':
+        check.fail(field + '.nodes', 'only a host with "driver: fake" can '
+                   'be given nodes')
+    if spec.get('fail') is not None:
+        check.fail(field + '.nodes', 'a host with nodes cannot also be '
+                   'given a hypervisor fault ("fail")')
+    if count is not None and not isinstance(spec['nodes'], int):
+        check.fail(field + '.nodes', 'hosts by count share no node names: '
+                   'give them a number of nodes (nodes: 2)')
+
+
+def _check_node_names(check, hosts):
+    """Each node on one host only, and no node named like a host."""
+    seen = {}
+    for name, host in sorted(hosts.items()):
+        for node in host.nodes or ():
+            field = 'hosts.%s.nodes' % name
+            if node in hosts:
+                check.fail(field, 'node %s is named like a host (their '
+                           'providers would share a name)' % node)
+            if node in seen:
+                check.fail(field, 'node %s is on %s already: a node starts '
+                           'on one host (rebalance_node moves it)'
+                           % (node, seen[node]))
+            seen[node] = name
 
 
 def _fault_driver(check, spec, field):

@@ -30,6 +30,7 @@ MIGRATION = 'migration(%s)'
 PROVIDER_KEYS = ('uuid', 'name', 'generation', 'parent_provider_uuid',
                  'root_provider_uuid')
 SERVER_KEYS = ('id', 'name', 'status', 'OS-EXT-SRV-ATTR:host',
+               'OS-EXT-SRV-ATTR:hypervisor_hostname',
                'OS-EXT-STS:task_state', 'OS-EXT-STS:vm_state')
 MIGRATION_KEYS = ('id', 'uuid', 'instance_uuid', 'status', 'source_compute',
                   'dest_compute', 'migration_type')
@@ -170,6 +171,8 @@ class Server(object):
     status: str
     host: typing.Optional[str]
     task_state: typing.Optional[str]
+    # Its compute node (instance.node): a multi-node host has several.
+    node: typing.Optional[str] = None
 
 
 @dataclasses.dataclass
@@ -236,7 +239,8 @@ class Snapshot(object):
             servers[name] = Server(
                 name=name, uuid=srv['id'], status=srv['status'],
                 host=srv.get('OS-EXT-SRV-ATTR:host'),
-                task_state=srv.get('OS-EXT-STS:task_state'))
+                task_state=srv.get('OS-EXT-STS:task_state'),
+                node=srv.get('OS-EXT-SRV-ATTR:hypervisor_hostname'))
 
         consumer_names = dict(former_names or {})
         consumer_names.update(server_names)

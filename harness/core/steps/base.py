@@ -19,7 +19,10 @@ says, for its YAML key:
 - its invariant windows: ``reconciles`` (the hosts whose trackers the
   step's own work reconciles) and ``windows`` (how far a tracker may
   legitimately lag Placement after the step, until that host's next
-  periodic; see ``harness.core.invariants.tracker_agrees``).
+  periodic; see ``harness.core.invariants.tracker_agrees``);
+- ``pending``: the compute nodes whose providers Placement has not caught
+  up with after the step (a node removed, added or rebalanced), until the
+  periodic of the host named (``harness.core.steps.nodes``).
 
 Adding an operation is adding one such module and its tests: the loader,
 runner, explorer and invariants consult the registry and nothing else has
@@ -127,6 +130,15 @@ class State(object):
         self.forced_down = set()   # hosts forced down through the API
         self.disabled = set()      # hosts whose compute service is disabled
         self.service_deleted = set()   # hosts whose service was deleted
+        # Compute nodes of multi-node hosts (``nodes:``): every node the
+        # scenario names, the host whose service each is given to now, and
+        # those removed (``harness.core.steps.nodes``).
+        self.node_hosts = {}
+        for name, host in sorted(hosts.items()):
+            for node in getattr(host, 'nodes', None) or ():
+                self.node_hosts[node] = name
+        self.all_nodes = frozenset(self.node_hosts)
+        self.nodes_removed = set()
 
     def service_down_time(self):
         value = self.config.get('DEFAULT', {}).get('service_down_time')
@@ -203,6 +215,15 @@ class StepKind(object):
     def windows(self, args, before, after, down):
         """``Window`` records the step opens (snapshots before/after it)."""
         return []
+
+    def pending(self, args):
+        """Compute nodes whose provider Placement has not caught up with.
+
+        Node -> the host whose next ``update_available_resource`` creates,
+        deletes or moves it (a node that came, went or moved; see
+        ``harness.core.steps.nodes``).
+        """
+        return {}
 
 
 class ServerOperation(StepKind):

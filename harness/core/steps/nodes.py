@@ -1,0 +1,234 @@
+"""Compute nodes of a multi-node compute (Ironic-like): ``remove_node``,
+``add_node`` and ``rebalance_node``.
+
+A fake host may manage several compute nodes, ``{driver: fake, nodes:
+[n1, n2]}`` (or ``nodes: 3``: ``<host>-n1`` to ``<host>-n3``; ``nodes:
+[]``: a service that manages none yet). Each node is its own compute node
+record, resource provider (named by the node) and tracker, as with Nova's
+Ironic driver; the fake driver behind it (``harness.cloud.nodes``) lists
+the nodes the scenario gives its service, with the Ironic driver's rule
+that a node holding an instance stays listed by the service of the
+instance's host (``nova.virt.ironic.driver._refresh_cache``).
+
+- ``remove_node: {host, node}``: the node is deleted from the bare-metal
+  service: it leaves the host's list and its driver says it is deleted
+  (``is_node_deleted``), so the host's next ``update_available_resource``
+  deletes its compute node and resource provider (Nova's orphan clean-up).
+  Ironic refuses to delete a node that holds an instance; so does the run.
+- ``add_node: {host, node, at?}``: a removed node is enrolled again (back
+  from maintenance), with the same UUID; the host's next periodic brings
+  its compute node (undeleting the record) and provider back. With ``at:
+  {before | after: point, host?}`` it is enrolled at that race point of a
+  later step instead (on ``host`` only, if given), as ``inject`` arms a
+  periodic: the point must be one a later step can pass.
+- ``rebalance_node: {node, to}``: the hash ring gives the node to another
+  service that shares the nodes (``to``, a multi-node host): the old one
+  stops listing it (without deleting it), the new one lists it, and at the
+  new host's next periodic Nova moves the compute node record to it
+  (``_init_compute_node``). A node holding an instance stays with the
+  instance's host until the instance is gone.
+
+A multi-node host passes the race point ``is_node_deleted`` (before and
+after) in ``update_available_resource`` when it asks its driver whether a
+node it no longer lists was deleted: the moment between Nova's read of the
+host's compute nodes and its delete of an orphan (LP#1853009).
+
+Until the periodic of the host concerned runs, Placement has not caught up:
+the step's node is *pending* (``pending``), and ``periodics_idempotent``
+does not count the provider the periodic creates, deletes or updates for
+it as a change (``harness.core.invariants``).
+"""
+
+import re
+
+from harness.core import names
+from harness.core.steps import base
+
+#: The module the multi-node driver classes are found in under
+#: ``nova.virt``: Nova treats a driver whose name says ``ironic`` as one
+#: whose nodes move between services (no local node identity, no host
+#: rename check at start: ``ComputeManager._check_for_host_rename``).
+DRIVER_MODULE = 'harness_ironic'
+DRIVER_PREFIX = 'Nodes:'
+NODE_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$')
+#: The most nodes one host may be given by count.
+MAX_NODES = 100
+
+
+def driver_name(nodes):
+    """The ``compute_driver`` of a fake host that manages ``nodes``."""
+    return '%s.%s%s' % (DRIVER_MODULE, DRIVER_PREFIX, ','.join(nodes))
+
+
+def counted_nodes(host, count):
+    """The nodes of ``nodes: <count>``: ``<host>-n1`` ... ."""
+    return ['%s-n%d' % (host, number) for number in range(1, count + 1)]
+
+
+def check_nodes(check, host, value, field):
+    """The node names a host entry's ``nodes`` gives (a list or a count)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return counted_nodes(host, check.integer(value, field, minimum=1,
+                                                 maximum=MAX_NODES))
+    names = check.sequence(value, field)
+    for name in names:
+        check.string(name, field)
+        if not NODE_NAME.match(name):
+            check.fail(field, '%r is not a node name (letters, digits, _ '
+                       'and -)' % name)
+    if len(set(names)) != len(names):
+        check.fail(field, 'a node is named twice')
+    return list(names)
+
+
+def _node_host(check, state, node, doing):
+    if node not in state.all_nodes:
+        check.fail('node', 'unknown node %r; the scenario\'s nodes: %s'
+                   % (node, ', '.join(sorted(state.all_nodes)) or 'none'))
+    if node in state.nodes_removed:
+        check.fail('node', 'cannot %s %s: it was removed' % (doing, node))
+    return state.node_hosts[node]
+
+
+def _multi_node_host(check, scenario, state, host, field):
+    check.known(host, scenario.hosts, field)
+    if scenario.hosts[host].nodes is None:
+        check.fail(field, 'host %s manages one node of its own; only a host '
+                   'given "nodes:" has nodes that come and go' % host)
+    if host in state.service_deleted:
+        check.fail(field, 'the compute service of %r was deleted' % host)
+    return host
+
+
+class _NodeStep(base.StepKind):
+
+    def fields(self, check, value):
+        check.mapping(value, 'the step')
+        check.keys(value, self.keys, required=self.keys)
+        return dict(value)
+
+    def pending(self, args):
+        """Node -> the host whose next periodic brings Placement up to it."""
+        return {args['node']: args.get('host') or args['to']}
+
+    def reconciles(self, args, running):
+        return set()
+
+
+class RemoveNode(_NodeStep):
+    name = 'remove_node'
+    keys = ('host', 'node')
+
+    def parse(self, check, value, scenario, state, error):
+        args = self.fields(check, value)
+        host = _multi_node_host(check, scenario, state, args['host'], 'host')
+        check.string(args['node'], 'node')
+        owner = _node_host(check, state, args['node'], 'remove')
+        if owner != host:
+            check.fail('node', 'node %s is on %s, not %s'
+                       % (args['node'], owner, host))
+        state.nodes_removed.add(args['node'])
+        return args
+
+    def label(self, args):
+        return 'remove node %s from %s' % (args['node'], args['host'])
+
+    def run(self, cloud, args):
+        cloud.nodes.remove(args['host'], args['node'])
+
+
+class AddNode(_NodeStep):
+    name = 'add_node'
+    keys = ('host', 'node')
+
+    def fields(self, check, value):
+        check.mapping(value, 'the step')
+        check.keys(value, self.keys + ('at',), required=self.keys)
+        args = dict(value)
+        if 'at' in args:
+            args['at'] = _race_point(check, args['at'])
+        return args
+
+    def parse(self, check, value, scenario, state, error):
+        args = self.fields(check, value)
+        if args.get('at') and args['at'].get('host') is not None:
+            check.known(args['at']['host'], scenario.hosts, 'at.host')
+        host = _multi_node_host(check, scenario, state, args['host'], 'host')
+        node = check.string(args['node'], 'node')
+        if node not in state.all_nodes:
+            check.fail('node', 'unknown node %r; a node that comes back is '
+                       'one of the scenario\'s nodes: %s'
+                       % (node, ', '.join(sorted(state.all_nodes))))
+        if node not in state.nodes_removed:
+            check.fail('node', 'node %s is on %s already (remove it first)'
+                       % (node, state.node_hosts[node]))
+        state.nodes_removed.discard(node)
+        state.node_hosts[node] = host
+        return args
+
+    def label(self, args):
+        at = args.get('at')
+        return 'add node %s to %s%s' % (
+            args['node'], args['host'],
+            ' %s %s' % (at['when'], at['point']) if at else '')
+
+    def run(self, cloud, args):
+        at = args.get('at')
+        if not at:
+            cloud.nodes.add(args['host'], args['node'])
+            return None
+        # Armed: what the runner keeps to say if it never fired.
+        return cloud.race.at(at['point'], when=at['when'],
+                             host=at.get('host')).call(
+            lambda passage: cloud.nodes.add(args['host'], args['node']),
+            'add node %s to %s' % (args['node'], args['host']))
+
+
+class RebalanceNode(_NodeStep):
+    name = 'rebalance_node'
+    keys = ('node', 'to')
+
+    def parse(self, check, value, scenario, state, error):
+        args = self.fields(check, value)
+        check.string(args['node'], 'node')
+        owner = _node_host(check, state, args['node'], 'rebalance')
+        to = _multi_node_host(check, scenario, state, args['to'], 'to')
+        if owner == to:
+            check.fail('to', 'node %s is on %s already' % (args['node'], to))
+        state.node_hosts[args['node']] = to
+        return dict(args, **{'from': owner})
+
+    def label(self, args):
+        return 'rebalance node %s from %s to %s' % (
+            args['node'], args['from'], args['to'])
+
+    def run(self, cloud, args):
+        cloud.nodes.rebalance(args['node'], args['to'])
+
+
+def _race_point(check, value):
+    check.mapping(value, 'at')
+    check.keys(value, ('before', 'after', 'host'), field='at')
+    whens = [when for when in ('before', 'after') if when in value]
+    if len(whens) != 1:
+        check.fail('at', 'say "before: <point>" or "after: <point>"')
+    point = check.string(value[whens[0]], 'at.' + whens[0])
+    if not names.POINT_NAME.match(point):
+        check.fail('at.' + whens[0], '%r is not a race point name' % point)
+    return {'when': whens[0], 'point': point, 'host': value.get('host')}
+
+
+def check_points(check, steps, kinds):
+    """Refuse an ``add_node`` armed at a point no later step passes."""
+    for position, step in enumerate(steps):
+        at = step.args.get('at') if step.kind == AddNode.name else None
+        if not at:
+            continue
+        if not any(at['point'] in kinds[later.kind].points
+                   for later in steps[position + 1:]):
+            check.at_step(step.index).fail(
+                'add_node.at', 'no later step passes race point %r'
+                % at['point'])
+
+
+KINDS = (RemoveNode(), AddNode(), RebalanceNode())
