@@ -10,6 +10,7 @@ A bug is one unit, two files in this package (so a wheel ships them):
           id: 1944759
           title: Store old_flavor already on source host during resize
           fix: b841e553... Store old_flavor ...   # fixing commit, subject
+          fixed_in: 25.0.0          # first release with it (or a list)
           story: A periodic on the source ...
           invariants_off:           # optional: left off by its tests, why
             tracker_agrees: The fix freed Placement only, by design ...
@@ -30,6 +31,14 @@ per bug running its scenarios with the invariants on (less the bug's
 ``related_bug`` ties a test method to a bug the way Tempest's decorator
 does: the ID goes in the test's name, and a failure carries a hint with
 the bug's link.
+
+``fixed_in`` is the first Nova release carrying the fix: the first tag
+on master that contains the fixing commit (``git tag --contains SHA``),
+and, as a list, the first release of each stable series it was
+backported to (found by the ``cherry picked from commit SHA`` line):
+``[31.2.0, 32.0.0]``. ``Bug.fixed_on(version)`` says whether a release
+has the fix, so the tests of a release that predates it expect the bug
+itself (``tests/regressions``).
 """
 
 import dataclasses
@@ -51,8 +60,9 @@ from harness.core import scenario as scenario_mod
 LAUNCHPAD = 'https://bugs.launchpad.net/nova/+bug/%s'
 BUG_DIR = os.path.dirname(os.path.abspath(__file__))
 FILE_NAME = re.compile(r'^lp(?P<id>[1-9][0-9]*)\.yaml$')
-HEADER_KEYS = ('id', 'title', 'fix', 'story', 'invariants_off')
+HEADER_KEYS = ('id', 'title', 'fix', 'fixed_in', 'story', 'invariants_off')
 REQUIRED_KEYS = ('id', 'title', 'fix', 'story')
+RELEASE = re.compile(r'^[1-9][0-9]*\.[0-9]+\.[0-9]+$')
 
 # Path -> Bug, each file read once per process.
 _LOADED = {}
@@ -65,6 +75,8 @@ class Bug(object):
     fix: str                # fixing commit (master) and its subject
     story: str
     path: str               # its lp<ID>.yaml
+    # First release with the fix per series, (major, minor, patch), sorted.
+    fixed_in: tuple = ()
     # Invariant -> why the bug's tests leave it off.
     invariants_off: dict = dataclasses.field(
         default_factory=dict, compare=False)
@@ -74,6 +86,25 @@ class Bug(object):
     @property
     def link(self):
         return LAUNCHPAD % self.id
+
+    def fixed_on(self, version):
+        """Whether Nova ``version`` ((major, minor, patch)) has the fix.
+
+        A release of a series listed in ``fixed_in`` has it from that
+        entry on; a release newer than every entry has it; any other
+        (older, or of a series the fix was not backported to) has not.
+        """
+        version = tuple(version)
+        if not self.fixed_in:
+            return True     # not recorded: taken as fixed, as before
+        for first in self.fixed_in:
+            if first[0] == version[0]:
+                return version >= first
+        return version > max(self.fixed_in)
+
+    @property
+    def fixed_in_text(self):
+        return ', '.join('%d.%d.%d' % v for v in self.fixed_in)
 
     @property
     def scenario_path(self):
@@ -146,6 +177,8 @@ def load(path):
                    % (errors.show(meta['id']), bug_id))
     text = {key: _text(check, meta[key], 'bug.' + key)
             for key in ('title', 'fix', 'story')}
+    fixed_in = (_releases(check, meta['fixed_in'], 'bug.fixed_in')
+                if 'fixed_in' in meta else ())
     off = check.mapping(meta.get('invariants_off', {}), 'bug.invariants_off')
     for name, why in off.items():
         check.known(name, invariants_mod.INVARIANTS, 'bug.invariants_off',
@@ -167,9 +200,28 @@ def load(path):
             '%s: no reintroduction module %s (lp%s.py next to the file)'
             % (path, module, bug_id))
     bug = Bug(id=bug_id, path=path, invariants_off=dict(off),
-              scenarios=tuple(scenarios), **text)
+              fixed_in=fixed_in, scenarios=tuple(scenarios), **text)
     _LOADED[path] = bug
     return bug
+
+
+def _releases(check, value, field):
+    """``32.0.0`` or ``[31.2.0, 32.0.0]``: one release per series."""
+    values = value if isinstance(value, list) else [value]
+    found = {}
+    for item in values:
+        if not isinstance(item, str) or not RELEASE.match(item):
+            check.fail(field, 'expected a Nova release (32.0.0) or a list '
+                       'of them, got %s' % errors.show(item))
+        release = tuple(int(part) for part in item.split('.'))
+        if release[0] in found:
+            check.fail(field, '%s and %s are of one series: give the first '
+                       'release of each series with the fix' % (
+                           '%d.%d.%d' % found[release[0]], item))
+        found[release[0]] = release
+    if not found:
+        check.fail(field, 'expected a Nova release (32.0.0), got nothing')
+    return tuple(sorted(found.values()))
 
 
 def _text(check, value, field):

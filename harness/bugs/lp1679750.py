@@ -15,9 +15,10 @@ from harness.bugs import base
 class LocalDeleteKeepsAllocations(base.Reintroduction):
     """LP#1679750 as it was: a local delete left the allocations behind.
 
-    Fixed by the change "Delete allocations from API if nova-compute is
-    down" (Change-Id If507e23f0b7e5fa417041c3870d77786498f741d, master,
-    Rocky; Closes-Bug: #1679750). When the server's compute is down, the
+    Fixed by ea9d0af31395fbe1686fa681cd91226ee580796e "Delete allocations
+    from API if nova-compute is down" (Change-Id
+    If507e23f0b7e5fa417041c3870d77786498f741d, master, Rocky 18.0.0;
+    Closes-Bug: #1679750). When the server's compute is down, the
     API deletes the instance itself (``API._local_delete``); before the
     fix it did not touch Placement, so the instance's allocations stayed
     against the down compute node until that compute came back and its

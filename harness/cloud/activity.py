@@ -32,7 +32,10 @@ from oslo_context import context as oslo_context  # noqa: E402
 
 from nova import objects  # noqa: E402
 from nova.scheduler.client import report  # noqa: E402
-from nova import thread_pool_factory  # noqa: E402
+from harness.cloud import install  # noqa: E402,H306
+
+# Nova 34's nova.thread_pool_factory; nova.utils before.
+thread_pool_factory = install.nova_spawn_module()
 
 from harness.core import errors  # noqa: E402
 
@@ -108,6 +111,12 @@ class _WatchedLock(object):
     def __getattr__(self, name):
         return getattr(self._lock, name)
 
+    def __deepcopy__(self, memo):
+        # Before Nova 33 a ProviderTree is deep-copied with its lock (from
+        # 33 on its __getstate__ leaves the lock out); a named lock is one
+        # per process anyway, and this one holds the whole activity.
+        return self
+
 
 class Activity(fixtures.Fixture):
     """Count Nova's executor tasks and watch instance and migration saves."""
@@ -159,7 +168,7 @@ class Activity(fixtures.Fixture):
             return future
 
         self.useFixture(fixtures.MonkeyPatch(
-            'nova.thread_pool_factory.spawn_on', spawn_on))
+            thread_pool_factory.__name__ + '.spawn_on', spawn_on))
         real_internal_lock = lockutils.internal_lock
 
         def internal_lock(name, semaphores=None, blocking=True):

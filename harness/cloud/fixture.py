@@ -226,9 +226,11 @@ class Cloud(fixtures.Fixture):
             lambda *a, **k: keep_driver)
             if keep_driver is not None else contextlib.nullcontext())
         with patch:
+            # Nova 33 on: computes listen on a second topic too.
+            alt = getattr(compute_rpcapi, 'RPC_TOPIC_ALT', None)
             service = self._start_service(
                 'compute', host, cell=cell,
-                topic_alt=compute_rpcapi.RPC_TOPIC_ALT)
+                **({'topic_alt': alt} if alt else {}))
         with context.target_cell(ctxt, cell) as cctxt:
             try:
                 found = objects.ComputeNodeList.get_all_by_host(cctxt, host)

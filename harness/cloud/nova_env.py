@@ -59,10 +59,12 @@ import nova.service_auth  # noqa: E402
 # Nova test process does; we use that, not its TestCase.
 import nova.test  # noqa: E402,F401
 from nova.tests import fixtures as nova_fixtures  # noqa: E402
-from nova import thread_pool_factory  # noqa: E402
 from nova.virt.libvirt import driver as libvirt_driver  # noqa: E402
 
 from harness.cloud import install  # noqa: E402
+
+# Nova 34's nova.thread_pool_factory; nova.utils before.
+thread_pool_factory = install.nova_spawn_module()
 from harness.cloud import offline  # noqa: E402
 
 CONF = nova.conf.CONF
@@ -291,7 +293,9 @@ class NovaGlobals(fixtures.Fixture):
 
     def _setUp(self):
         pci_request.get_alias_from_config.cache_clear()
-        libvirt_driver.LibvirtDriver._get_pci_passthrough_devices.cache_clear()
+        # Cached from Nova 34 on.
+        getattr(libvirt_driver.LibvirtDriver._get_pci_passthrough_devices,
+                'cache_clear', lambda: None)()
         # A class attribute set on NovaObject shadows VersionedObject's;
         # _set deletes it again rather than leave a copy on the subclass.
         self._set(objects_base.NovaObject, 'indirection_api', None)
@@ -302,8 +306,13 @@ class NovaGlobals(fixtures.Fixture):
         self._set(objects.Service, '_MIN_VERSION_CACHE', {})
         from nova.compute import api as compute_api
         self._set(compute_api, 'CELLS', [])
-        context.reset_globals()
-        self.addCleanup(context.reset_globals)
+        if hasattr(context, 'reset_globals'):
+            context.reset_globals()
+            self.addCleanup(context.reset_globals)
+        else:
+            # Before Nova 33: the same two caches, with no reset.
+            self._set(context, 'CELL_CACHE', {})
+            self._set(context, 'CELLS', [])
         compute_rpcapi.reset_globals()
         self.addCleanup(compute_rpcapi.reset_globals)
         self._set(quota, 'UID_QFD_POPULATED_CACHE_BY_PROJECT', set())
@@ -556,6 +565,33 @@ def _api_paste_ini():
     return install.nova_api_paste_ini()
 
 
+def _use_if_there(fixture, name):
+    """Use Nova's test fixture ``name`` where this Nova has it.
+
+    Safety checks Nova's own tests added in later releases (Nova 33:
+    DelayingExecutorWrapperCleanupFixture, RPCPollerCleanupFixture): an
+    older Nova has neither the fixture nor what it checks.
+    """
+    cls = getattr(nova_fixtures, name, None)
+    if cls is not None:
+        fixture.useFixture(cls())
+
+
+def _make_executors():
+    """Before Nova 34, make the executors Nova makes on first use.
+
+    Nova 32 and 33 keep them in ``nova.utils`` globals, which
+    ``IsolatedExecutorFixture`` resets at its clean-up: made here, they
+    belong to the cloud (kept with a kept cloud), as the executors of Nova
+    34's ``thread_pool_factory`` do, not to the first test that used one.
+    """
+    if thread_pool_factory.__name__ != 'nova.utils':
+        return
+    for name in ('_get_default_executor', 'get_scatter_gather_executor',
+                 'get_cache_images_executor'):
+        getattr(thread_pool_factory, name, lambda: None)()
+
+
 class NovaEnvironment(fixtures.Fixture):
     """Config, logging, RPC, databases and poison, as a Nova test has them.
 
@@ -578,9 +614,10 @@ class NovaEnvironment(fixtures.Fixture):
             nova_fixtures.PropagateTestCaseIdToChildEventlets(self.test_id))
         self.useFixture(nova_fixtures.OpenStackSDKFixture())
         self.useFixture(nova_fixtures.IsolatedExecutorFixture(self.test_id))
-        self.useFixture(nova_fixtures.DelayingExecutorWrapperCleanupFixture())
+        _use_if_there(self, 'DelayingExecutorWrapperCleanupFixture')
         self.useFixture(KeepConfSettings())
         self.useFixture(nova_fixtures.ConfFixture(CONF))
+        _make_executors()
         # Nova's tests turn versioned notifications on ('both') to wait
         # for them; the harness follows Nova's work itself and reads no
         # notification, so Nova keeps its own default (legacy ones only):
@@ -601,7 +638,7 @@ class NovaEnvironment(fixtures.Fixture):
         # Notifications go to Nova's test driver, as in Nova's own tests.
         self.useFixture(nova_fixtures.ConfPatcher(
             group='oslo_messaging_notifications', driver=['test']))
-        self.useFixture(nova_fixtures.RPCPollerCleanupFixture())
+        _use_if_there(self, 'RPCPollerCleanupFixture')
         self.useFixture(NovaGlobals())
         self.engines = self.useFixture(ReusedEngines()).engines
         self.cells = self.useFixture(CellsDatabase())

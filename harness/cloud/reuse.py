@@ -163,8 +163,12 @@ def _settle_compute(cloud, host, service, checkpoint):
         _empty_fake_hypervisor(manager.driver)
     # What ComputeManager.__init__ starts empty and a run fills.
     manager.instance_events = compute_manager.InstanceEvents()
-    with manager.syncs_in_progress() as syncs:
-        syncs.clear()
+    if hasattr(manager, 'syncs_in_progress'):
+        with manager.syncs_in_progress() as syncs:
+            syncs.clear()
+    else:
+        # Before Nova 33: a plain dict, no lock.
+        manager._syncs_in_progress.clear()
     for name in ('_waiting_live_migrations', '_pending_dest_live_migrations',
                  '_pending_dest_resizes'):
         if hasattr(manager, name):
@@ -202,14 +206,16 @@ _LAZY_GLOBALS = (
     (scheduler_utils, ('_SUPPORTS_AFFINITY', '_SUPPORTS_ANTI_AFFINITY',
                        '_SUPPORTS_SOFT_AFFINITY',
                        '_SUPPORTS_SOFT_ANTI_AFFINITY')),
-    (service_auth, ('_AUTHS', '_SESSIONS')),
+    # _SERVICE_AUTH before Nova 33.
+    (service_auth, ('_AUTHS', '_SESSIONS', '_SERVICE_AUTH')),
 )
 
 
 def lazy_globals():
     """The values of those globals now, to put back with ``set_globals``."""
     return [(module, name, getattr(module, name))
-            for module, names in _LAZY_GLOBALS for name in names]
+            for module, names in _LAZY_GLOBALS for name in names
+            if hasattr(module, name)]  # each release has its own
 
 
 def set_globals(saved):

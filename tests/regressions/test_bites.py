@@ -13,11 +13,16 @@ that merely errors out proves nothing about the accounting it guards.
 Each bug's scenarios run twice, once per side, all installed runs first:
 runs of one shape share a kept cloud (``reuse.CloudPool``; the bug put
 back is part of the shape, so each side keeps its own).
+
+On a Nova that predates the bug's fix (``Bug.fixed_on``) there is nothing
+to put back: the proof is that the bug shows as released, with wrong
+accounting on the installed side.
 """
 
 import os
 
 from harness import bugs
+from harness.cloud import install
 from harness.cloud import reuse
 from harness.core import invariants
 from harness.runners import runner
@@ -46,6 +51,17 @@ class _Bites(object):
     def test_passes_installed_fails_reintroduced(self):
         bug = bugs.load(self.path)
         pool = self.useFixture(reuse.CloudPool())
+        version = install.nova_version()
+        if not bug.fixed_on(version):
+            for scenario in bug.scenarios:
+                installed, _ = self._run(bug, scenario, pool, 'installed')
+                self.assertTrue(
+                    any(p.accounting for e in installed for p in e.problems),
+                    'LP#%s: %s: Nova %s predates the fix (%s) but shows no '
+                    'accounting problem' % (
+                        bug.id, scenario.name, '.'.join(map(str, version)),
+                        bug.fixed_in_text))
+            return
         for scenario in bug.scenarios:
             installed, checker = self._run(bug, scenario, pool, 'installed')
             self.assertEqual(

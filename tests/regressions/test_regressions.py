@@ -8,6 +8,13 @@ scenario, named ``test_bug_<ID>_<n>_<scenario>`` and tied to the bug with
 the bug. Each runs with the invariants on, as ``ScenarioTestCase`` runs
 them, less those the bug's ``invariants_off`` names (with its reason
 there), honouring the scenario's ``expected_breaks``.
+
+Which outcome a test expects depends on the Nova installed: on a release
+with the bug's fix (``fixed_in``, ``Bug.fixed_on``) the scenario passes;
+on one that predates it, the scenario must show the bug itself, wrong
+accounting as the bug put back shows it (``Problem.accounting``), with
+no reintroduction: the release matrix (``tox -e functional-nova33``)
+proves each fix on real code, before and after.
 """
 
 import os
@@ -16,6 +23,7 @@ import re
 import ddt
 
 from harness import bugs
+from harness.cloud import install
 from harness.core import errors
 from harness import testing
 
@@ -40,7 +48,11 @@ def _class_for(path):
                                    scenario.name.lower()).strip('_')
 
     def test(self, scenario):
-        self.run_scenario(scenario)
+        version = install.nova_version()
+        if bug.fixed_on(version):
+            self.run_scenario(scenario)
+        else:
+            _shows_the_bug(self, bug, scenario, version)
 
     test.__name__ = test.__qualname__ = 'test_bug_%s' % bug.id
 
@@ -52,6 +64,25 @@ def _class_for(path):
             bugs.related_bug(bug.id)(test)),
     })
     return name, ddt.ddt(cls)
+
+
+def _shows_the_bug(test, bug, scenario, version):
+    """On a Nova without the fix, the scenario fails as the bug does."""
+    from harness.cloud import reuse
+    from harness.core import invariants
+    from harness.runners import runner
+    checker = invariants.Checker(enabled=bug.invariants)
+    timeline = runner.run(
+        scenario, keep_going=True, checks=[checker],
+        pool=test.useFixture(reuse.CloudPool()), test_id=test.id())
+    problems = [p for entry in timeline for p in entry.problems]
+    test.assertTrue(
+        any(p.accounting for p in problems),
+        'LP#%s: Nova %s predates the fix (fixed in %s), so %s must show '
+        'the bug as wrong accounting, but it did not (checks that failed: '
+        '%s)' % (bug.id, '.'.join(map(str, version)), bug.fixed_in_text,
+                 scenario.name,
+                 sorted({p.check for p in problems}) or 'none'))
 
 
 def _load_all():
