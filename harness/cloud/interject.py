@@ -25,22 +25,53 @@ does (``cloud.race.check``); so does a thread that neither finishes nor
 waits for a plain lock within the cloud's timeout (a delete sent at a
 point inside the resource tracker's fair lock, with no instance lock
 held, would wait for that lock unseen: not supported).
+
+A compute service's delete (``delete_service``, ``DELETE
+/os-services/{id}``) names a host, or a role resolved at the point as a
+periodic's is. The API answers it within the request (no casts): it
+refuses (409) while the host has instances or migrations in progress, or
+deletes the service, its compute nodes and their resource providers. The
+refusal is an answer, not a failure: the step says which one it expects
+(``refused``), and the other one fails the step
+(``AnsweredOtherwise``, not an injection that could not run). The
+answer is noted in the step's arguments (``host``, ``answer``).
 """
 
+from nova.tests.functional.api import client as api_client
+
+from harness.cloud import servers
 from harness.core import errors
 from harness.core import names
 
 #: Whether each of ``names.INTERJECTIONS`` sends its casts from a thread.
 THREADED = {'delete': True, 'abort_live_migration': False,
-            'force_complete_live_migration': False}
+            'force_complete_live_migration': False, 'delete_service': False}
 assert set(THREADED) == set(names.INTERJECTIONS)
+#: The API's answer to a service delete it refuses.
+REFUSED = 409
 
 
-def action(cloud, name, server):
-    """``func(passage)`` that sends ``name`` for ``server``."""
+class AnsweredOtherwise(errors.HarnessError):
+    """An injected request Nova answered other than the scenario said.
+
+    It ran (unlike an ``InjectionFailed``): a finding about Nova, which the
+    race explorer counts as a failure, not as an injection that could not
+    run there (``cloud.race.check`` raises it).
+    """
+
+
+def action(cloud, name, server, refused=None, noted=None):
+    """``func(passage)`` that sends ``name`` for ``server``.
+
+    For a host's request (``names.HOST_INTERJECTIONS``) ``server`` is the
+    host or role, ``refused`` whether the API must refuse it, and
+    ``noted`` a mapping the answer is noted in.
+    """
     if name not in THREADED:
         raise errors.HarnessError('cannot do %r at a race point; known: %s'
                                   % (name, ', '.join(sorted(THREADED))))
+    if name == 'delete_service':
+        return delete_service(cloud, server, refused, noted)
     send = {'delete': cloud.servers.request_delete,
             'abort_live_migration': cloud.servers.abort_live_migration,
             'force_complete_live_migration':
@@ -74,4 +105,42 @@ def action(cloud, name, server):
         return parked
 
     act.__name__ = '%s %s' % (name, server)
+    return act
+
+
+def delete_service(cloud, target, refused, noted=None):
+    """``func(passage)`` that deletes ``target``'s compute service there.
+
+    ``target``: a host, or a role resolved at the point. The API's answer
+    must be a refusal (409) if ``refused``, a delete otherwise.
+    """
+    def act(passage):
+        # A role no migration names here: the injection cannot run
+        # (raised, it is an InjectionFailed).
+        host = cloud.race.resolve_host(target, passage)
+        service = cloud.services.get(host)
+        if service is None:
+            raise errors.HarnessError('host %s has no compute service to '
+                                      'delete at %s' % (host, passage))
+        try:
+            cloud.api.api_delete('/os-services/%s' % service['id'])
+        except api_client.OpenStackApiException as exc:
+            answer = {'status': exc.response.status_code,
+                      'message': servers.api_message(exc.response)}
+        else:
+            answer = {'status': 204, 'message': 'deleted'}
+        if noted is not None:
+            noted['host'] = host
+            noted['answer'] = answer
+        if (answer['status'] == REFUSED) != bool(refused):
+            # Reported by the next cloud.race.check(): the step fails.
+            otherwise = AnsweredOtherwise(
+                'the API was to %s the delete of the compute service of '
+                '%s; it answered %s %s' % (
+                    'refuse' if refused else 'accept', host,
+                    answer['status'], answer['message']))
+            cloud.race.failures.append((act.__name__, passage, otherwise))
+        return None
+
+    act.__name__ = 'delete_service %s' % target
     return act

@@ -51,10 +51,15 @@ PLACEMENT_REQUEST = re.compile(r'^(GET|PUT|POST|DELETE|PATCH) /[\w/*.-]*$')
 PLACEMENT_TIMEOUT = 'timeout'
 PLACEMENT_STATUSES = (409, 500, PLACEMENT_TIMEOUT)
 # What an ``inject`` step may ``do`` at a race point instead of running a
-# periodic: an API request for a server (harness.cloud.interject), each
-# with the step kind whose race points the request then passes.
+# periodic: an API request for a server, or for a host's compute service
+# (``delete_service``: ``HOST_INTERJECTIONS``) (harness.cloud.interject),
+# each with the step kind whose race points the request then passes.
 INTERJECTIONS = {'delete': 'delete', 'abort_live_migration': 'live_migrate',
-                 'force_complete_live_migration': 'live_migrate'}
+                 'force_complete_live_migration': 'live_migrate',
+                 'delete_service': 'delete_service'}
+# The requests that name a host (or a role), not a server; the API may
+# refuse them (409), and the step says whether it must (``refused``).
+HOST_INTERJECTIONS = ('delete_service',)
 # Nova loads a compute driver by a name under nova.virt; the fault drivers
 # live in a module registered as nova.virt.harness_faults.
 FAULT_MODULE = 'harness_faults'
@@ -70,8 +75,10 @@ PERIODICS = ('update_available_resource', '_poll_unconfirmed_resizes',
              '_cleanup_expired_console_auth_tokens', 'report_state')
 # What the race explorer may inject besides periodics (opt-in, ``--tasks``):
 # a compute restarted at the point (``inject: {restart: role}``,
-# harness.cloud.dying), on one host at a time.
-COMPUTE_TASKS = ('restart',)
+# harness.cloud.dying), or its service deleted there, which the API must
+# refuse while the move has the host (``inject: {do: {delete_service:
+# role}, refused: true}``), on one host at a time.
+COMPUTE_TASKS = ('restart', 'delete_service')
 # The periodic that reconciles a compute's tracker with what it hosts.
 RECONCILE = 'update_available_resource'
 CUSTOM_RC = re.compile(r'^CUSTOM_[A-Z0-9_]+$')

@@ -17,6 +17,12 @@ need one or two preemptions, so try every race point with one injection
    starts again at once with its guests; ``harness.cloud.dying``): the
    move step then usually fails short of its resting state, and what
    counts is what the checks say of the accounting Nova is left with.
+   Opt-in too, ``delete_service`` deletes the compute service of one of
+   them at the point (``inject: {do: {delete_service: role}, refused:
+   true}``): the API must refuse it (409) while the move has the host (its
+   instance or a migration in progress there), and nothing may change; a
+   delete that goes through fails the replay
+   (``interject.AnsweredOtherwise``), as does any change the checks see.
    A role no migration names at the point in the recorded run (none in
    flight yet) is not replayed: the injection could not run there
    (``race.noting_roles``); it counts as not applicable, as it would if
@@ -100,7 +106,11 @@ class Injection(object):
         """Raw ``inject`` steps, one per host, to insert before the step."""
         steps = []
         for host in self.hosts:
-            if self.task in names.COMPUTE_TASKS:
+            if self.task in names.HOST_INTERJECTIONS:
+                # The API must refuse it while the move has the host.
+                inject = {self.at.when: self.at.point,
+                          'do': {self.task: host}, 'refused': True}
+            elif self.task in names.COMPUTE_TASKS:
                 inject = {self.at.when: self.at.point, self.task: host}
             else:
                 inject = {self.at.when: self.at.point, 'run': self.task,
@@ -190,7 +200,8 @@ class Explorer(object):
 
     :param tasks: periodic tasks to inject; ``update_available_resource``
         is always among them. ``restart`` (``names.COMPUTE_TASKS``)
-        restarts a compute at each point too.
+        restarts a compute at each point too; ``delete_service`` deletes
+        its service there, which the API must refuse.
     :param depth: injections per replay (1 or 2).
     :param reintroduce: a bug ID whose reintroduction fixture is active in
         every run (to show the explorer finds it).
@@ -344,7 +355,8 @@ class Explorer(object):
         """
         roles = roles or {}
         # A restart ends the work at the point: one host restarts there,
-        # the other's would never be reached.
+        # the other's would never be reached. A service delete: one host
+        # each, as asked.
         singles = [Injection(point, task, hosts)
                    for point in points for task in self.tasks
                    for hosts in orders(roles.get(point.step,

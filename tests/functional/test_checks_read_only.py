@@ -133,7 +133,8 @@ class _FailsAlike(object):
             first = plain.failed[0]
             self.assertEqual(first.index, checked.failed[0].index,
                              scenario.name)
-            expected_keys = set(problems_mod.EXPECTATIONS)
+            expected_keys = set(problems_mod.EXPECTATIONS) | {
+                problems_mod.STEP_FAILED}
             self.assertEqual(
                 _records(first.problems),
                 _records(p for p in checked.failed[0].problems

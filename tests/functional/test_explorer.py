@@ -165,3 +165,63 @@ class TestRestartTask(testing.TestCase):
         self.assertIn('migration status is pre-migrating',
                       str(source['problems'][0]))
         self.assertFalse(dest['failed'], dest['problems'])
+
+
+class TestDeleteServiceTask(testing.TestCase):
+    """The opt-in ``delete_service`` task: the API must refuse it.
+
+    The first two points of a resize where a migration names both hosts:
+    the destination's resize claim, before it saves the migration, and the
+    source's resize_instance. At each, the source hosts the instance: its
+    delete is refused (409) and the resize goes on unchanged. At the
+    second, the migration (dest_compute saved) is in progress on the
+    destination: refused too. At the first, the migration's record does
+    not name the destination yet, and Nova's API deletes its service
+    (findings/svcdelete_dest_before_its_claim.yaml): the replay fails as
+    a request answered otherwise (not as an injection that could not
+    run), and is shrunk to a reproducer.
+    """
+
+    def test_service_deletes_at_the_first_points_of_a_resize(self):
+        out = self.useFixture(fixtures.TempDir()).path
+        scenario = scenario_mod.load(FAKE_MOVES)[0]
+        self.assertEqual('resize then revert', scenario.name)
+        explore = explorer.Explorer(tasks=['delete_service'], workers=1,
+                                    out_dir=out)
+        with explore.kept():
+            plan = explore.plan(scenario)
+            deletes = [c for c in plan.runnable
+                       if c[0].task == 'delete_service']
+            # In the order the run passed them.
+            points = []
+            for candidate in deletes:
+                if candidate[0].at not in points:
+                    points.append(candidate[0].at)
+            first, second = points[:2]
+            self.assertEqual(('before', 'migration.status=pre-migrating',
+                              'dst'), (first.when, first.point, first.host))
+            self.assertEqual(('before', 'resize_instance', 'src'),
+                             (second.when, second.point, second.host))
+            plan.runnable = [c for c in deletes
+                             if c[0].at in (first, second)]
+            self.assertEqual([(first, ('source',)), (first, ('dest',)),
+                              (second, ('source',)), (second, ('dest',))],
+                             [(c[0].at, c[0].hosts) for c in plan.runnable])
+            plan.candidates = len(plan.runnable)
+            results = explore.replay_plan(plan, range(4))
+            self.assertEqual([False] * 4,
+                             [r['inapplicable'] for r in results])
+            self.assertEqual([False, True, False, False],
+                             [r['failed'] for r in results], results)
+            deleted = results[1]['problems'][0]
+            self.assertEqual('AnsweredOtherwise', deleted.actual)
+            self.assertIn('it answered 204', deleted.text)
+            report = explore.conclude(plan, results)
+        self.assertEqual((5, 1, 1), (report.tried, len(report.failed),
+                                     report.shrunk))
+        reproducer = scenario_mod.load(report.failed[0].shrunk_path)[0]
+        injected = [step for step in reproducer.steps
+                    if step.kind == 'inject']
+        self.assertEqual(1, len(injected))
+        self.assertEqual(('delete_service', 'dest'), injected[0].args['do'])
+        self.assertIs(True, injected[0].args['refused'])

@@ -1,5 +1,6 @@
 """The explorer's plan: which interleavings, and nothing bug-specific."""
 
+import json
 import os
 import re
 
@@ -7,6 +8,7 @@ import fixtures
 
 from harness import bugs
 from harness.core import errors
+from harness.core import scenario
 from harness.runners import explorer
 from harness import testing
 
@@ -150,3 +152,47 @@ class TestPhases(testing.TestCase):
         self.assertEqual('per replay: reset 2.00 s, prefix 2.00 s, steps '
                          '2.00 s, checks 2.00 s, other 2.00 s (mean of 2)',
                          report.per_replay())
+
+
+class TestDeleteServiceCandidates(testing.TestCase):
+    """The opt-in ``delete_service`` task's plan and the steps it injects."""
+
+    points = TestCandidates.points
+
+    def test_delete_service_is_opt_in_and_tried_on_one_host_at_a_time(self):
+        plan = explorer.Explorer(tasks=['delete_service'],
+                                 workers=1).candidates(self.points)
+        deletes = [c for c in plan if c[0].task == 'delete_service']
+        # Each point: the periodic's four orders, and the service delete
+        # of the source or of the destination.
+        self.assertEqual(2 * 4 + 2 * 2, len(plan))
+        self.assertEqual([('source',), ('dest',)] * 2,
+                         [c[0].hosts for c in deletes])
+
+    def test_a_service_delete_is_sent_expecting_the_refusal(self):
+        injection = explorer.Injection(self.points[0], 'delete_service',
+                                       ('dest',))
+        self.assertEqual(
+            [{'inject': {'before': 'finish_resize',
+                         'do': {'delete_service': 'dest'}, 'refused': True,
+                         'server': 'vm1', 'at_host': 'dst'}}],
+            injection.steps())
+
+    def test_the_injected_service_delete_loads(self):
+        # What a replay runs: the scenario with the injection before the
+        # step that passes its point.
+        head = ('name: resize\n'
+                'hosts: {src: {driver: fake}, dst: {driver: fake}}\n'
+                'flavors: {small: {vcpus: 1, ram: 512, disk: 1},\n'
+                '          large: {vcpus: 2, ram: 1024, disk: 2}}\n'
+                'steps:\n'
+                '  - boot: {server: vm1, flavor: small, host: src}\n')
+        raw = explorer.Injection(self.points[0], 'delete_service',
+                                 ('source',)).steps()[0]
+        loaded = scenario.load_file('s.yaml', head + '  - %s\n'
+                                    '  - resize: {server: vm1, flavor: '
+                                    'large}\n' % json.dumps(raw))[1][0]
+        args = loaded.steps[1].args
+        self.assertEqual(('delete_service', 'source'), args['do'])
+        self.assertIs(True, args['refused'])
+        self.assertEqual(('vm1', 'dst'), (args['server'], args['at_host']))

@@ -7,6 +7,15 @@ point (``harness.cloud.interject``), as a user whose request lands in the
 middle of another operation. The request's own race points are then
 passed by the step that was running (the test case allows them).
 
+``do: {delete_service: host | role}, refused: true | false``: an admin
+deletes that compute's service at the point. ``refused`` says what the
+API must answer: true, its 409 (the host has instances or migrations in
+progress: a move's source and destination), which changes nothing; false,
+the delete (the service, its compute nodes and their providers go). The
+other answer fails the step. A delete that goes through needs a named,
+stopped host (as ``delete_service`` does: a running compute re-creates
+what it removes), and the loader counts its service deleted from then on.
+
 The point must be one that a later step of the scenario can pass (each
 kind declares its ``points``); the loader checks that once every step is
 read (``check_points``), so a misspelt or impossible point fails before
@@ -52,7 +61,7 @@ class Inject(base.StepKind):
     def parse(self, check, value, scenario, state, error):
         check.mapping(value, 'the step')
         check.keys(value, ('before', 'after', 'run', 'on', 'do', 'times',
-                           'server', 'at_host') + DEATHS)
+                           'server', 'at_host', 'refused') + DEATHS)
         whens = [when for when in ('before', 'after') if when in value]
         if len(whens) != 1:
             check.fail('the step',
@@ -65,6 +74,8 @@ class Inject(base.StepKind):
                        'migration.status=<status>)' % point)
         task = on = do = None
         deaths = [key for key in DEATHS if key in value]
+        if deaths and 'refused' in value:
+            _not_refusable(check)
         if deaths:
             return self._parse_death(check, value, deaths, whens[0], point,
                                      scenario, state)
@@ -73,6 +84,8 @@ class Inject(base.StepKind):
                 check.fail('do', 'an injection runs a periodic (run, on) '
                            'or sends a request (do), not both')
             do = self._parse_do(check, value['do'])
+            if do[0] in names.HOST_INTERJECTIONS:
+                refused = _parse_host_do(check, value, do, scenario, state)
         else:
             for key in ('run', 'on'):
                 if key not in value:
@@ -85,6 +98,9 @@ class Inject(base.StepKind):
             on = check.string(value['on'], 'on')
             if on not in names.ROLES:
                 check.known(on, scenario.hosts, 'on')
+        if 'refused' in value and (do is None
+                                   or do[0] not in names.HOST_INTERJECTIONS):
+            _not_refusable(check)
         times = value.get('times', 1)
         if times is not None:
             check.integer(times, 'times', minimum=1)
@@ -97,6 +113,8 @@ class Inject(base.StepKind):
                 'at_host': value.get('at_host')}
         if do is not None:
             args['do'] = do
+        if 'refused' in value:
+            args['refused'] = refused
         if do is not None and do[0] == 'delete':
             # For the window of a delete in a resize: its new flavor
             # (check_points names the step and the flavor).
@@ -164,6 +182,8 @@ class Inject(base.StepKind):
                                                 kind, args[kind])
         if args.get('do'):
             what = '%s %s' % args['do']
+            if 'refused' in args:
+                what += ' (refused)' if args['refused'] else ' (deleted)'
         else:
             what = '%s on %s' % (args['run'], args['on'])
         return 'inject %s %s: %s' % (args['when'], args['point'], what)
@@ -193,6 +213,10 @@ class Inject(base.StepKind):
                                       restart=kind == 'restart',
                                       expect=args['host'],
                                       noted=args)
+        if args.get('do') and 'refused' in args:
+            # The answer is noted in the args (host, answer).
+            return injection.do(*args['do'], refused=args['refused'],
+                                noted=args)
         if args.get('do'):
             return injection.do(*args['do'])
         return injection.run(args['run'], host=args['on'])
@@ -283,6 +307,51 @@ def restarted_windows(host, before, after):
         'counted the move in flight, until its next periodic' % host))]
 
 
+def _not_refusable(check):
+    check.fail('refused', 'only a request for a host (do: {%s: <host>}) is '
+               'refused or not' % ' | '.join(names.HOST_INTERJECTIONS))
+
+
+def _parse_host_do(check, value, do, scenario, state):
+    """``refused`` and the host of ``do: {delete_service: host | role}``.
+
+    Returns ``refused``; counts the service deleted when it goes through.
+    """
+    action, who = do
+    field = 'do.%s' % action
+    if 'refused' not in value:
+        check.fail('refused', 'say whether the API refuses the %s: '
+                   '"refused: true" (409: the host has instances or '
+                   'migrations in progress) or "refused: false"' % action)
+    refused = value['refused']
+    if not isinstance(refused, bool):
+        check.fail('refused', 'true or false, not %s'
+                   % errors.show(refused))
+    if who in names.ROLES:
+        if not refused:
+            check.fail(field, 'a role names a host the move has in '
+                       'progress, whose delete Nova refuses: name the '
+                       'host whose service goes')
+        return refused
+    host = check.known(who, scenario.hosts, field)
+    if host in state.service_deleted:
+        check.fail(field, 'the compute service of %r was deleted' % host)
+    if not refused:
+        if value.get('times', 1) != 1:
+            check.fail('times', 'a service is deleted once: times is 1, '
+                       'not %s' % errors.show(value['times']))
+        if host not in state.stopped:
+            check.fail(field, 'compute %r is running; stop it first '
+                       '(stop_compute): a running compute re-creates the '
+                       'records the delete removes' % host)
+        # As the delete_service step: a deleted service is neither
+        # disabled nor forced down any more.
+        state.service_deleted.add(host)
+        state.disabled.discard(host)
+        state.forced_down.discard(host)
+    return refused
+
+
 def _role_host(check, kind, role, server, scenario, state):
     """The host ``role`` names at the point, as far as the loader can tell.
 
@@ -324,6 +393,8 @@ def _attach(inject, target):
 def _check_do_target(check, step, steps):
     """A request's server must be booted in the scenario."""
     action, server = step.args['do']
+    if action in names.HOST_INTERJECTIONS:
+        return
     booted = {s.args.get('server') for s in steps if s.kind == 'boot'}
     if server not in booted:
         check.fail('do.%s' % action, 'no server %r is booted in this '
