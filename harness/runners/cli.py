@@ -6,14 +6,22 @@
     harness explore FILE...    inject periodics at every race point of
                                the moves in the scenarios, check, shrink
                                what fails; exit 0 clean, 1 found, 2 bad
-                               input
+                               input. --shard I/N replays shard I of N
+                               and writes OUT/shard-I-of-N.json (exit 0
+                               once written); --merge SHARD_FILE...
+                               groups and shrinks them as one run does
     harness bugs               the registered bugs: title, link, fix
     harness reproduce BUG      run the bug's scenario on Nova as installed
                                and with the bug reintroduced, and show the
                                two allocation timelines side by side;
                                exit 0 when the bug shows only when
                                reintroduced, 1 otherwise, 2 for an
-                               unknown bug
+                               unknown bug; on a Nova that predates the
+                               fix, exit 0 when the bug shows as
+                               released. --nova-release N runs it on
+                               the matrix's Nova N instead (the tox env
+                               functional-novaN, made first with
+                               ``tox -e functional-novaN --notest``)
     harness determinism [OPTIONS]
                                run every scenario and regression test N
                                times, report any whose verdict, timeline
@@ -90,13 +98,17 @@ def build_parser():
     explore = sub.add_parser(
         'explore', help='inject periodics at every race point of moves',
         parents=[common])
-    explore.add_argument('files', nargs='+', metavar='SCENARIO')
+    explore.add_argument('files', nargs='+', metavar='SCENARIO',
+                         help='scenario files (with --merge: shard files)')
     explore.add_argument('--tasks', default='',
-                         help='more periodic tasks to inject, comma '
-                              'separated (update_available_resource is '
-                              'always tried)')
-    explore.add_argument('--depth', type=int, default=1, choices=(1, 2),
-                         help='injections per replay')
+                         help='more tasks to inject, comma separated: '
+                              'periodic tasks (update_available_resource '
+                              'is always tried), "restart" (restart the '
+                              'source or destination at each point), '
+                              '"delete_service" (delete its service there; '
+                              'Nova must refuse)')
+    explore.add_argument('--depth', type=int, default=None, choices=(1, 2),
+                         help='injections per replay (default 1)')
     explore.add_argument('--reintroduce', metavar='BUG',
                          help='explore with this bug put back')
     explore.add_argument('--workers', type=int, default=None,
@@ -110,12 +122,22 @@ def build_parser():
                          help='stand up a cloud for every replay (by '
                          'default each process keeps one, put back to its '
                          'state before the first step between replays)')
+    explore.add_argument('--shard', metavar='I/N', default=None,
+                         help='replay only shard I of N (from 0) of the '
+                         'interleavings; write OUT/shard-I-of-N.json')
+    explore.add_argument('--merge', action='store_true',
+                         help='the files are the shard files of one '
+                         'exploration: merge, group and shrink them')
     sub.add_parser('bugs', help='list the registered bugs',
                    parents=[_output_options(report=False)])
     reproduce = sub.add_parser(
         'reproduce', help='show a bug: installed Nova vs reintroduced',
         parents=[common])
     reproduce.add_argument('bug', metavar='BUG')
+    reproduce.add_argument(
+        '--nova-release', metavar='N', type=int, default=None,
+        help='run on Nova N of the release matrix (31, 32, 33): the '
+        'Python of the tox env functional-novaN')
     # Its options are the module's own (``harness determinism -h``): they
     # are passed through to its main, which parses and checks them, so
     # that they are defined, and their errors worded, in one place.
@@ -379,6 +401,10 @@ def _write_report(say, report_dir, scenario, timeline, failure, recorder):
 def cmd_explore(args, out):
     from harness import bugs
     from harness.core import scenario as scenario_mod
+    from harness.runners import shards
+    if args.merge:
+        return _explore_merge(args, out)
+    shard = args.shard is not None and shards.parse_shard(args.shard)
     loaded = [s for path in args.files for s in scenario_mod.load(path)]
     _check_config(loaded)
     if args.reintroduce:
@@ -386,18 +412,53 @@ def cmd_explore(args, out):
     from harness.runners import explorer as explorer_mod
     tasks = [t.strip() for t in args.tasks.split(',') if t.strip()]
     explorer = explorer_mod.Explorer(
-        tasks=tasks, depth=args.depth, reintroduce=args.reintroduce,
+        tasks=tasks, depth=args.depth or 1, reintroduce=args.reintroduce,
         workers=args.workers, out_dir=args.out, limit=args.limit,
         invariants=not args.no_invariants,
         kept_cloud=not args.cloud_per_replay,
         progress=lambda line: print(line, file=out, flush=True),
         status=getattr(args, 'status', None))
+    if shard:
+        # Its failures are grouped and shrunk by the merge.
+        document = shards.run(explorer, loaded, *shard)
+        for line in shards.summary(document):
+            print(line, file=out)
+        print('shard file: %s' % shards.write(document, args.out), file=out)
+        return EXIT_PASS
     reports = [explorer.explore(scenario) for scenario in loaded]
+    return _explored(args, out, zip(loaded, reports), args.reintroduce)
+
+
+def _explore_merge(args, out):
+    from harness.runners import shards
+    # The exploration's options are the shards' own.
+    given = [option for option, value in (
+        ('--shard', args.shard), ('--depth', args.depth),
+        ('--limit', args.limit), ('--reintroduce', args.reintroduce))
+        if value is not None] + (['--tasks'] if args.tasks else []) + (
+        ['--no-invariants'] if args.no_invariants else [])
+    if given:
+        raise errors.ScenarioError(
+            '--merge explores with the shards\' options; drop %s'
+            % ', '.join(given))
+    merged = shards.merge(
+        args.files, out_dir=args.out, workers=args.workers,
+        kept_cloud=not args.cloud_per_replay,
+        progress=lambda line: print(line, file=out, flush=True),
+        status=getattr(args, 'status', None))
+    return _explored(args, out, merged.explored,
+                     merged.options['reintroduce'])
+
+
+def _explored(args, out, explored, reintroduce):
+    """Print (and report) explored ``(scenario, report)`` pairs; the exit."""
+    explored = list(explored)
+    reports = [report for _, report in explored]
     report_dir = _report_dir(args)
-    for scenario, report in zip(loaded, reports):
+    for scenario, report in explored:
         print(report.summary(), file=out)
         if report_dir:
-            _explore_report(report_dir, scenario, report, args.reintroduce,
+            _explore_report(report_dir, scenario, report, reintroduce,
                             lambda line: print(line, file=out))
     if any(r.failed for r in reports):
         _say_log(lambda line: print(line, file=out))
@@ -438,6 +499,11 @@ def _explore_report(report_dir, scenario, explored, reintroduce, say):
 
 def cmd_reproduce(args, out):
     from harness.runners import reproduce
+    if args.nova_release is not None:
+        argv = ['reproduce', args.bug] + (
+            ['--report', args.report] if args.report else []) + (
+            ['--verbose'] if args.verbose else [])
+        return reproduce.on_release(args.nova_release, argv, out)
     code = reproduce.main(args.bug, out, report_dir=_report_dir(args))
     if code:
         _say_log(lambda line: print(line, file=out))
