@@ -15,6 +15,8 @@ from harness.core import steps
 from harness.core.steps import nodes as nodes_step
 from harness import testing
 
+from tests.unit import refusals
+
 PATH = 'nodes.yaml'
 HEAD = """\
 name: nodes
@@ -112,13 +114,8 @@ class TestHostsWithNodes(testing.TestCase):
 class TestNodeSteps(testing.TestCase):
 
     def refused(self, body, field, *fragments):
-        exc = self.assertRaises(errors.ScenarioError, _load, body)
-        message = str(exc)
-        self.assertIn(PATH, message)
-        self.assertIn('field "%s"' % field, message)
-        for fragment in fragments:
-            self.assertIn(fragment, message)
-        return message
+        return refusals.refused(self, PATH, field, fragments, _load,
+                                body)
 
     def test_a_node_leaves_comes_back_and_moves(self):
         loaded = _load(

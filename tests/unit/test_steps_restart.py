@@ -6,10 +6,11 @@ their type, checked against the host's profile as the earlier starts left
 it, before any service starts. No Nova service runs here.
 """
 
-from harness.core import errors
 from harness.core import scenario
 from harness.core import steps
 from harness import testing
+
+from tests.unit import refusals
 
 PATH = 'restart.yaml'
 HEAD = """\
@@ -32,13 +33,8 @@ def _load(body):
 class TestStartWithConfig(testing.TestCase):
 
     def refused(self, body, field, *fragments):
-        exc = self.assertRaises(errors.ScenarioError, _load, body)
-        message = str(exc)
-        self.assertIn(PATH, message)
-        self.assertIn('field "%s"' % field, message)
-        for fragment in fragments:
-            self.assertIn(fragment, message)
-        return message
+        return refusals.refused(self, PATH, field, fragments, _load,
+                                body)
 
     # -- what the loader takes ---------------------------------------------
 

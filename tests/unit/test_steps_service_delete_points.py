@@ -6,11 +6,12 @@ A compute service deleted at a race point (``harness.core.steps.inject``,
 service runs here.
 """
 
-from harness.core import errors
 from harness.core import names
 from harness.core import scenario
 from harness.core import steps
 from harness import testing
+
+from tests.unit import refusals
 
 PATH = 'service_delete_points.yaml'
 HEAD = """\
@@ -34,13 +35,8 @@ def _load(body):
 class TestServiceDeleteAtAPoint(testing.TestCase):
 
     def refused(self, body, field, *fragments):
-        exc = self.assertRaises(errors.ScenarioError, _load, body)
-        message = str(exc)
-        self.assertIn(PATH, message)
-        self.assertIn('field "%s"' % field, message)
-        for fragment in fragments:
-            self.assertIn(fragment, message)
-        return message
+        return refusals.refused(self, PATH, field, fragments, _load,
+                                body)
 
     # -- what the loader takes ---------------------------------------------
 
