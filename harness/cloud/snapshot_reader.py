@@ -122,6 +122,7 @@ class SnapshotReader(object):
                                             self.read_compute_nodes)
         raw['pci_devices'], raw['pci_guests'] = self._cached(
             'pci_devices', self.read_pci_devices)
+        raw['mdevs'] = self._cached('mdevs', self.read_mdevs)
         if self._fetched != fetched_before:
             self.reads += 1
         return raw
@@ -258,6 +259,23 @@ class SnapshotReader(object):
                         for req in requests.requests) if requests else []}
         devices.sort(key=lambda d: (d['host'], d['address']))
         return devices, guests
+
+    def read_mdevs(self):
+        """The mediated devices each running libvirt host assigned.
+
+        As Nova's driver reads them from its guests' definitions; a fake
+        driver has none.
+        """
+        mdevs = []
+        for host, service in sorted(self._cloud.computes.items()):
+            assigned = getattr(service.manager.driver,
+                               '_get_all_assigned_mediated_devices', None)
+            if assigned is None:
+                continue
+            found = assigned()
+            mdevs += [{'host': host, 'mdev': mdev, 'instance_uuid': uuid}
+                      for mdev, uuid in sorted(found.items())]
+        return mdevs
 
 
 def pci_device_record(node, dev):

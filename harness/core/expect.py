@@ -53,6 +53,12 @@ one.
     the devices' addresses, or counted by the devices' NUMA cells. A
     named server holds none on hosts not named for it; ``{}`` says none
     anywhere. Servers not named are not checked.
+``mdevs``
+    ``{server: {host: n}}``: how many mediated devices (vGPUs) each host's
+    hypervisor has assigned to the server, as Nova's libvirt driver reads
+    them from its guests (``_get_all_assigned_mediated_devices``, with
+    those it holds for an incoming live migration). Exact as ``pci`` is;
+    a host whose compute is stopped shows none.
 
 Exactness: a listed set is exact. Under ``allocations``, a consumer not
 named holds nothing, and a named consumer holds nothing on hosts not named
@@ -70,7 +76,7 @@ from harness.core.problems import Problem
 from harness.core import snapshot as snapshot_mod
 
 EXPECT_KEYS = ('allocations', 'usages', 'tracker', 'pinned_cpus', 'servers',
-               'migrations', 'providers', 'devices', 'pci')
+               'migrations', 'providers', 'devices', 'pci', 'mdevs')
 # nova.objects.fields.PciDeviceStatus
 DEVICE_STATUSES = ('available', 'claimed', 'allocated', 'removed',
                    'deleted', 'unavailable', 'unclaimable')
@@ -165,6 +171,18 @@ def parse(check, expect, scenario, state):
             by_host = {} if by_host in (None, 0) else by_host
             parsed['pci'][server] = {
                 host: _held(check, value, '%s.%s' % (field, host))
+                for host, value in _by_host(check, by_host, scenario,
+                                            field)}
+    if 'mdevs' in expect:
+        parsed['mdevs'] = {}
+        for server, by_host in check.mapping(expect['mdevs'],
+                                             'mdevs').items():
+            field = 'mdevs.%s' % server
+            check.known(server, known_servers, field)
+            by_host = {} if by_host in (None, 0) else by_host
+            parsed['mdevs'][server] = {
+                host: check.integer(value, '%s.%s' % (field, host),
+                                    minimum=0)
                 for host, value in _by_host(check, by_host, scenario,
                                             field)}
     return parsed
@@ -343,7 +361,19 @@ def check(expect, snap, scenario):
         lines += _check_devices(host, want, snap)
     for server, want in sorted(expect.get('pci', {}).items()):
         lines += _check_pci(server, want, snap)
+    for server, want in sorted(expect.get('mdevs', {}).items()):
+        got = snap.mdevs.get(server, {})
+        if {h: n for h, n in want.items() if n} != got:
+            lines.append(Problem(
+                'mdevs', server, want, got,
+                'mediated devices of %s: expected %s, got %s' % (
+                    server, _per_host(want), _per_host(got))))
     return lines
+
+
+def _per_host(counts):
+    return ', '.join('%s=%d' % (host, n) for host, n in sorted(
+        counts.items()) if n) or 'none'
 
 
 def _check_devices(host, want, snap):

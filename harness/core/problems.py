@@ -13,7 +13,7 @@ import typing
 
 #: Checks of a step's ``expect:`` (harness.core.expect).
 EXPECTATIONS = ('allocations', 'usages', 'tracker', 'pinned_cpus', 'servers',
-                'migrations', 'providers', 'devices', 'pci')
+                'migrations', 'providers', 'devices', 'pci', 'mdevs')
 #: What the runner itself reports: a step that failed, an injection that
 #: never fired.
 STEP_FAILED = 'step'
@@ -21,7 +21,7 @@ UNFIRED = 'injection_unfired'
 #: Checks whose failure is wrong accounting (Placement's or a tracker's).
 ACCOUNTING = frozenset((
     'allocations', 'usages', 'tracker', 'pinned_cpus', 'providers',
-    'devices', 'pci',
+    'devices', 'pci', 'mdevs',
     'usages_add_up', 'allocations_where_server_is',
     'one_compute_node_per_consumer', 'tracker_agrees', 'periodics_idempotent',
     'nothing_leaks', 'within_capacity', 'devices_agree'))

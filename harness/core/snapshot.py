@@ -195,7 +195,8 @@ class Snapshot(object):
     """
 
     def __init__(self, providers, allocations, trackers, servers=None,
-                 migrations=None, label='', devices=None, guests=None):
+                 migrations=None, label='', devices=None, guests=None,
+                 mdevs=None):
         self.providers = providers
         self.allocations = allocations
         self.trackers = trackers
@@ -206,6 +207,8 @@ class Snapshot(object):
         self.devices = devices or {}
         # server name -> Guest, for servers holding devices
         self.guests = guests or {}
+        # server name -> host -> mediated devices its hypervisor assigned
+        self.mdevs = mdevs or {}
 
     # -- building ---------------------------------------------------------
 
@@ -307,8 +310,14 @@ class Snapshot(object):
                 cells=tuple(guest['cells']),
                 policies=tuple(guest['policies']))
             for uuid, guest in raw.get('pci_guests', {}).items()}
+        mdevs = {}
+        for mdev in raw.get('mdevs', ()):
+            server = server_names.get(mdev['instance_uuid'],
+                                      mdev['instance_uuid'])
+            held = mdevs.setdefault(server, {})
+            held[mdev['host']] = held.get(mdev['host'], 0) + 1
         return cls(providers, allocations, trackers, servers, migrations,
-                   label, devices, guests)
+                   label, devices, guests, mdevs)
 
     # -- reading ----------------------------------------------------------
 

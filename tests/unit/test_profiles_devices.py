@@ -296,6 +296,49 @@ class TestDeviceExpectations(testing.TestCase):
         self.assertEqual([], invariants.devices_agree(snap))
 
 
+class TestMdevExpectations(testing.TestCase):
+    """``mdevs``: the mediated devices each host assigned to a server."""
+
+    def snap(self, mdevs):
+        # As the reader gives them: one record per mdev, by instance UUID.
+        raw = {'resource_providers': [], 'inventories': {}, 'usages': {},
+               'allocations': {},
+               'mdevs': [{'host': host, 'mdev': 'm%d' % number,
+                          'instance_uuid': uuid}
+                         for number, (host, uuid) in enumerate(mdevs)]}
+        return snapshot.Snapshot.from_raw(raw, {'u-vm1': 'vm1'})
+
+    def test_counted_per_server_and_host(self):
+        snap = self.snap([('h1', 'u-vm1'), ('h2', 'u-vm1'),
+                          ('h2', 'u-vm1')])
+        self.assertEqual({'vm1': {'h1': 1, 'h2': 2}}, snap.mdevs)
+        want = _parse({'mdevs': {'vm1': {'h1': 1, 'h2': 2}}})
+        self.assertEqual([], expect.check(want, snap, _Scenario()))
+
+    def test_a_host_not_named_holds_none(self):
+        snap = self.snap([('h1', 'u-vm1'), ('h2', 'u-vm1')])
+        problems = expect.check(_parse({'mdevs': {'vm1': {'h1': 1}}}),
+                                snap, _Scenario())
+        self.assertEqual(['mdevs'], [p.check for p in problems])
+        self.assertIn('expected h1=1, got h1=1, h2=1', str(problems[0]))
+        self.assertTrue(problems[0].accounting)
+
+    def test_none_anywhere(self):
+        self.assertEqual([], expect.check(_parse({'mdevs': {'vm1': {}}}),
+                                          self.snap([]), _Scenario()))
+        problems = expect.check(_parse({'mdevs': {'vm1': {}}}),
+                                self.snap([('h1', 'u-vm1')]), _Scenario())
+        self.assertIn('expected none, got h1=1', str(problems[0]))
+
+    def test_unknown_server_and_bad_count_are_refused(self):
+        exc = self.assertRaises(errors.ScenarioError, _parse,
+                                {'mdevs': {'vm9': {'h1': 1}}})
+        self.assertIn('mdevs.vm9', str(exc))
+        exc = self.assertRaises(errors.ScenarioError, _parse,
+                                {'mdevs': {'vm1': {'h1': -1}}})
+        self.assertIn('mdevs.vm1.h1', str(exc))
+
+
 class TestDevicesAgree(testing.TestCase):
 
     def test_clean(self):
