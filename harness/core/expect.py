@@ -163,29 +163,28 @@ def parse(check, expect, scenario, state):
             host: _device_counts(check, value, 'devices.%s' % host)
             for host, value in _by_host(check, expect['devices'], scenario,
                                         'devices')}
-    if 'pci' in expect:
-        parsed['pci'] = {}
-        for server, by_host in check.mapping(expect['pci'], 'pci').items():
-            field = 'pci.%s' % server
-            check.known(server, known_servers, field)
-            by_host = {} if by_host in (None, 0) else by_host
-            parsed['pci'][server] = {
-                host: _held(check, value, '%s.%s' % (field, host))
-                for host, value in _by_host(check, by_host, scenario,
-                                            field)}
-    if 'mdevs' in expect:
-        parsed['mdevs'] = {}
-        for server, by_host in check.mapping(expect['mdevs'],
-                                             'mdevs').items():
-            field = 'mdevs.%s' % server
-            check.known(server, known_servers, field)
-            by_host = {} if by_host in (None, 0) else by_host
-            parsed['mdevs'][server] = {
-                host: check.integer(value, '%s.%s' % (field, host),
-                                    minimum=0)
-                for host, value in _by_host(check, by_host, scenario,
-                                            field)}
+    for key, held in (('pci', _held), ('mdevs', _count)):
+        if key in expect:
+            parsed[key] = _per_server(check, expect[key], key, held,
+                                      known_servers, scenario)
     return parsed
+
+
+def _per_server(check, value, key, held, known_servers, scenario):
+    """``{server: {host: what it holds there}}``; ``{}``/``0``: nothing."""
+    parsed = {}
+    for server, by_host in check.mapping(value, key).items():
+        field = '%s.%s' % (key, server)
+        check.known(server, known_servers, field)
+        by_host = {} if by_host in (None, 0) else by_host
+        parsed[server] = {
+            host: held(check, count, '%s.%s' % (field, host))
+            for host, count in _by_host(check, by_host, scenario, field)}
+    return parsed
+
+
+def _count(check, value, field):
+    return check.integer(value, field, minimum=0)
 
 
 def _device_counts(check, value, field):

@@ -12,6 +12,8 @@ from harness.core import names
 from harness.core import scenario
 from harness import testing
 
+from tests.unit import refusals
+
 PATH = 'faults.yaml'
 HEAD = """\
 name: faults
@@ -31,12 +33,8 @@ def _load(body, head=HEAD):
 class TestFaultStep(testing.TestCase):
 
     def refused(self, body, field, *fragments, head=HEAD):
-        exc = self.assertRaises(errors.ScenarioError, _load, body, head)
-        message = str(exc)
-        self.assertIn(PATH, message)
-        self.assertIn('field "%s"' % field, message)
-        for fragment in fragments:
-            self.assertIn(fragment, message)
+        return refusals.refused(self, PATH, field, fragments, _load, body,
+                                head)
 
     def test_a_fault_loads_with_its_count(self):
         loaded = _load("  - fault: {host: h2, method: spawn}\n"
