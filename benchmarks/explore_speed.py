@@ -1,12 +1,17 @@
 """How fast the race explorer goes: interleavings per minute, wall time.
 
 Explores ``tests/functional/explore/pinned_resize_confirm.yaml`` (a pinned
-resize and confirm between two profiled hosts) at depth 1 and prints the
-interleavings tried, the wall time, where a replay's time goes (reset,
-prefix, steps, checks: ``explorer.PHASES``), and last the rate, as
+resize and confirm between two profiled hosts) at depth 1 twice, side by
+side: each replay from the start, and branched (each worker runs the
+scenario once and forks every replay where its steps part from it:
+``explorer.replay_branched``). For each it prints the interleavings
+tried, the wall time and where a replay's time goes (reset, prefix,
+steps, checks: ``explorer.PHASES``); then whether both found the same
+outcomes, their ratio, and last the branched rate, as
 ``interleavings/min: X``.
 
     python benchmarks/explore_speed.py [--workers N] [--reintroduce BUG]
+        [--only branched|from-start]
 """
 
 import argparse
@@ -29,21 +34,46 @@ def main(argv=None):
     parser.add_argument('--workers', type=int, default=None)
     parser.add_argument('--reintroduce', default=None)
     parser.add_argument('--no-invariants', action='store_true')
+    parser.add_argument('--only', choices=('branched', 'from-start'),
+                        default=None)
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as out:
-        report = explorer.Explorer(
-            reintroduce=args.reintroduce, workers=args.workers, out_dir=out,
-            invariants=not args.no_invariants,
-            progress=lambda line: print(line, flush=True)).explore(
-            scenario_mod.load(SCENARIO)[0])
-    replays = report.tried + report.inapplicable
-    print(report.summary())
-    print('wall time: %.1f s for %d replays (%d interleavings tried)' % (
-        report.seconds, replays, report.tried))
-    # Summed over the replays' processes: with N workers a replay's phases
-    # add up to about N times the wall time per replay.
-    print(report.per_replay())
-    print('interleavings/min: %.1f' % (60.0 * report.tried / report.seconds))
+    modes = [m for m in ('from-start', 'branched')
+             if args.only in (None, m)]
+    reports = {}
+    for mode in modes:
+        with tempfile.TemporaryDirectory() as out:
+            reports[mode] = report = explorer.Explorer(
+                reintroduce=args.reintroduce, workers=args.workers,
+                out_dir=out, invariants=not args.no_invariants,
+                branch=mode == 'branched',
+                progress=lambda line: None).explore(
+                scenario_mod.load(SCENARIO)[0])
+        replays = report.tried + report.inapplicable
+        print('%s: %s' % (mode, report.summary()))
+        print('%s: wall time: %.1f s for %d replays (%d interleavings '
+              'tried), %.1f interleavings/min' % (
+                  mode, report.seconds, replays, report.tried,
+                  _rate(report)))
+        # Summed over the replays' processes: with N workers a replay's
+        # phases add up to about N times the wall time per replay.
+        print('%s: %s' % (mode, report.per_replay()))
+    if len(reports) == 2:
+        start, branched = reports['from-start'], reports['branched']
+        print('same outcomes: %s' % (
+            'yes' if _outcomes(start) == _outcomes(branched) else 'NO'))
+        print('branched / from start (rate): %.2f' % (
+            _rate(branched) / _rate(start)))
+    print('interleavings/min: %.1f' % _rate(reports[modes[-1]]))
+
+
+def _rate(report):
+    return 60.0 * report.tried / report.seconds
+
+
+def _outcomes(report):
+    return [(o.injections, o.failed, o.step, o.label,
+             [(p.check, p.subject, p.kind) for p in o.problems])
+            for o in report.outcomes]
 
 
 if __name__ == '__main__':

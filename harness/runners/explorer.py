@@ -38,8 +38,15 @@ need one or two preemptions, so try every race point with one injection
 Replays are independent and run in worker processes, on all cores; each
 process keeps one cloud for all its replays (``reuse.CloudPool``: put back
 to its state before any step between them), since they differ only in
-their steps. The explorer knows nothing about any particular bug: what it
-finds, it finds from the points Nova passes and the checks that fail.
+their steps. And they share their first steps: up to the first injection
+each is the scenario as recorded. So each process runs the scenario once
+and forks every replay where its steps part from it (``replay_branched``,
+``harness.runners.branching``): a child is that cloud exactly, checks'
+state and all, and runs only its own steps (proof:
+tests/functional/test_explorer_branches.py; ``branch=False`` replays
+each from the start). The explorer knows nothing about any particular
+bug: what it finds, it finds from the points Nova passes and the checks
+that fail.
 
 An exploration is a plan (the recorded run, the interleavings), replays,
 and a conclusion (grouping, shrinking): ``harness.runners.shards`` runs
@@ -61,6 +68,8 @@ from harness.core import errors
 from harness.core import names
 from harness.core import problems as problems_mod
 from harness.core import scenario as scenario_mod
+from harness.core import timeline as timeline_mod
+from harness.runners import branching
 from harness.runners import progress as progress_mod
 
 # The error a step fails with when its injection could not run there.
@@ -211,13 +220,17 @@ class Explorer(object):
     :param invariants: check invariants after every step (default on).
     :param kept_cloud: replay on a cloud kept between replays, one per
         process (default); False stands a new cloud up for every replay.
+    :param branch: run the scenario once per process and fork each replay
+        from it where its steps part from the scenario's (default;
+        ``replay_branched``), on a kept cloud; False replays each from
+        the start.
     :param status: a stream to show the replays' progress on (done,
         failed, time left; ``harness.runners.progress``), if any.
     """
 
     def __init__(self, tasks=(), depth=1, reintroduce=None, workers=None,
                  out_dir=None, limit=None, invariants=True, progress=None,
-                 kept_cloud=True, status=None):
+                 kept_cloud=True, status=None, branch=True):
         tasks = ['update_available_resource'] + [
             t for t in tasks if t != 'update_available_resource']
         for task in tasks:
@@ -236,6 +249,7 @@ class Explorer(object):
         self.limit = limit
         self.invariants = invariants
         self.kept_cloud = kept_cloud
+        self.branch = branch
         self._pool = None   # explore's, while it runs
         self.say = progress or (lambda line: None)
         self.status = status
@@ -379,12 +393,17 @@ class Explorer(object):
                 'invariants': self.invariants,
                 # The steps every replay of this step's points runs alike.
                 'prefix': min([i.at.step - 1 for i in injections]
-                              or [len(steps)])}
+                              or [len(steps)]),
+                # The scenario they come from: the trunk they branch from.
+                'base': scenario.document(
+                    [dict(step.raw) for step in scenario.steps])}
 
     def _map(self, jobs, done=None):
         """Replay ``jobs``; ``done(failed=...)`` as each one ends."""
         done = done or (lambda failed: None)
         if self.workers <= 1 or len(jobs) <= 1:
+            if self.branch and self.kept_cloud and branchable(jobs):
+                return replay_branched(jobs, pool=self._pool, done=done)
             results = []
             for job in jobs:
                 results.append(replay(job, pool=self._pool))
@@ -392,7 +411,8 @@ class Explorer(object):
             return results
         # This process keeps its cloud meanwhile, for the shrinking.
         return run_in_workers(jobs, min(self.workers, len(jobs)),
-                              kept_cloud=self.kept_cloud, done=done)
+                              kept_cloud=self.kept_cloud, done=done,
+                              branch=self.branch)
 
     def _outcome(self, injections, result):
         return Outcome(tuple(injections), result['failed'], result['step'],
@@ -470,10 +490,14 @@ def replay(job, record=False, pool=None):
     Runs in a worker process as well as in the explorer's own; on
     ``pool``'s cloud if given (a ``reuse.CloudPool``).
     """
+    scenario, timeline, phases = _run_job(job, pool)
+    return _result(scenario, timeline, phases, record)
+
+
+def _run_job(job, pool, branches=None, phases=None):
     from harness import bugs
     from harness.runners import runner
-    scenario = scenario_mod.parse(job['document'], job['where'],
-                                  job['where'])
+    scenario = _parse(job)
     fixtures = []
     if job['reintroduce']:
         fixtures.append(bugs.get(job['reintroduce']).reintroduce())
@@ -481,9 +505,19 @@ def replay(job, record=False, pool=None):
     if job['invariants']:
         from harness.core import invariants
         checks.append(invariants.Checker())
-    phases = _Phases(job.get('prefix', 0), checks)
+    phases = phases or _Phases(job.get('prefix', 0), checks)
+    phases.checkers = checks
     timeline = runner.run(scenario, keep_going=True, fixtures=fixtures,
-                          checks=checks, pool=pool, observers=[phases])
+                          checks=checks, pool=pool, observers=[phases],
+                          branches=branches)
+    return scenario, timeline, phases
+
+
+def _parse(job):
+    return scenario_mod.parse(job['document'], job['where'], job['where'])
+
+
+def _result(scenario, timeline, phases, record):
     result = {'failed': False, 'step': None, 'label': '', 'problems': [],
               'points': [], 'inapplicable': False,
               'phases': phases.seconds()}
@@ -501,7 +535,81 @@ def replay(job, record=False, pool=None):
                       problems=list(first.problems))
     if record:
         result['points'] = recorded_points(scenario, timeline)
+        # What each step left, for comparing runs (timeline.comparable).
+        result['timeline'] = [timeline_mod.comparable(entry)
+                              for entry in timeline]
     return result
+
+
+def branchable(jobs):
+    """Whether ``jobs`` can be replayed as branches of one trunk run.
+
+    They can when each carries the scenario they were made from
+    (``base``, the same for all, with the same bug put back and checks)
+    and shares its first steps with it, and the system can fork.
+    """
+    if not jobs or not hasattr(os, 'fork'):
+        return False
+    first = jobs[0]
+    return all(
+        job.get('base') is not None and job['base'] == first['base']
+        and job['reintroduce'] == first['reintroduce']
+        and job['invariants'] == first['invariants']
+        and job['where'] == first['where']
+        and branching.shared_steps(job['base'], job['document']) is not None
+        for job in jobs)
+
+
+def replay_branched(jobs, pool=None, done=None, record=False):
+    """``replay`` each of ``jobs`` (``branchable``), as branches of one run.
+
+    The trunk is the jobs' scenario as recorded (``base``); each job
+    forks from it before the first step where its own steps differ
+    (``harness.runners.branching``). Results in job order, as
+    ``replay``'s; ``done(failed=...)`` as each job ends. The trunk's own
+    time (its reset and steps, shared by all) is counted in the first
+    job's phases.
+    """
+    done = done or (lambda failed: None)
+    trunk = dict(jobs[0], document=jobs[0]['base'])
+    trunk_steps = len(trunk['document']['steps'])
+    phases = _Phases(trunk_steps, [])
+    parts = {}
+    for number, job in enumerate(jobs):
+        at = min(branching.shared_steps(job['base'], job['document']),
+                 trunk_steps)
+
+        def start(forked_at, job=job, at=at):
+            phases.branched(at, forked_at)
+            return _parse(job)
+        parts.setdefault(at, []).append((number, start))
+
+    def result_of(number, scenario, timeline):
+        return _result(scenario, timeline, phases, record)
+
+    branches = branching.Branches(
+        parts, result_of,
+        lambda number, result: done(failed=result['failed']))
+    try:
+        try:
+            _run_job(trunk, pool, branches, phases)
+        except BaseException:
+            if branches.in_child:
+                branches.child_failed()
+            raise
+        if branches.in_child:
+            # The run ended before the child's end (never expected).
+            branches.child_failed()
+    finally:
+        if not branches.in_child:
+            branches.close()
+    shared = phases.seconds()
+    # The trunk's time but its children's (they count their own).
+    shared['other'] = max(0.0, shared['other'] - branches.waited)
+    results = [branches.results[number] for number in range(len(jobs))]
+    for name in ('reset', 'prefix', 'other'):
+        results[0]['phases'][name] += shared[name]
+    return results
 
 
 #: Where a replay's time goes: ``reset`` (the scenario loaded, the kept
@@ -531,6 +639,13 @@ class _Phases(object):
     def run_started(self, scenario, cloud):
         self.ready = time.monotonic()
 
+    def branched(self, prefix, forked_at):
+        """In a child forked after ``prefix`` steps: time only its own."""
+        self.prefix = prefix
+        self.times = {name: 0.0 for name in PHASES}
+        # Its reset: the fork and the child's start.
+        self.started, self.ready = forked_at, time.monotonic()
+
     def step_started(self, step):
         self._step = (step.index, time.monotonic(), self._checked())
 
@@ -553,7 +668,8 @@ class _Phases(object):
         return times
 
 
-def run_in_workers(jobs, workers, kept_cloud=True, done=None):
+def run_in_workers(jobs, workers, kept_cloud=True, done=None,
+                   branch=False):
     """``replay`` each job in ``workers`` processes; results in job order.
 
     ``done(failed=...)`` is called as each job ends (each process notes
@@ -574,6 +690,8 @@ def run_in_workers(jobs, workers, kept_cloud=True, done=None):
     with tempfile.TemporaryDirectory(prefix='harness-explore-') as tmp:
         running = []
         options = [] if kept_cloud else ['--cloud-per-replay']
+        if branch and kept_cloud:
+            options.append('--branch')
         for number in range(workers):
             jobs_path = os.path.join(tmp, 'jobs-%d' % number)
             results_path = os.path.join(tmp, 'results-%d' % number)
@@ -630,13 +748,20 @@ def _worker(jobs_path, results_path, *options):
     with open(jobs_path, 'rb') as source:
         jobs = pickle.load(source)
     results = []
+
+    def done(failed):
+        # One line a job, for the explorer's progress (_follow).
+        with open(results_path + '.done', 'a') as note:
+            note.write('F\n' if failed else '.\n')
+
     with reuse.CloudPool() as pool:
         kept = None if '--cloud-per-replay' in options else pool
-        for job in jobs:
-            results.append(replay(job, pool=kept))
-            # One line a job, for the explorer's progress (_follow).
-            with open(results_path + '.done', 'a') as note:
-                note.write('F\n' if results[-1]['failed'] else '.\n')
+        if '--branch' in options and branchable(jobs):
+            results = replay_branched(jobs, pool=kept, done=done)
+        else:
+            for job in jobs:
+                results.append(replay(job, pool=kept))
+                done(results[-1]['failed'])
     with open(results_path, 'wb') as out:
         pickle.dump(results, out)
 

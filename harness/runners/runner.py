@@ -27,7 +27,8 @@ from harness.core import timeline as timeline_mod
 
 
 def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
-        cloud_kwargs=None, keep_going=False, pool=None, observers=()):
+        cloud_kwargs=None, keep_going=False, pool=None, observers=(),
+        branches=None):
     """Run ``scenario``; return its ``Timeline``.
 
     :param progress: called with a line per step, if given.
@@ -49,6 +50,13 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
         fixture gets the run a cloud of its own.
     :param observers: objects told of the run's events (see
         ``harness.core.hooks``), besides the process-wide ones.
+    :param branches: the explorer's (``harness.runners.branching``):
+        before each step, ``branches.before(done, cloud)`` (``done``
+        steps run so far) may fork the process; it returns None in this
+        run, and in a child the scenario whose steps the child runs from
+        there on (its first ``done`` steps are this run's). A child ends
+        in ``branches.child_done(scenario, timeline)``, inside the run:
+        the cloud is the parent's, never torn down by a child.
     """
     # Nova's options, checked before anything starts.
     config_mod.validate(scenario)
@@ -75,73 +83,87 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
         stack.callback(cloud.faults.clear)
         hooks.notify('run_started', scenario, cloud, observers=watching)
         timeline.add(0, 'start', cloud.snapshot())
-        injections = []
-        for step in scenario.steps:
-            hooks.notify('step_started', step, observers=watching)
-            found = []
-            passed_from = len(cloud.race.recording)
-            try:
-                injection = execute(cloud, step)
-                if injection is not None:
-                    injections.append((step, injection))
-            except errors.ScenarioFailed:
-                raise
-            except errors.HarnessError as exc:
-                # actual: which error, so tools tell kinds apart without
-                # reading the message.
-                found.append(Problem(
-                    problems_mod.STEP_FAILED, step.label,
-                    actual=type(exc).__name__,
-                    text='the step failed: %s' % exc).at(step.index))
-                if not keep_going:
-                    raise _failed(step, 'step %d (%s) failed: %s'
-                                  % (step.index, step.label, exc), timeline,
-                                  problems=found)
-            entry = timeline.add(step.index, step.label,
-                                 cloud.reader.read(step.label))
-            entry.passages = cloud.race.recording[passed_from:]
-            expected = [p.at(step.index) for p in
-                        expect_mod.check(step.expect, entry.snapshot,
-                                         scenario)]
-            found += expected
-            if expected and not keep_going:
+        try:
+            injections = []
+            done = 0
+            while done < len(scenario.steps):
+                if branches is not None:
+                    scenario = branches.before(done, cloud) or scenario
+                step = scenario.steps[done]
+                done += 1
+                hooks.notify('step_started', step, observers=watching)
+                found = []
+                passed_from = len(cloud.race.recording)
+                try:
+                    injection = execute(cloud, step)
+                    if injection is not None:
+                        injections.append((step, injection))
+                except errors.ScenarioFailed:
+                    raise
+                except errors.HarnessError as exc:
+                    # actual: which error, so tools tell kinds apart without
+                    # reading the message.
+                    found.append(Problem(
+                        problems_mod.STEP_FAILED, step.label,
+                        actual=type(exc).__name__,
+                        text='the step failed: %s' % exc).at(step.index))
+                    if not keep_going:
+                        raise _failed(step, 'step %d (%s) failed: %s'
+                                      % (step.index, step.label, exc),
+                                      timeline, problems=found)
+                entry = timeline.add(step.index, step.label,
+                                     cloud.reader.read(step.label))
+                entry.passages = cloud.race.recording[passed_from:]
+                expected = [p.at(step.index) for p in
+                            expect_mod.check(step.expect, entry.snapshot,
+                                             scenario)]
+                found += expected
+                if expected and not keep_going:
+                    entry.problems = found
+                    hooks.notify('step_done', step, entry, observers=watching)
+                    raise _with_timeline(
+                        expect_mod.failure(step, expected), timeline)
+                for check in checks:
+                    more = [p.at(step.index) for p in
+                            check(cloud, step, entry.snapshot, timeline,
+                                  scenario)]
+                    if more and not keep_going:
+                        entry.problems = found + more
+                        hooks.notify('step_done', step, entry,
+                                     observers=watching)
+                        lines = problems_mod.render(more)
+                        raise _failed(step, 'step %d (%s): %s' % (
+                            step.index, step.label, '\n  '.join(lines)),
+                            timeline, '\n'.join(lines), problems=more)
+                    found += more
                 entry.problems = found
                 hooks.notify('step_done', step, entry, observers=watching)
-                raise _with_timeline(
-                    expect_mod.failure(step, expected), timeline)
-            for check in checks:
-                more = [p.at(step.index) for p in
-                        check(cloud, step, entry.snapshot, timeline,
-                              scenario)]
-                if more and not keep_going:
-                    entry.problems = found + more
-                    hooks.notify('step_done', step, entry,
-                                 observers=watching)
-                    lines = problems_mod.render(more)
-                    raise _failed(step, 'step %d (%s): %s' % (
-                        step.index, step.label, '\n  '.join(lines)),
-                        timeline, '\n'.join(lines), problems=more)
-                found += more
-            entry.problems = found
-            hooks.notify('step_done', step, entry, observers=watching)
-            say('step %d: %s ... %s' % (
-                step.index, step.label,
-                'ok' if not found else 'FAILED\n  ' + '\n  '.join(
-                    problems_mod.render(found))))
-        # An injection nothing passed, or a fault Nova never called, is a
-        # step that silently did nothing.
-        unfired = [
-            Problem(problems_mod.UNFIRED, armed.subject,
-                    text='%s at step %d (%s) never fired: %s' % (
-                        step.kind, step.index, step.label, armed.never)
-                    ).at(step.index)
-            for step, armed in injections if not armed.fired]
-        if unfired:
-            lines = problems_mod.render(unfired)
-            if not keep_going:
-                raise _failed(scenario.steps[-1], '\n'.join(lines),
-                              timeline, '\n'.join(lines), problems=unfired)
-            timeline.entries[-1].problems += unfired
+                say('step %d: %s ... %s' % (
+                    step.index, step.label,
+                    'ok' if not found else 'FAILED\n  ' + '\n  '.join(
+                        problems_mod.render(found))))
+            # An injection nothing passed, or a fault Nova never called, is a
+            # step that silently did nothing.
+            unfired = [
+                Problem(problems_mod.UNFIRED, armed.subject,
+                        text='%s at step %d (%s) never fired: %s' % (
+                            step.kind, step.index, step.label, armed.never)
+                        ).at(step.index)
+                for step, armed in injections if not armed.fired]
+            if unfired:
+                lines = problems_mod.render(unfired)
+                if not keep_going:
+                    raise _failed(scenario.steps[-1], '\n'.join(lines),
+                                  timeline, '\n'.join(lines), problems=unfired)
+                timeline.entries[-1].problems += unfired
+            if branches is not None and branches.in_child:
+                branches.child_done(scenario, timeline)
+        except BaseException:
+            # A child forked from this run ends here, never through the
+            # clean-ups below: the cloud is its parent's.
+            if branches is not None and branches.in_child:
+                branches.child_failed()
+            raise
         hooks.notify('run_done', scenario, timeline, observers=watching)
     return timeline
 

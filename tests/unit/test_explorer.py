@@ -196,3 +196,42 @@ class TestDeleteServiceCandidates(testing.TestCase):
         self.assertEqual(('delete_service', 'source'), args['do'])
         self.assertIs(True, args['refused'])
         self.assertEqual(('vm1', 'dst'), (args['server'], args['at_host']))
+
+
+class TestBranchable(testing.TestCase):
+    """Which replays can branch from one run of their scenario."""
+
+    base = {'name': 's', 'hosts': {'a': {}}, 'steps': [{'boot': 'x'},
+                                                       {'resize': 'x'},
+                                                       {'delete': 'x'}]}
+
+    def _job(self, steps, **changes):
+        document = dict(self.base, steps=steps, **changes)
+        return {'document': document, 'base': self.base, 'where': 'f',
+                'reintroduce': None, 'invariants': True}
+
+    def test_shared_steps_count_up_to_the_first_that_differs(self):
+        inject = {'inject': {'before': 'p'}}
+        steps = self.base['steps']
+        self.assertEqual(3, explorer.branching.shared_steps(
+            self.base, dict(self.base)))
+        self.assertEqual(1, explorer.branching.shared_steps(
+            self.base, dict(self.base, steps=steps[:1] + [inject]
+                            + steps[1:])))
+        self.assertEqual(0, explorer.branching.shared_steps(
+            self.base, dict(self.base, steps=[inject] + steps)))
+
+    def test_another_cloud_shares_nothing(self):
+        self.assertIsNone(explorer.branching.shared_steps(
+            self.base, dict(self.base, hosts={'b': {}})))
+        self.assertFalse(explorer.branchable(
+            [self._job(self.base['steps'], hosts={'b': {}})]))
+
+    def test_jobs_of_one_scenario_branch_others_do_not(self):
+        same = self._job(self.base['steps'])
+        self.assertTrue(explorer.branchable([same, same]))
+        self.assertFalse(explorer.branchable([]))
+        other_bug = dict(same, reintroduce='1')
+        self.assertFalse(explorer.branchable([same, other_bug]))
+        no_base = dict(same, base=None)
+        self.assertFalse(explorer.branchable([same, no_base]))

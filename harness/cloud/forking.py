@@ -1,0 +1,90 @@
+"""A copy of the whole running cloud, as a child process: ``fork()``.
+
+The explorer's replays of one scenario run the same steps up to the
+step where their injections go in. Forked there, a child process is
+that cloud exactly: every database, tracker, hypervisor guest, cache,
+queued cast and the checks' own state, with nothing to enumerate and
+put back. Nova runs on eventlet, whose green threads all live in the
+one real thread and so survive ``fork`` (eventlet's patching of
+``threading`` says as much); two things do not, and ``fork`` mends them
+in the child:
+
+- eventlet's epoll hub: the epoll set is a kernel object that a fork
+  shares between parent and child, so a child registering its sockets
+  would change what the parent waits on. The child gets an epoll set of
+  its own with the same listeners.
+- oslo.db's guard against a connection shared with a forked process:
+  at its next checkout it would drop the engine's one connection, and
+  with it the in-memory database, for a new, empty one. The child's
+  engines take their connection as their own.
+- eventlet's pool of real threads (``tpool``, through which Nova's
+  libvirt driver calls its connection): the threads stay in the parent.
+  The child's pool starts afresh at its first call; its old socket pair,
+  shared with the parent, is closed in the child.
+
+Take the copy between steps, where the explorer's replays part: green
+threads still at work there are copied as they are, but a call a real
+thread of the pool had in hand would never answer in the child.
+"""
+
+import gc
+import os
+import warnings
+
+from eventlet import greenthread
+from eventlet import hubs
+from eventlet import patcher
+from eventlet import tpool
+
+_select = patcher.original('select')
+
+
+def fork(cloud):
+    """``os.fork()``, with the child's ``cloud`` mended; 0 in the child."""
+    # The objects the child starts with are the parent's pages: a
+    # collection walking them would copy every page (copy on write).
+    # Frozen, the child's collections leave them alone; the parent takes
+    # them back once the child is on its way.
+    gc.freeze()
+    pid = None
+    try:
+        with warnings.catch_warnings():
+            # eventlet warns at every fork that it may not work: what it
+            # means is mended below.
+            warnings.simplefilter('ignore', DeprecationWarning)
+            pid = os.fork()
+    finally:
+        if pid != 0:
+            gc.unfreeze()
+    if pid == 0:
+        _mend_hub()
+        for _key, engine in cloud.env.engines:
+            # A StaticPool's one connection record, made at its first use.
+            record = vars(engine.pool).get('connection')
+            if record is not None and 'pid' in record.info:
+                record.info['pid'] = os.getpid()
+    return pid
+
+
+def _mend_hub():
+    hub = hubs.get_hub()
+    if isinstance(getattr(hub, 'poll', None), _select.epoll):
+        shared = hub.poll
+        hub.poll = _select.epoll()
+        for fileno in (set(hub.listeners[hub.READ])
+                       | set(hub.listeners[hub.WRITE])):
+            hub.register(fileno, new=True)
+        shared.close()
+    if tpool._setup_already:
+        # The trampoline reads what the parent's threads answer: ended
+        # here, with the sockets it read from (the parent keeps its own
+        # ends of them).
+        if tpool._coro is not None:
+            greenthread.kill(tpool._coro)
+        for sock in (tpool._rsock, tpool._wsock):
+            if sock is not None:
+                sock.close()
+        del tpool._threads[:]
+        tpool._rsock = tpool._wsock = tpool._coro = None
+        tpool._reqq = tpool._rspq = None
+        tpool._setup_already = False

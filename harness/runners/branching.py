@@ -1,0 +1,146 @@
+"""Runs that part from one run: a shared prefix of steps, run once.
+
+Each of the explorer's replays of a scenario is the scenario with its
+injections put in as steps; up to the first of them it is the scenario
+as recorded. ``Branches`` lets one run of the scenario itself (the
+trunk, ``runner.run(..., branches=...)``) fork a child process before a
+step for every replay whose steps part from the trunk's there
+(``harness.cloud.forking``). The child is the cloud as it stood, with
+the checks' and the timeline's state: exactly what a replay from the
+start would have there, without running the shared steps again. It
+takes its own steps from that point on, runs them to the end, writes
+its result to a file and ends; the trunk waits for it, reads the
+result, and goes on to its next step (or its next child).
+
+One child at a time: the explorer runs a trunk in each of its worker
+processes, one per core.
+"""
+
+import os
+import pickle
+import sys
+import tempfile
+import time
+import traceback
+
+from harness.core import errors
+
+#: A child's exit status when its run raised (the traceback is on its
+#: standard error).
+CHILD_FAILED = 70
+
+
+def shared_steps(trunk, document):
+    """How many leading steps ``document`` shares with ``trunk``.
+
+    None when the two differ in anything but their steps (hosts,
+    flavors, config): then no step of the trunk's cloud is the
+    document's.
+    """
+    if ({k: v for k, v in trunk.items() if k != 'steps'}
+            != {k: v for k, v in document.items() if k != 'steps'}):
+        return None
+    shared = 0
+    for ours, theirs in zip(trunk['steps'], document['steps']):
+        if ours != theirs:
+            break
+        shared += 1
+    return shared
+
+
+class Branches(object):
+    """The children one trunk run forks, and their results.
+
+    :param parts: ``{steps done: [(key, start), ...]}``: before the
+        trunk's step ``steps done + 1``, a child for each key;
+        ``start(forked_at)`` runs in the child and returns the scenario
+        it runs from there on (its first ``steps done`` steps are the
+        trunk's).
+    :param result_of: ``result_of(key, scenario, timeline)``, in the
+        child at the end of its run: its result (picklable).
+    :param done: ``done(key, result)`` in the trunk as each child ends.
+    """
+
+    def __init__(self, parts, result_of, done=None):
+        self.parts = {at: list(keys) for at, keys in parts.items()}
+        self.result_of = result_of
+        self.done = done or (lambda key, result: None)
+        self.results = {}
+        # Seconds the trunk spent forking and waiting for its children.
+        self.waited = 0.0
+        self.in_child = False
+        self._key = None
+        self._out = None
+        self._dir = tempfile.mkdtemp(prefix='harness-branches-')
+
+    def before(self, done_steps, cloud):
+        """Fork the children that part here; see ``runner.run``."""
+        for number, (key, start) in enumerate(
+                self.parts.pop(done_steps, [])):
+            out = os.path.join(self._dir, 'result-%d-%d' % (
+                done_steps, number))
+            # Here, not at the top: the explorer's plan is loaded by
+            # Nova-free unit tests, and forking needs eventlet.
+            from harness.cloud import forking
+            forked_at = time.monotonic()
+            pid = forking.fork(cloud)
+            if pid == 0:
+                self.in_child, self._key, self._out = True, key, out
+                self.parts = {}
+                _quiet_stdout()
+                return start(forked_at)
+            self._collect(key, pid, out)
+            self.waited += time.monotonic() - forked_at
+        return None
+
+    def child_done(self, scenario, timeline):
+        """End the child with its result written; never returns."""
+        try:
+            result = self.result_of(self._key, scenario, timeline)
+            with open(self._out, 'wb') as sink:
+                pickle.dump(result, sink)
+        except BaseException:
+            self.child_failed()
+        # Not sys.exit: the cloud's clean-ups are the trunk's, and the
+        # trunk's unflushed output was copied into this process too.
+        os._exit(0)
+
+    def child_failed(self):
+        """End the child after an error it cannot report as a result."""
+        try:
+            os.write(2, traceback.format_exc().encode('utf-8', 'replace'))
+        finally:
+            os._exit(CHILD_FAILED)
+
+    def _collect(self, key, pid, out):
+        _pid, status = os.waitpid(pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0 or not os.path.exists(out):
+            raise errors.HarnessError(
+                'a replay forked from the explorer\'s run ended with status '
+                '%d; its error is above' % code)
+        with open(out, 'rb') as source:
+            result = pickle.load(source)
+        os.unlink(out)
+        self.results[key] = result
+        self.done(key, result)
+
+    def close(self):
+        try:
+            os.rmdir(self._dir)
+        except OSError:
+            pass
+
+
+def _quiet_stdout():
+    """Send a child's standard output nowhere.
+
+    It is the trunk's (a test runner's result stream, the explorer's
+    progress): a child writing there, or flushing the copy of the
+    trunk's unwritten output it was born with, would garble it. Errors
+    still go to standard error.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+    sys.stdout = open(os.devnull, 'w')
