@@ -146,19 +146,58 @@ class Flavor(object):
     def resources(self):
         """What Placement allocates for this flavor, as Nova computes it.
 
-        VCPU (PCPU with ``hw:cpu_policy=dedicated``) = vcpus; MEMORY_MB =
-        ram; DISK_GB = root + ephemeral + swap rounded up to whole GB;
+        VCPU = vcpus; MEMORY_MB = ram; DISK_GB = root + ephemeral + swap
+        rounded up to whole GB. With ``hw:cpu_policy=dedicated`` the vCPUs
+        are PCPU; with ``mixed``, those the dedicated mask names
+        (``hw:cpu_dedicated_mask``, else the realtime mask of a realtime
+        flavor) are PCPU and the rest VCPU; either way
+        ``hw:emulator_threads_policy=isolate`` adds one PCPU (Nova's
+        ``ResourceRequest._translate_pinning_policies``). The flavor's
+        extra specs only: an image's properties are not seen here.
         ``resources:<RC>=<n>`` extra specs override a class (0 drops it).
         """
-        cpu = ('PCPU' if self.extra_specs.get('hw:cpu_policy') == 'dedicated'
-               else 'VCPU')
-        resources = {cpu: self.vcpus, 'MEMORY_MB': self.ram,
+        specs = self.extra_specs
+        policy = specs.get('hw:cpu_policy')
+        dedicated = 0
+        if policy == 'dedicated':
+            dedicated = self.vcpus
+        elif policy == 'mixed':
+            dedicated = len(self._mask('hw:cpu_dedicated_mask')
+                            or (self._realtime()
+                                and self._mask('hw:cpu_realtime_mask', True))
+                            or ())
+        # The isolated emulator thread's PCPU is not one of the vCPUs.
+        isolated = int(policy in ('dedicated', 'mixed')
+                       and specs.get('hw:emulator_threads_policy')
+                       == 'isolate')
+        resources = {'VCPU': self.vcpus - dedicated,
+                     'PCPU': dedicated + isolated, 'MEMORY_MB': self.ram,
                      'DISK_GB': (self.disk + self.ephemeral
                                  + int(math.ceil(self.swap / 1024.0)))}
-        for key, value in self.extra_specs.items():
+        for key, value in specs.items():
             if key.startswith('resources:'):
                 resources[key.split(':', 1)[1]] = int(value)
         return {rc: n for rc, n in resources.items() if n}
+
+    def _realtime(self):
+        return str(self.extra_specs.get('hw:cpu_realtime', '')).lower() in (
+            '1', 't', 'true', 'on', 'y', 'yes')
+
+    def _mask(self, key, whole_by_default=False):
+        """The vCPUs a mask extra spec names (a ``^`` mask: all but those).
+
+        Unset: none, or every vCPU with ``whole_by_default``. A mask Nova
+        would refuse counts as none: the boot fails there anyway.
+        """
+        mask = str(self.extra_specs.get(key) or '').strip()
+        if not mask:
+            return set(range(self.vcpus)) if whole_by_default else set()
+        if mask.startswith('^'):
+            mask = '0-%d,%s' % (self.vcpus - 1, mask)
+        try:
+            return set(profiles.parse_cpu_spec(mask))
+        except ValueError:
+            return set()
 
 
 @dataclasses.dataclass
