@@ -125,6 +125,10 @@ def build_parser():
     explore.add_argument('--shard', metavar='I/N', default=None,
                          help='replay only shard I of N (from 0) of the '
                          'interleavings; write OUT/shard-I-of-N.json')
+    explore.add_argument('--known-findings', metavar='DIR', default=None,
+                         help='name the failures that are findings in DIR '
+                         '(the same injections, failing alike) instead of '
+                         'failing on them')
     explore.add_argument('--merge', action='store_true',
                          help='the files are the shard files of one '
                          'exploration: merge, group and shrink them')
@@ -402,6 +406,9 @@ def cmd_explore(args, out):
     from harness import bugs
     from harness.core import scenario as scenario_mod
     from harness.runners import shards
+    if args.known_findings and not os.path.isdir(args.known_findings):
+        raise errors.ScenarioError(
+            '--known-findings %s: no such directory' % args.known_findings)
     if args.merge:
         return _explore_merge(args, out)
     shard = args.shard is not None and shards.parse_shard(args.shard)
@@ -453,17 +460,41 @@ def _explore_merge(args, out):
 def _explored(args, out, explored, reintroduce):
     """Print (and report) explored ``(scenario, report)`` pairs; the exit."""
     explored = list(explored)
-    reports = [report for _, report in explored]
     report_dir = _report_dir(args)
+    new = 0
     for scenario, report in explored:
         print(report.summary(), file=out)
         if report_dir:
             _explore_report(report_dir, scenario, report, reintroduce,
                             lambda line: print(line, file=out))
-    if any(r.failed for r in reports):
+        known = _known(args, scenario, report, reintroduce)
+        for outcome, finding in zip(report.failed, known):
+            if finding:
+                print('known finding %s: %s' % (
+                    os.path.relpath(finding), str(outcome).split('\n')[0]),
+                    file=out)
+        new += known.count(None)
+    if new:
         _say_log(lambda line: print(line, file=out))
         return EXIT_FAIL
     return EXIT_PASS
+
+
+def _known(args, scenario, report, reintroduce):
+    """For each failure of ``report``: the finding it is, or None."""
+    directory = getattr(args, 'known_findings', None)
+    if not directory or reintroduce:
+        return [None] * len(report.failed)
+    from harness.runners import explorer as explorer_mod
+    from harness.runners import known
+    if getattr(args, '_known', None) is None:
+        args._known = known.Known(directory)
+    steps = explorer_mod.Explorer(workers=1).replay_steps
+    return [args._known.finding_for(steps(scenario, outcome.injections),
+                                    outcome,
+                                    outcome.shrunk_path or outcome.same_as)
+            if (outcome.shrunk_path or outcome.same_as) else None
+            for outcome in report.failed]
 
 
 def _explore_report(report_dir, scenario, explored, reintroduce, say):

@@ -145,6 +145,8 @@ class Outcome(object):
     problems: tuple = ()
     shrunk_path: str = None
     shrunk_steps: int = None
+    # The reproducer of the failure of the same kind shrunk before it.
+    same_as: str = None
 
     def __str__(self):
         where = ' + '.join(str(i) for i in self.injections) or 'no injection'
@@ -357,8 +359,9 @@ class Explorer(object):
                 self.say('%s\n  reproducer (%d steps): %s' % (
                     outcome, outcome.shrunk_steps, outcome.shrunk_path))
             else:
+                outcome.same_as = shrunk_kinds[kind].shrunk_path
                 self.say('%s\n  same failure as: %s' % (
-                    outcome, shrunk_kinds[kind].shrunk_path))
+                    outcome, outcome.same_as))
         return report
 
     def candidates(self, points, roles=None):
@@ -380,6 +383,10 @@ class Explorer(object):
             return [(single,) for single in singles]
         return [(a, b) for a, b in itertools.combinations(singles, 2)
                 if a.at != b.at]
+
+    def replay_steps(self, scenario, injections):
+        """The raw steps of ``scenario`` replayed with ``injections``."""
+        return self._job(scenario, injections)['document']['steps']
 
     def _job(self, scenario, injections):
         steps = [dict(step.raw) for step in scenario.steps]
