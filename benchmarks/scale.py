@@ -124,9 +124,14 @@ def measure(size, boots_per_host, move_share, idempotence, profile_to):
             try:
                 cloud.servers.boot(name, flavor)
             except errors.HarnessError as exc:
-                # No host fits (NoValidHost): the cloud is full.
-                result['full_at'] = str(exc).splitlines()[0]
-                full = True
+                if 'No valid host' in str(exc):
+                    # No host fits (NoValidHost): the cloud is full.
+                    result['full_at'] = str(exc).splitlines()[0]
+                    full = True
+                else:
+                    # Anything else (a boot that timed out) is no figure
+                    # of a full cloud: said as such below.
+                    result['stopped_at'] = str(exc).splitlines()[0]
                 break
             boots.append(time.monotonic() - began)
             servers.append((name, flavor))
@@ -235,7 +240,9 @@ def main(argv=None):
               'memory %.0f MB; invariants %s' % (
                   size, result['stand_up'], _per(result['boots']),
                   ' (cloud full: %s)' % result['full_at']
-                  if result['full'] else '',
+                  if result['full'] else
+                  ' (boots STOPPED before the cloud was full: %s)'
+                  % result['stopped_at'] if 'stopped_at' in result else '',
                   _per(result['moves']), result['peak_mb'],
                   'held' if held else 'BROKEN'), flush=True)
         for phase, found in result['problems'].items():
@@ -252,9 +259,13 @@ def main(argv=None):
             stats.sort_stats('tottime').print_stats(20)
     first, last = results[0], results[-1]
     if first['boots'] and last['boots']:
-        print('growth: %.2f (seconds per boot at %d computes over at %d)' % (
-            statistics.mean(last['boots']) / statistics.mean(first['boots']),
-            last['size'], first['size']))
+        stopped = [r['size'] for r in results if 'stopped_at' in r]
+        print('growth: %.2f (seconds per boot at %d computes over at %d)%s'
+              % (statistics.mean(last['boots'])
+                 / statistics.mean(first['boots']), last['size'],
+                 first['size'],
+                 ' NOT COMPARABLE: boots stopped early at %s computes'
+                 % ', '.join(map(str, stopped)) if stopped else ''))
     return 0
 
 
