@@ -8,7 +8,9 @@ its own (Nova's config is global: one cloud per process):
    ``harness/data/hosts``);
 2. boots through the scheduler, pinned and shared flavors in turn, until
    the cloud is full (the first boot the scheduler finds no host for) or
-   ``--boots-per-host`` times the size, whichever comes first;
+   ``--boots-per-host`` times the size, whichever comes first (or
+   ``--max-boots``, for a figure of per-boot time without filling a
+   large cloud: at 500 computes Nova's scheduler takes seconds a boot);
 3. moves: a share of the servers (``--move-share``) resized to a larger
    flavor of the same CPU policy and confirmed, and as many live-migrated
    (the scheduler picks each destination); every compute's
@@ -114,7 +116,8 @@ def _invariants(cloud, idempotence):
     return [str(problem) for problem in found]
 
 
-def measure(size, boots_per_host, move_share, idempotence, profile_to):
+def measure(size, boots_per_host, move_share, idempotence, profile_to,
+            max_boots=None):
     """Everything for one size, in this process; a dict of figures."""
     from harness.cloud import fixture as cloud_mod
     from harness.core import errors
@@ -145,7 +148,10 @@ def measure(size, boots_per_host, move_share, idempotence, profile_to):
         full = False
         scheduling = _time_scheduler()
         in_scheduler = []
-        for number in range(boots_per_host * size):
+        planned = boots_per_host * size
+        if max_boots is not None:
+            planned = min(planned, max_boots)
+        for number in range(planned):
             name = 'vm%05d' % number
             flavor = small[number % 2]
             began = time.monotonic()
@@ -205,7 +211,7 @@ def measure(size, boots_per_host, move_share, idempotence, profile_to):
 
 def _child(args):
     result = measure(args.child, args.boots_per_host, args.move_share,
-                     args.idempotence, args.profile_to)
+                     args.idempotence, args.profile_to, args.max_boots)
     print(ANSWER + json.dumps(result), flush=True)
 
 
@@ -215,6 +221,8 @@ def _run_size(size, args, profile_to=None):
            '--move-share', str(args.move_share)]
     if args.idempotence:
         cmd.append('--idempotence')
+    if args.max_boots is not None:
+        cmd += ['--max-boots', str(args.max_boots)]
     if profile_to:
         cmd += ['--profile-to', profile_to]
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
@@ -240,6 +248,8 @@ def main(argv=None):
     parser.add_argument('--boots-per-host', type=int, default=4,
                         help='stop booting after this many per compute '
                         '(default: %(default)s)')
+    parser.add_argument('--max-boots', type=int, default=None,
+                        help='and at most this many boots per size')
     parser.add_argument('--move-share', type=float, default=0.1,
                         help='share of the servers resized, and as many '
                         'live-migrated (default: %(default)s)')
