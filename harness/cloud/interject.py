@@ -22,9 +22,8 @@ compute would handle it while its migration prepares.
 
 A request the API refuses fails the run, as a failed injected periodic
 does (``cloud.race.check``); so does a thread that neither finishes nor
-waits for a plain lock within the cloud's timeout (a delete sent at a
-point inside the resource tracker's fair lock, with no instance lock
-held, would wait for that lock unseen: not supported).
+waits for a lock (the instance lock, or the resource tracker's fair
+``compute_resources``) within the cloud's timeout.
 
 A compute service's delete (``delete_service``, ``DELETE
 /os-services/{id}``) names a host, or a role resolved at the point as a

@@ -12,7 +12,7 @@ imports Nova.
     Placement's usage of each provider, class by class, is the sum of the
     allocations against it.
 
-``allocations_where_server_is(snap)``
+``allocations_where_server_is(snap, claims=None)``
     A server's allocations lie only in the provider tree of its host (of
     its compute node, ``instance.node``, on a host with several), or
     of the destination of a move of it still in flight (a live migration
@@ -25,7 +25,12 @@ imports Nova.
     a delete it is a leak). An evacuated server may also hold the source of
     its evacuation until the source's compute starts again and cleans up
     (status ``accepted``, ``pre-migrating`` or ``done``; see
-    ``one_compute_node_per_consumer``).
+    ``one_compute_node_per_consumer``). Written-down window (``claims``,
+    from ``claim_windows``): a server whose chosen compute died before it
+    took the build or unshelve (``inject: stop``) waits on no host, BUILD
+    or unshelving, with the scheduler's claim in that host's tree, while
+    that compute is down (``inject.ClaimWindow`` says why Nova leaves it
+    so); only there, only in that state.
 
 ``one_compute_node_per_consumer(snap)``
     No consumer holds allocations against more than one compute node
@@ -157,6 +162,7 @@ from harness.core.problems import Problem
 from harness.core import snapshot as snapshot_mod
 from harness.core import steps as steps_mod
 from harness.core.steps import base as steps_base
+from harness.core.steps import delete as delete_step
 
 INVARIANTS = ('usages_add_up', 'allocations_where_server_is',
               'one_compute_node_per_consumer', 'tracker_agrees',
@@ -164,8 +170,7 @@ INVARIANTS = ('usages_add_up', 'allocations_where_server_is',
               'devices_agree')
 
 # Migration statuses after which a move holds nothing any more.
-FINAL_STATUSES = frozenset(('confirmed', 'reverted', 'completed', 'error',
-                            'failed', 'cancelled', 'done'))
+FINAL_STATUSES = delete_step.FINAL_STATUSES
 # An evacuation whose source has not cleaned up yet.
 EVACUATING = frozenset(('accepted', 'pre-migrating', 'done'))
 EVACUATION = 'evacuation'
@@ -227,8 +232,10 @@ def _latest(snap, server):
     return snap.migrations.get(snapshot_mod.MIGRATION % server)
 
 
-def allocations_where_server_is(snap):
+def allocations_where_server_is(snap, claims=None):
+    """See the module docstring; ``claims`` from ``claim_windows``."""
     problems = []
+    claims = claims or {}
     host_roots = _host_roots(snap)
     for consumer in sorted(snap.allocations):
         held = snap.allocations[consumer]
@@ -249,6 +256,11 @@ def allocations_where_server_is(snap):
             what = 'its source %s' % migration.source
         elif server is not None:
             allowed = {server.host} if server.host else set()
+            claim = claims.get(consumer)
+            if claim is not None and claim.covers(server):
+                # The scheduler's claim of a build or unshelve whose
+                # compute died before taking it.
+                allowed.add(claim.host)
             own = _own_node(snap, server, host_roots)
             moving = sorted(m.dest for m in _migrations_of(snap, consumer)
                             if m.status not in FINAL_STATUSES and m.dest)
@@ -259,11 +271,13 @@ def allocations_where_server_is(snap):
                                if m.type == EVACUATION
                                and m.status in EVACUATING and m.source)
             allowed.update(evacuated)
-            what = 'its host %s%s%s' % (
+            what = 'its host %s%s%s%s' % (
                 server.host, ' or the destination %s of its move in flight'
                 % ', '.join(moving) if moving else '',
                 ' or the source %s of its evacuation' % ', '.join(evacuated)
-                if evacuated else '')
+                if evacuated else '',
+                ' or %s, whose compute died before taking it' % claim.host
+                if claim is not None and claim.covers(server) else '')
         else:
             problems.append(Problem(
                 'allocations_where_server_is', consumer,
@@ -505,13 +519,13 @@ def tracker_windows(windows, before, after, reconciled=(), down=(),
     if step is not None:
         # The step's kind, and the requests sent in the middle of it
         # (``inject: do``, tied to it by the loader: ``Step.interjected``).
-        units = [(steps_mod.get(step.kind), step.args)] + [
-            (steps_mod.get(sent.kind), sent.args)
-            for sent in getattr(step, 'interjected', ())]
+        units = _step_units(step)
     else:
         units = [(unit, None) for unit in steps_mod.registry().values()]
     for unit, args in units:
         for window in unit.windows(args, before, after, set(down)):
+            if not isinstance(window, steps_base.Window):
+                continue   # an allocation's window: claim_windows
             into = opened.setdefault(window.host, {'below': {}, 'above': {},
                                                    'why': ''})
             for key, amount in window.amounts().items():
@@ -523,6 +537,32 @@ def tracker_windows(windows, before, after, reconciled=(), down=(),
         opened.pop(host, None)
     return {host: w for host, w in opened.items()
             if any(w['below'].values()) or any(w['above'].values())}
+
+
+def _step_units(step):
+    """The units whose windows a step opens: its kind and its requests."""
+    return [(steps_mod.get(step.kind), step.args)] + [
+        (steps_mod.get(sent.kind), sent.args)
+        for sent in getattr(step, 'interjected', ())]
+
+
+def claim_windows(claims, before, after, stopped, step):
+    """The claim windows open after ``step`` (``allocations_where_server_is``).
+
+    :param claims: server -> window open before the step (not changed).
+    :param stopped: hosts whose compute is not running.
+    :returns: server -> window: those the step's units open
+        (``inject.ClaimWindow``) and those before it, each only while it
+        holds (its host's compute down, the server still waiting on no
+        host).
+    """
+    opened = dict(claims)
+    for unit, args in _step_units(step):
+        for window in unit.windows(args, before, after, set(stopped)):
+            if hasattr(window, 'open_while'):
+                opened[window.server] = window
+    return {server: window for server, window in opened.items()
+            if window.open_while(after, set(stopped))}
 
 
 # -- 5 ------------------------------------------------------------------------
@@ -847,6 +887,7 @@ class Checker(object):
     def _reset(self):
         self.broken = {}
         self.windows = {}
+        self.claims = {}
         # Compute nodes Placement has not caught up with: node -> the host
         # whose periodic does it (see periodics_idempotent).
         self.pending = {}
@@ -873,6 +914,8 @@ class Checker(object):
         if step.error is None:
             self.pending.update(steps_mod.get(step.kind).pending(step.args))
 
+        stopped = set(scenario.hosts) - set(cloud.computes)
+        self.claims = claim_windows(self.claims, before, snap, stopped, step)
         if 'tracker_agrees' in self.enabled:
             start = time.perf_counter()
             self.windows = tracker_windows(
@@ -886,7 +929,8 @@ class Checker(object):
             self.timings['tracker_agrees'] += time.perf_counter() - start
         for name, func in (('usages_add_up', usages_add_up),
                            ('allocations_where_server_is',
-                            allocations_where_server_is),
+                            lambda snap: allocations_where_server_is(
+                                snap, self.claims)),
                            ('one_compute_node_per_consumer',
                             one_compute_node_per_consumer),
                            ('within_capacity', within_capacity)):

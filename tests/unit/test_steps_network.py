@@ -153,8 +153,13 @@ class TestInterjectedDeleteWindows(testing.TestCase):
     def _step(self, body="  - inject: {before: finish_resize, "
                          "do: {delete: vm1}}\n"
                          "  - resize: {server: vm1, flavor: large}\n"
-                         "    error: is gone\n"):
-        return _load(body).steps[2]
+                         "    error: is gone\n", moving=('dst', 'src')):
+        step = _load(body).steps[2]
+        # What the inject notes where the delete lands (``moving``): the
+        # compute passing finish_resize, the migration's source and dest.
+        for inject in step.interjected:
+            inject.args['moving'] = sorted(moving)
+        return step
 
     def test_both_trackers_may_count_the_guest_until_their_periodic(self):
         before, after = _resize_deleted_before_finish()
@@ -202,12 +207,20 @@ class TestInterjectedDeleteWindows(testing.TestCase):
         self.assertEqual({'vcpus': 1, 'memory_mb': 512, 'local_gb': 1},
                          windows['dst']['above'])
 
-    def test_only_hosts_whose_tracker_grew_besides_the_source(self):
+    def test_only_the_move_s_hosts(self):
+        # A tracker that grew on a host the move never touched is no
+        # part of this delete: no window, and its growth is a problem.
         before, after = _resize_deleted_before_finish(third_host_grew=True)
         windows = invariants.tracker_windows({}, before, after,
                                              step=self._step())
-        self.assertEqual(['dst', 'other', 'src'], sorted(windows))
+        self.assertEqual(['dst', 'src'], sorted(windows))
+        self.assertEqual(['host other, vcpus'], [
+            p.subject for p in invariants.tracker_agrees(
+                after, windows=windows)])
+
+    def test_a_server_not_moving_opens_nothing(self):
+        # Nothing noted at the point and no move in flight before: a
+        # tracked instance, which the delete path releases.
         before, after = _resize_deleted_before_finish()
-        windows = invariants.tracker_windows({}, before, after,
-                                             step=self._step())
-        self.assertNotIn('other', windows)
+        self.assertEqual({}, invariants.tracker_windows(
+            {}, before, after, step=self._step(moving=())))

@@ -20,7 +20,12 @@ trackers the move touched keep counting the guest until their next
 periodic: the source its outbound migration (``terminate_instance`` is
 not serialized with a resize, which takes no instance lock; the delete
 path releases only ``tracked_instances``), the destination the claim the
-move made there. Opened by the step that ran when the delete landed.
+move made there. Opened by the step that ran when the delete landed, and
+only on the hosts the server was on or moving between: its host, the
+source and destination of its move in flight (a live migration's
+destination included), as the snapshot before the step and the point
+where the delete landed name them; by at most what it held on its host
+and, elsewhere, its flavors (the old and, in a resize, the new one).
 """
 
 from harness.core import snapshot as snapshot_mod
@@ -77,19 +82,29 @@ def deletion_windows(before, after, down):
     return opened
 
 
-def interjected_windows(server, move_flavor, before, after):
+def interjected_windows(server, move_flavor, before, after, moving=()):
     """``above`` windows for ``server`` deleted during this step's move.
 
     None unless ``server`` was there before the step and is gone after.
-    The source (its host before the step) may count up to what it held
-    there; a host whose tracker grew during the step (the move's claim:
-    the destination, or the source of a same-host resize) up to the
-    move's flavor too: ``move_flavor`` (Placement classes, a resize's new
-    flavor) or the largest the server or its migration held on any host
-    before. The destination is found that way because the migration
-    record goes with the deleted server: no snapshot after names it.
+    None either unless the server was moving (``moving_hosts``): a
+    server on its host, in no move, is a tracked instance that Nova's
+    delete path releases. The source (its host before the step) may count
+    up to what it held there; each host of its move (the destination, or
+    the source of a same-host resize, whose claim the move made) whose
+    tracker grew during the step up to the move's flavor too:
+    ``move_flavor`` (Placement classes, a resize's new flavor) or the
+    largest the server or its migration held on any host before. A
+    tracker that grew elsewhere is no part of this delete.
+
+    :param moving: hosts the point where the delete landed named for the
+        server's move (``inject`` notes them): the migration record goes
+        with the deleted server, so no snapshot after names its
+        destination.
     """
     if server not in before.servers or server in after.servers:
+        return []
+    hosts = moving_hosts(server, before, moving)
+    if not hosts:
         return []
     roots = snapshot_mod.host_roots(before)
     consumers = [server] + [consumer for consumer, migration in
@@ -114,9 +129,31 @@ def interjected_windows(server, move_flavor, before, after):
                 held[rc] = held.get(rc, 0) + amount
         if held:
             opened.append(base.Window(source, 'above', held, why))
-    for host in sorted(_grown(before, after)):
+    for host in sorted(_grown(before, after) & hosts):
         opened.append(base.Window(host, 'above', flavor, why))
     return opened
+
+
+def moving_hosts(server, before, moving=()):
+    """The hosts ``server`` was moving between when deleted, if moving.
+
+    ``moving`` (named at the point: the compute that passed it for the
+    server, its migration's source and destination) and the source and
+    destination of each move of it in flight before the step (a live
+    migration's destination, a resize waiting for its confirm).
+    """
+    hosts = set(moving)
+    for migration in snapshot_mod.migrations_of(before, server):
+        if migration.status not in FINAL_STATUSES or (
+                before.servers[server].status == 'VERIFY_RESIZE'):
+            hosts.update(h for h in (migration.source, migration.dest) if h)
+    return hosts
+
+
+# Migration statuses after which a move holds nothing any more (the
+# invariants' FINAL_STATUSES too).
+FINAL_STATUSES = frozenset(('confirmed', 'reverted', 'completed', 'error',
+                            'failed', 'cancelled', 'done'))
 
 
 def _grown(before, after):

@@ -32,13 +32,17 @@ state (``error: did not reach its resting state``). Its invariant windows
 take the death's: the dead compute's record is its last save, so it may
 lag what Placement gained or lost there during the step until the compute
 starts again (``died_windows``); a restarted one may count the move in
-flight until its next periodic (``restarted_windows``).
+flight until its next periodic (``restarted_windows``). A build or
+unshelve whose chosen compute died before taking it waits on no host
+with the scheduler's claim there, allowed while that compute is down
+(``ClaimWindow``, for ``allocations_where_server_is``).
 
 A delete sent this way is attached to the step that passes its point
 (``Step.interjected``): the invariants take that step's windows and the
 delete's (``delete.interjected_windows``: the trackers a move touched
 count the deleted guest until their next periodic, bounded by what it
-held before and the move's flavor).
+held before and the move's flavor). The hosts of the move are noted at
+the point (``moving``): the deleted server's record goes with it.
 """
 
 from harness.core import errors
@@ -192,14 +196,16 @@ class Inject(base.StepKind):
         # Asked for the step a delete or a death was interjected in (see
         # the module docstring); the inject step itself changes nothing.
         if args and args.get('stop') and args['host'] in down:
-            return died_windows(args['host'], before, after)
+            return (died_windows(args['host'], before, after)
+                    + claim_windows(args['host'], before, after))
         if args and args.get('restart') and args.get('host'):
             return restarted_windows(args['host'], before, after)
         if not args or not args.get('do') or args['do'][0] != 'delete':
             return []
         flavor = args['flavors'].get(args.get('move_flavor'))
-        return delete_step.interjected_windows(args['do'][1], flavor,
-                                               before, after)
+        return delete_step.interjected_windows(
+            args['do'][1], flavor, before, after,
+            moving=args.get('moving', ()))
 
     def run(self, cloud, args):
         injection = cloud.race.at(
@@ -217,9 +223,47 @@ class Inject(base.StepKind):
             # The answer is noted in the args (host, answer).
             return injection.do(*args['do'], refused=args['refused'],
                                 noted=args)
+        if args.get('do') and args['do'][0] == 'delete':
+            return _noting_moves(injection.do(*args['do']), args)
         if args.get('do'):
             return injection.do(*args['do'])
         return injection.run(args['run'], host=args['on'])
+
+
+def _noting_moves(injection, args):
+    """Note in ``args['moving']`` the hosts of the move the delete hit.
+
+    At the point: the source and destination of the deleted server's
+    migration in flight, and the compute that passes the point for it;
+    ``delete.interjected_windows`` opens the destination's window there
+    only (the migration record goes with the server, no snapshot after
+    the step names it).
+    """
+    server = args['do'][1]
+    args['moving'] = []
+    send = injection.action
+
+    def noting(passage):
+        if passage.server == server:
+            hosts = {passage.host}
+            status, source, dest = (
+                _field(passage.migration, name)
+                for name in ('status', 'source_compute', 'dest_compute'))
+            if status not in delete_step.FINAL_STATUSES:
+                hosts |= {source, dest}
+            args['moving'] = sorted(host for host in hosts if host)
+        return send(passage)
+
+    injection.action = noting
+    return injection
+
+
+def _field(record, name):
+    """A field of Nova's record at a point, None when not set (or none)."""
+    is_set = getattr(record, 'obj_attr_is_set', None)
+    if is_set is None or not is_set(name):
+        return None
+    return getattr(record, name)
 
 
 def check_points(check, steps, kinds):
@@ -277,6 +321,68 @@ def died_windows(host, before, after):
     return [base.Window(host, side, held, why)
             for side, held in (('below', gained), ('above', lost))
             if any(held.values())]
+
+
+class ClaimWindow(object):
+    """``server`` may hold the scheduler's claim on ``host`` with no host.
+
+    Nova's placement of a build or an unshelve is in two halves: the
+    conductor has the scheduler claim the chosen host in Placement
+    (``select_destinations``) and casts the work to that compute
+    (``build_and_run_instance``, ``unshelve_instance``); only the
+    compute's own claim (``instance_claim``) gives the server its host.
+    A compute that dies between the two leaves the server waiting on no
+    host, BUILD (or SHELVED_OFFLOADED, task ``unshelving``), while
+    Placement holds the scheduler's claim in that host's tree: a state
+    Nova's own code expects (the periodic's
+    ``_remove_deleted_instances_allocations`` skips such a consumer, "the
+    instance has yet to start") and resolves when that compute starts
+    again: its queued cast goes on, or ``init_host``'s
+    ``_error_out_instances_whose_build_was_interrupted`` puts a build it
+    lost in ERROR. So the window lasts while the server is in that state
+    and ``host``'s compute is down (``covers``, ``open_while``); any other
+    place of its allocation, or that state once the host is running
+    again, is not covered.
+    """
+
+    def __init__(self, server, host, why):
+        self.server = server
+        self.host = host
+        self.why = why
+
+    @staticmethod
+    def covers(server):
+        """Whether ``server`` (a snapshot's) still waits for its compute."""
+        return server.host is None and (
+            server.status == 'BUILD' or server.task_state == 'unshelving')
+
+    def open_while(self, snap, down):
+        """Whether the window stays open at ``snap``, ``down`` stopped."""
+        server = snap.servers.get(self.server)
+        return (self.host in down and server is not None
+                and self.covers(server))
+
+
+def claim_windows(host, before, after):
+    """The ``ClaimWindow`` of each server the death on ``host`` left hostless.
+
+    Only a server that held nothing before the step (the claim is this
+    step's scheduling) and now holds allocations in ``host``'s tree and
+    nowhere else.
+    """
+    roots = snapshot_mod.host_roots(after).get(host, {host})
+    opened = []
+    for name, server in sorted(after.servers.items()):
+        held = after.allocations_of(name)
+        if (not held or before.allocations_of(name)
+                or not ClaimWindow.covers(server)):
+            continue
+        if {snapshot_mod.root(after, rp) for rp in held} <= set(roots):
+            opened.append(ClaimWindow(name, host, (
+                'compute %s died before it took the build or unshelve of '
+                '%s: the scheduler\'s claim waits there until it starts '
+                'again' % (host, name))))
+    return opened
 
 
 def restarted_windows(host, before, after):
@@ -386,7 +492,10 @@ def _attach(inject, target):
     if not hasattr(target, 'interjected'):
         target.interjected = []
     target.interjected.append(inject)
-    if target.kind == 'resize' and inject.args.get('do'):
+    if target.kind == 'resize' and inject.args.get('do') and (
+            target.args.get('server') == inject.args['do'][1]):
+        # The new flavor bounds the delete's window only for the server
+        # that is resized.
         inject.args['move_flavor'] = target.args.get('flavor')
 
 
