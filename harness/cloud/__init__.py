@@ -13,4 +13,6 @@ eventlet).
 # cache whenever the first harness module imported was not nova_env).
 from nova import monkey_patch
 
-monkey_patch.patch()
+# Nova 31 patches when nova.monkey_patch is imported and has no patch().
+if hasattr(monkey_patch, 'patch'):
+    monkey_patch.patch()

@@ -10,13 +10,13 @@ Nova itself. It also observes saves of instances, migrations and compute
 nodes, and Placement writes, for race points and the explorer.
 
 And it knows which request waits for one of Nova's locks held by another
-(oslo.concurrency's ``lockutils``: the instance lock, the resource
-tracker's): ``spawned()`` collects the tasks a block starts and
-``wait_parked`` waits until each has finished or the request it serves
-waits for such a lock (in whichever greenthread: an RPC handler serves
-its caller's request). A request sent from inside another operation (an
-``inject: do``) thus runs as far as it can before that operation goes on:
-the same interleaving every run.
+(oslo.concurrency's ``lockutils``: the instance lock, a plain one, and the
+resource tracker's ``compute_resources``, a fair one): ``spawned()``
+collects the tasks a block starts and ``wait_parked`` waits until each has
+finished or the request it serves waits for such a lock (in whichever
+greenthread: an RPC handler serves its caller's request). A request sent
+from inside another operation (an ``inject: do``) thus runs as far as it
+can before that operation goes on: the same interleaving every run.
 """
 
 # Nova's eventlet patching first: the thread-local "acting host" below
@@ -26,6 +26,7 @@ from harness.cloud import nova_env  # noqa: F401,I100
 import contextlib  # noqa: E402
 import threading  # noqa: E402
 
+from eventlet import tpool  # noqa: E402
 import fixtures  # noqa: E402
 from oslo_concurrency import lockutils  # noqa: E402
 from oslo_context import context as oslo_context  # noqa: E402
@@ -118,6 +119,17 @@ class _WatchedLock(object):
         return self
 
 
+def _fair_lock_busy(lock):
+    """Whether taking this fasteners ReaderWriterLock's write side waits.
+
+    It does unless the caller holds it already (re-entry) or nobody holds
+    it or queues for it (its writers are served in order).
+    """
+    if lock.is_writer(check_pending=False):
+        return False
+    return lock.owner is not None or lock.has_pending_writers
+
+
 class Activity(fixtures.Fixture):
     """Count Nova's executor tasks and watch instance and migration saves."""
 
@@ -134,7 +146,7 @@ class Activity(fixtures.Fixture):
         # Who waits for a held lock now: token -> (lock, request ID).
         self._lock_waits = {}
         self.saves = 0
-        real_spawn_on = thread_pool_factory.spawn_on
+        real_spawn_on = getattr(thread_pool_factory, 'spawn_on', None)
 
         def spawn_on(executor_type, func, *args, **kwargs):
             host = acting_host()
@@ -167,8 +179,16 @@ class Activity(fixtures.Fixture):
                     self.unparked.append(exc)
             return future
 
-        self.useFixture(fixtures.MonkeyPatch(
-            thread_pool_factory.__name__ + '.spawn_on', spawn_on))
+        if hasattr(thread_pool_factory, 'spawn_on'):
+            self.useFixture(fixtures.MonkeyPatch(
+                thread_pool_factory.__name__ + '.spawn_on', spawn_on))
+        else:
+            # Nova 31 has no spawn_on: utils.spawn and spawn_n start
+            # greenthreads, and work handed to its live migration executor
+            # and pools goes through pass_context too.
+            self.useFixture(fixtures.MonkeyPatch(
+                'nova.utils.pass_context',
+                self._counted(thread_pool_factory.pass_context)))
         real_internal_lock = lockutils.internal_lock
 
         def internal_lock(name, semaphores=None, blocking=True):
@@ -179,6 +199,7 @@ class Activity(fixtures.Fixture):
         # lockutils.lock takes its semaphore through this module global.
         self.useFixture(fixtures.MonkeyPatch(
             'oslo_concurrency.lockutils.internal_lock', internal_lock))
+        self._watch_fair_locks()
         for cls in (objects.Instance, objects.Migration):
             self._observe(cls, 'save')
             self._observe(cls, 'create')
@@ -187,6 +208,94 @@ class Activity(fixtures.Fixture):
         self.placement_writes = 0
         for verb in ('put', 'post', 'delete'):
             self._count_placement(verb)
+
+    def _watch_fair_locks(self):
+        """Say when a taker of a fair lock has to wait, as for plain ones.
+
+        ``lockutils.lock(name, fair=True)`` (Nova's ``synchronized(...,
+        fair=True)``: the resource tracker's ``compute_resources``) takes
+        ``internal_fair_lock(name).write_lock()``, a fasteners
+        ReaderWriterLock that cannot be tried without blocking. So the
+        wait is seen around ``lockutils.lock`` (the module global that
+        ``synchronized`` calls): busy when asked, the taker waits from
+        then until the lock is its own. The lock object itself is left as
+        it is (RacePoints hooks its release).
+        """
+        real_lock = lockutils.lock
+        activity = self
+
+        @contextlib.contextmanager
+        def watched_fair_lock(name, *args, **kwargs):
+            waiter = None
+            if _fair_lock_busy(lockutils.internal_fair_lock(name)):
+                waiter = object()
+                activity._waiting(waiter, (name, _request_id()))
+            try:
+                with real_lock(name, *args, **kwargs) as taken:
+                    if waiter is not None:
+                        activity._waiting(waiter, None)
+                        waiter = None
+                    yield taken
+            finally:
+                if waiter is not None:
+                    activity._waiting(waiter, None)
+
+        def lock(name, *args, **kwargs):
+            # ``fair`` is the eighth parameter; synchronized names it.
+            fair = kwargs.get('fair', args[6] if len(args) > 6 else False)
+            if fair:
+                return watched_fair_lock(name, *args, **kwargs)
+            return real_lock(name, *args, **kwargs)
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'oslo_concurrency.lockutils.lock', lock))
+
+    def _counted(self, real_pass_context):
+        """Nova 31's ``utils.pass_context``, its greenthreads counted.
+
+        Each is a task as an executor's is under ``spawn_on``: run as
+        its spawner's host, done once its function returns or raises.
+        """
+        activity = self
+
+        def pass_context(runner, func, *args, **kwargs):
+            if runner is tpool.execute:
+                # A native thread the caller waits for: nothing to follow.
+                return real_pass_context(runner, func, *args, **kwargs)
+            host = acting_host()
+            name = getattr(func, '__name__', repr(func))
+            task = Task(name, _request_id())
+
+            def run_as_spawner(*a, **k):
+                try:
+                    with acting_as(host):
+                        return func(*a, **k)
+                finally:
+                    activity._finished(task)
+
+            parking = None
+            if name not in SERVICE_LOOPS:
+                with activity._cond:
+                    activity._pending[task] = task
+                    if activity._collecting is not None:
+                        activity._collecting.append(task)
+                        parking = activity._parking
+            try:
+                started = real_pass_context(runner, run_as_spawner,
+                                            *args, **kwargs)
+            except Exception:
+                activity._finished(task)  # never started
+                raise
+            if parking is not None:
+                # As in spawn_on.
+                try:
+                    activity.wait_parked([task], parking,
+                                         lambda: 'spawned %s' % name)
+                except errors.OperationTimeout as exc:
+                    activity.unparked.append(exc)
+            return started
+
+        return pass_context
 
     def _observe(self, cls, method):
         real = getattr(cls, method)
@@ -281,10 +390,10 @@ class Activity(fixtures.Fixture):
     def wait_parked(self, tasks, timeout, describe):
         """Block until each task is done or its request waits for a lock.
 
-        Only oslo.concurrency's plain locks count (the instance lock); a
-        wait for a fair one (the resource tracker's ``compute_resources``)
-        is not seen, so a task that waits for it is not parked.
-        Or raise after ``timeout``; ``describe`` gives the state to report.
+        oslo.concurrency's locks count, plain (the instance lock) and fair
+        (the resource tracker's ``compute_resources``), taken through
+        ``lockutils.lock`` or ``synchronized``. Or raise after
+        ``timeout``; ``describe`` gives the state to report.
         The caller waits on a condition the tasks signal, so they run
         meanwhile (the same greenthread hub); none of them is left half
         way, whatever the scheduler would have picked.

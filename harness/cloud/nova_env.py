@@ -9,7 +9,9 @@ Each fixture here undoes what it does.
 # Nova's services must run under eventlet, as in Nova's functional suite;
 # patch before anything imports threading-sensitive modules.
 from nova import monkey_patch  # noqa: I100
-monkey_patch.patch()
+# Nova 31 patches on that import and has no patch().
+if hasattr(monkey_patch, 'patch'):
+    monkey_patch.patch()
 
 import collections  # noqa: E402
 import contextlib  # noqa: E402
@@ -103,7 +105,9 @@ def _register_lazy_opts():
     CONF.register_opts(db_options.database_opts, 'database')
     # [oslo_middleware]: by the API pipelines' middleware.
     CONF.register_opts(http_proxy_to_wsgi.OPTS, 'oslo_middleware')
-    CONF.register_opts(sizelimit.OPTS, 'oslo_middleware')
+    # oslo.middleware before 7 (Nova 31's) names them _opts.
+    CONF.register_opts(getattr(sizelimit, 'OPTS', None) or sizelimit._opts,
+                       'oslo_middleware')
     # [os_vif_ovs] and [vif_plug_ovs_privileged]: loading os-vif's plugins,
     # as nova_fixtures.LibvirtFixture does on a cloud's first libvirt host
     # (later calls do nothing). Importing the OVS plugin (pyroute2) is the
@@ -120,6 +124,44 @@ def _register_lazy_opts():
 
 
 _register_lazy_opts()
+
+
+def _start_metrics_collector():
+    """Make oslo.messaging's metrics client now, as a first RPC call would.
+
+    Before oslo.messaging 17 (Nova 31's 16.1) every RPC client call goes
+    through a process-wide collector, made on first use with a thread that
+    runs ``metrics_thread_stop_timeout`` (10 s) even with metrics off: the
+    first test to send RPC would be blamed for it (``harness.leaks``).
+    From 17 on (``measure_metrics``) no collector is made while off.
+    """
+    from oslo_messaging import _metrics as metrics
+    if not hasattr(metrics, 'measure_metrics'):
+        metrics.get_collector(CONF, 'rpc_client')
+
+
+_start_metrics_collector()
+
+
+def _keep_green_threads_across_fork():
+    """Make threading's after-fork clean-up a no-op, as eventlet 0.40 does.
+
+    It takes every thread but the forking one for dead (stopped, out of
+    ``threading._active``), but green threads live on in a forked child
+    (the explorer forks a running cloud: ``harness.cloud.forking``) and
+    fail as they end (KeyError in ``threading._delete``). Eventlet 0.40 on
+    (Nova 32's) empties it itself; 0.39 (Nova 31's) does not.
+    """
+    after_fork = getattr(threading, '_after_fork', None)
+    if after_fork is None or after_fork.__code__.co_name == 'noop':
+        return
+
+    def noop():
+        pass
+    after_fork.__code__ = noop.__code__
+
+
+_keep_green_threads_across_fork()
 
 
 class TestShim(object):
@@ -613,7 +655,10 @@ class NovaEnvironment(fixtures.Fixture):
         self.useFixture(
             nova_fixtures.PropagateTestCaseIdToChildEventlets(self.test_id))
         self.useFixture(nova_fixtures.OpenStackSDKFixture())
-        self.useFixture(nova_fixtures.IsolatedExecutorFixture(self.test_id))
+        # Nova 31 spawns on a green pool, not executors: its own fixture.
+        isolated = (getattr(nova_fixtures, 'IsolatedExecutorFixture', None)
+                    or nova_fixtures.IsolatedGreenPoolFixture)
+        self.useFixture(isolated(self.test_id))
         _use_if_there(self, 'DelayingExecutorWrapperCleanupFixture')
         self.useFixture(KeepConfSettings())
         self.useFixture(nova_fixtures.ConfFixture(CONF))

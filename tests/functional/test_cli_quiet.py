@@ -79,8 +79,9 @@ class TestQuietTerminal(testing.TestCase):
                          os.path.dirname(log))
         with open(log, encoding='utf-8') as source:
             text = source.read()
-        self.assertIn('Eventlet is deprecated', text)
-        self.assertIn('Eventlet based concurrency mode is deprecated', text)
+        # oslo.service's note on every release of the matrix (Nova's own
+        # eventlet warnings differ between releases).
+        self.assertIn('Loading backend: eventlet', text)
 
     def test_verbose_shows_the_noise_and_a_pass_names_no_log(self):
         path = self.write('small')
@@ -89,10 +90,8 @@ class TestQuietTerminal(testing.TestCase):
         result, _ = self.harness('run', '--no-invariants', '--verbose',
                                  '--log', log, path)
         self.assertEqual(0, result.returncode, result.stdout)
-        self.assertIn('Eventlet based concurrency mode is deprecated',
-                      result.stderr)
+        self.assertIn('Loading backend: eventlet', result.stderr)
         self.assertIn('passed: boot and delete', result.stdout)
         self.assertNotIn('log (', result.stdout)
         with open(log, encoding='utf-8') as source:
-            self.assertIn('Eventlet based concurrency mode is deprecated',
-                          source.read())
+            self.assertIn('Loading backend: eventlet', source.read())

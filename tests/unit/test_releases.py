@@ -3,10 +3,13 @@
 No Nova needed: a source tree is made in a temp dir, versions are tuples.
 """
 
+import glob
 import os
+import re
 from unittest import mock
 
 import fixtures
+import yaml
 
 from harness import bugs
 from harness.cloud import install
@@ -186,3 +189,41 @@ class TestReleasePython(testing.TestCase):
             self.assertEqual(0, cli.cmd_reproduce(args, None))
         on_release.assert_called_once_with(
             33, ['reproduce', '2144660'], None)
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+
+class TestMatrix(testing.TestCase):
+    """Every release with a constraints file has its tox env and Zuul job."""
+
+    def releases(self):
+        names = glob.glob(os.path.join(ROOT, 'constraints', 'nova*.txt'))
+        return sorted(re.search(r'nova(\d+)\.txt$', name).group(1)
+                      for name in names)
+
+    def test_each_release_is_a_factor_of_the_tox_env(self):
+        with open(os.path.join(ROOT, 'tox.ini')) as source:
+            text = source.read()
+        [factors] = re.findall(r'^\[testenv:functional-nova\{([\d,]+)\}\]',
+                               text, re.M)
+        self.assertEqual(self.releases(), sorted(factors.split(',')))
+        for release in self.releases():
+            self.assertIn('nova%s: -r{toxinidir}/constraints/nova%s.txt'
+                          % (release, release), text)
+
+    def test_each_release_has_a_zuul_job_in_a_pipeline(self):
+        with open(os.path.join(ROOT, '.zuul.yaml')) as source:
+            config = yaml.safe_load(source)
+        jobs = {item['job']['name']: item['job'] for item in config
+                if 'job' in item}
+        [project] = [item['project'] for item in config if 'project' in item]
+        run = set()
+        for pipeline in project.values():
+            run.update(pipeline['jobs'])
+        for release in self.releases():
+            name = 'nova-harness-tox-functional-nova%s' % release
+            self.assertEqual('functional-nova%s' % release,
+                             jobs[name]['vars']['tox_envlist'])
+            self.assertIn(name, run)
