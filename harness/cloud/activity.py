@@ -159,24 +159,10 @@ class Activity(fixtures.Fixture):
 
             future = real_spawn_on(executor_type, run_as_spawner,
                                    *args, **kwargs)
-            parking = None
+            parking = self._started(future, task)
             if name not in SERVICE_LOOPS:
-                with self._cond:
-                    self._pending[future] = task
-                    if self._collecting is not None:
-                        self._collecting.append(task)
-                        parking = self._parking
                 future.add_done_callback(self._finished)
-            if parking is not None:
-                # The spawner goes on once the new task is parked: tasks
-                # spawned from tasks (a cast sent by a call's handler)
-                # keep one order too. Never raised into Nova's code: the
-                # task then runs when it can, and ``unparked`` says so.
-                try:
-                    self.wait_parked([task], parking,
-                                     lambda: 'spawned %s' % name)
-                except errors.OperationTimeout as exc:
-                    self.unparked.append(exc)
+            self._park(task, parking)
             return future
 
         if hasattr(thread_pool_factory, 'spawn_on'):
@@ -273,26 +259,14 @@ class Activity(fixtures.Fixture):
                 finally:
                     activity._finished(task)
 
-            parking = None
-            if name not in SERVICE_LOOPS:
-                with activity._cond:
-                    activity._pending[task] = task
-                    if activity._collecting is not None:
-                        activity._collecting.append(task)
-                        parking = activity._parking
+            parking = activity._started(task, task)
             try:
                 started = real_pass_context(runner, run_as_spawner,
                                             *args, **kwargs)
             except Exception:
                 activity._finished(task)  # never started
                 raise
-            if parking is not None:
-                # As in spawn_on.
-                try:
-                    activity.wait_parked([task], parking,
-                                         lambda: 'spawned %s' % name)
-                except errors.OperationTimeout as exc:
-                    activity.unparked.append(exc)
+            activity._park(task, parking)
             return started
 
         return pass_context
@@ -347,6 +321,36 @@ class Activity(fixtures.Fixture):
     def _notify(self, obj, method, when, changes):
         for callback in list(self._listeners):
             callback(obj, method, when, changes)
+
+    def _started(self, key, task):
+        """Count ``task`` (found by ``key``) as running, unless a loop.
+
+        What it may take to park if ``spawned()`` collects (else None).
+        """
+        if task.name in SERVICE_LOOPS:
+            return None
+        with self._cond:
+            self._pending[key] = task
+            if self._collecting is None:
+                return None
+            self._collecting.append(task)
+            return self._parking
+
+    def _park(self, task, parking):
+        """Wait until ``task`` is parked, if ``parking`` says how long.
+
+        The spawner goes on once the new task is parked: tasks spawned
+        from tasks (a cast sent by a call's handler) keep one order too.
+        Never raised into Nova's code: the task then runs when it can,
+        and ``unparked`` says so.
+        """
+        if parking is None:
+            return
+        try:
+            self.wait_parked([task], parking,
+                             lambda: 'spawned %s' % task.name)
+        except errors.OperationTimeout as exc:
+            self.unparked.append(exc)
 
     def _finished(self, future):
         with self._cond:
