@@ -6,7 +6,7 @@ that cloud exactly: every database, tracker, hypervisor guest, cache,
 queued cast and the checks' own state, with nothing to enumerate and
 put back. Nova runs on eventlet, whose green threads all live in the
 one real thread and so survive ``fork`` (eventlet's patching of
-``threading`` says as much); two things do not, and ``fork`` mends them
+``threading`` says as much); what does not, ``fork`` mends
 in the child:
 
 - eventlet's epoll hub: the epoll set is a kernel object that a fork
@@ -21,6 +21,10 @@ in the child:
   libvirt driver calls its connection): the threads stay in the parent.
   The child's pool starts afresh at its first call; its old socket pair,
   shared with the parent, is closed in the child.
+- threading's after-fork clean-up, which takes every thread but the
+  forking one for dead: eventlet 0.40 on (Nova 32's) makes it a no-op
+  for green threads, 0.39 (Nova 31's) does not, and green threads then
+  fail as they end in the child. Made a no-op before the fork there too.
 
 Take the copy between steps, where the explorer's replays part: green
 threads still at work there are copied as they are, but a call a real
@@ -29,6 +33,7 @@ thread of the pool had in hand would never answer in the child.
 
 import gc
 import os
+import threading
 import warnings
 
 from eventlet import greenthread
@@ -45,6 +50,7 @@ def fork(cloud):
     # collection walking them would copy every page (copy on write).
     # Frozen, the child's collections leave them alone; the parent takes
     # them back once the child is on its way.
+    _keep_green_threads()
     gc.freeze()
     pid = None
     try:
@@ -57,7 +63,7 @@ def fork(cloud):
         if pid != 0:
             gc.unfreeze()
     if pid == 0:
-        _mend_hub()
+        _mend_eventlet()
         for _key, engine in cloud.env.engines:
             # A StaticPool's one connection record, made at its first use.
             record = vars(engine.pool).get('connection')
@@ -66,7 +72,17 @@ def fork(cloud):
     return pid
 
 
-def _mend_hub():
+def _keep_green_threads():
+    after_fork = getattr(threading, '_after_fork', None)
+    if after_fork is None or after_fork.__code__.co_name == 'noop':
+        return
+
+    def noop():
+        pass
+    after_fork.__code__ = noop.__code__
+
+
+def _mend_eventlet():
     hub = hubs.get_hub()
     if isinstance(getattr(hub, 'poll', None), _select.epoll):
         shared = hub.poll

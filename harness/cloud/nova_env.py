@@ -143,27 +143,6 @@ def _start_metrics_collector():
 _start_metrics_collector()
 
 
-def _keep_green_threads_across_fork():
-    """Make threading's after-fork clean-up a no-op, as eventlet 0.40 does.
-
-    It takes every thread but the forking one for dead (stopped, out of
-    ``threading._active``), but green threads live on in a forked child
-    (the explorer forks a running cloud: ``harness.cloud.forking``) and
-    fail as they end (KeyError in ``threading._delete``). Eventlet 0.40 on
-    (Nova 32's) empties it itself; 0.39 (Nova 31's) does not.
-    """
-    after_fork = getattr(threading, '_after_fork', None)
-    if after_fork is None or after_fork.__code__.co_name == 'noop':
-        return
-
-    def noop():
-        pass
-    after_fork.__code__ = noop.__code__
-
-
-_keep_green_threads_across_fork()
-
-
 class TestShim(object):
     """What Nova's service-stand-in fixtures ask of "the test".
 

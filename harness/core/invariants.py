@@ -162,7 +162,6 @@ from harness.core.problems import Problem
 from harness.core import snapshot as snapshot_mod
 from harness.core import steps as steps_mod
 from harness.core.steps import base as steps_base
-from harness.core.steps import delete as delete_step
 
 INVARIANTS = ('usages_add_up', 'allocations_where_server_is',
               'one_compute_node_per_consumer', 'tracker_agrees',
@@ -170,7 +169,7 @@ INVARIANTS = ('usages_add_up', 'allocations_where_server_is',
               'devices_agree')
 
 # Migration statuses after which a move holds nothing any more.
-FINAL_STATUSES = delete_step.FINAL_STATUSES
+FINAL_STATUSES = snapshot_mod.FINAL_STATUSES
 # An evacuation whose source has not cleaned up yet.
 EVACUATING = frozenset(('accepted', 'pre-migrating', 'done'))
 EVACUATION = 'evacuation'
@@ -920,8 +919,8 @@ class Checker(object):
             start = time.perf_counter()
             self.windows = tracker_windows(
                 self.windows, before, snap, reconciled,
-                down=(set(scenario.hosts) - set(cloud.computes))
-                | cloud.services.forced_down_hosts(), step=step)
+                down=stopped | cloud.services.forced_down_hosts(),
+                step=step)
             found['tracker_agrees'] = tracker_agrees(
                 snap, self._dedicated(cloud, scenario), self.windows,
                 disk_exact=not any(f.swap for f in

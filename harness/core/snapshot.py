@@ -517,6 +517,11 @@ _PCI_ADDRESS = re.compile(r'^[0-9A-F]{4}:[0-9A-F]{2}:[0-9A-F]{2}\.[0-7]$')
 _GPU_NAME = re.compile(r'^pci_[0-9a-f]{4}_[0-9a-f]{2}_[0-9a-f]{2}_[0-7]$')
 
 
+# Migration statuses after which a move holds nothing any more.
+FINAL_STATUSES = frozenset(('confirmed', 'reverted', 'completed', 'error',
+                            'failed', 'cancelled', 'done'))
+
+
 def migrations_of(snap, server):
     """The migrations of ``server`` in the snapshot."""
     return [m for m in snap.migrations.values() if m.server == server]

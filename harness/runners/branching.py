@@ -18,6 +18,7 @@ processes, one per core.
 
 import os
 import pickle
+import shutil
 import sys
 import tempfile
 import time
@@ -126,10 +127,8 @@ class Branches(object):
         self.done(key, result)
 
     def close(self):
-        try:
-            os.rmdir(self._dir)
-        except OSError:
-            pass
+        # A failed child may have left its result file.
+        shutil.rmtree(self._dir, ignore_errors=True)
 
 
 def _quiet_stdout():

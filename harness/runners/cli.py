@@ -461,13 +461,17 @@ def _explored(args, out, explored, reintroduce):
     """Print (and report) explored ``(scenario, report)`` pairs; the exit."""
     explored = list(explored)
     report_dir = _report_dir(args)
+    findings = None
+    if getattr(args, 'known_findings', None) and not reintroduce:
+        from harness.runners import known as known_mod
+        findings = known_mod.Known(args.known_findings)
     new = 0
     for scenario, report in explored:
         print(report.summary(), file=out)
         if report_dir:
             _explore_report(report_dir, scenario, report, reintroduce,
                             lambda line: print(line, file=out))
-        known = _known(args, scenario, report, reintroduce)
+        known = _known(findings, scenario, report)
         for outcome, finding in zip(report.failed, known):
             if finding:
                 print('known finding %s: %s' % (
@@ -480,21 +484,15 @@ def _explored(args, out, explored, reintroduce):
     return EXIT_PASS
 
 
-def _known(args, scenario, report, reintroduce):
+def _known(findings, scenario, report):
     """For each failure of ``report``: the finding it is, or None."""
-    directory = getattr(args, 'known_findings', None)
-    if not directory or reintroduce:
-        return [None] * len(report.failed)
     from harness.runners import explorer as explorer_mod
-    from harness.runners import known
-    if getattr(args, '_known', None) is None:
-        args._known = known.Known(directory)
-    steps = explorer_mod.Explorer(workers=1).replay_steps
-    return [args._known.finding_for(steps(scenario, outcome.injections),
-                                    outcome,
-                                    outcome.shrunk_path or outcome.same_as)
-            if (outcome.shrunk_path or outcome.same_as) else None
-            for outcome in report.failed]
+    reproducers = [outcome.shrunk_path or outcome.same_as
+                   for outcome in report.failed]
+    return [findings.finding_for(
+        explorer_mod.injected_steps(scenario, outcome.injections),
+        outcome, reproducer) if findings and reproducer else None
+        for outcome, reproducer in zip(report.failed, reproducers)]
 
 
 def _explore_report(report_dir, scenario, explored, reintroduce, say):

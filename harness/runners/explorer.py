@@ -384,16 +384,8 @@ class Explorer(object):
         return [(a, b) for a, b in itertools.combinations(singles, 2)
                 if a.at != b.at]
 
-    def replay_steps(self, scenario, injections):
-        """The raw steps of ``scenario`` replayed with ``injections``."""
-        return self._job(scenario, injections)['document']['steps']
-
     def _job(self, scenario, injections):
-        steps = [dict(step.raw) for step in scenario.steps]
-        # Insert from the last step back, so earlier indexes stay right.
-        for injection in sorted(injections, key=lambda i: -i.at.step):
-            position = injection.at.step - 1
-            steps[position:position] = injection.steps()
+        steps = injected_steps(scenario, injections)
         return {'document': scenario.document(steps),
                 'where': scenario.path,
                 'reintroduce': self.reintroduce,
@@ -402,8 +394,7 @@ class Explorer(object):
                 'prefix': min([i.at.step - 1 for i in injections]
                               or [len(steps)]),
                 # The scenario they come from: the trunk they branch from.
-                'base': scenario.document(
-                    [dict(step.raw) for step in scenario.steps])}
+                'base': scenario.document(injected_steps(scenario, ()))}
 
     def _map(self, jobs, done=None):
         """Replay ``jobs``; ``done(failed=...)`` as each one ends."""
@@ -429,7 +420,7 @@ class Explorer(object):
 
     def _shrink(self, scenario, outcome, number):
         """Drop steps and injections while the replay still fails alike."""
-        steps = self._job(scenario, outcome.injections)['document']['steps']
+        steps = injected_steps(scenario, outcome.injections)
         # Steps after the one that failed cannot matter.
         steps = steps[:outcome.step]
         changed = True
@@ -472,6 +463,16 @@ class Explorer(object):
         kind = outcome.problems[0].kind
         return result['failed'] and any(
             problem.kind == kind for problem in result['problems'])
+
+
+def injected_steps(scenario, injections):
+    """The raw steps of ``scenario`` with ``injections`` put in."""
+    steps = [dict(step.raw) for step in scenario.steps]
+    # Insert from the last step back, so earlier indexes stay right.
+    for injection in sorted(injections, key=lambda i: -i.at.step):
+        position = injection.at.step - 1
+        steps[position:position] = injection.steps()
+    return steps
 
 
 def runnable(candidates):
@@ -589,8 +590,7 @@ def replay_branched(jobs, pool=None, done=None, record=False,
     phases = _Phases(trunk_steps, [])
     parts = {}
     for number, job in enumerate(jobs):
-        at = min(branching.shared_steps(job['base'], job['document']),
-                 trunk_steps)
+        at = branching.shared_steps(job['base'], job['document'])
 
         def start(forked_at, job=job, at=at):
             phases.branched(at, forked_at)
@@ -604,18 +604,11 @@ def replay_branched(jobs, pool=None, done=None, record=False,
         parts, result_of,
         lambda number, result: done(failed=result['failed']))
     try:
-        try:
-            _run_job(trunk, pool, branches, phases)
-        except BaseException:
-            if branches.in_child:
-                branches.child_failed()
-            raise
-        if branches.in_child:
-            # The run ended before the child's end (never expected).
-            branches.child_failed()
+        # A child ends inside the run (runner.run: child_done, or
+        # child_failed on an error); nothing after this runs in one.
+        _run_job(trunk, pool, branches, phases)
     finally:
-        if not branches.in_child:
-            branches.close()
+        branches.close()
     shared = phases.seconds()
     # The trunk's time but its children's (they count their own).
     shared['other'] = max(0.0, shared['other'] - branches.waited)

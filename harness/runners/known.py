@@ -72,7 +72,6 @@ class Known(object):
     """The findings in ``directory``, to tell known failures from new."""
 
     def __init__(self, directory):
-        self.directory = directory
         self.signatures = load(directory)
         self._failures = {}
 

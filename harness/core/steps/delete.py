@@ -144,16 +144,10 @@ def moving_hosts(server, before, moving=()):
     """
     hosts = set(moving)
     for migration in snapshot_mod.migrations_of(before, server):
-        if migration.status not in FINAL_STATUSES or (
+        if migration.status not in snapshot_mod.FINAL_STATUSES or (
                 before.servers[server].status == 'VERIFY_RESIZE'):
             hosts.update(h for h in (migration.source, migration.dest) if h)
     return hosts
-
-
-# Migration statuses after which a move holds nothing any more (the
-# invariants' FINAL_STATUSES too).
-FINAL_STATUSES = frozenset(('confirmed', 'reverted', 'completed', 'error',
-                            'failed', 'cancelled', 'done'))
 
 
 def _grown(before, after):

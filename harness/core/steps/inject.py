@@ -249,7 +249,7 @@ def _noting_moves(injection, args):
             status, source, dest = (
                 _field(passage.migration, name)
                 for name in ('status', 'source_compute', 'dest_compute'))
-            if status not in delete_step.FINAL_STATUSES:
+            if status not in snapshot_mod.FINAL_STATUSES:
                 hosts |= {source, dest}
             args['moving'] = sorted(host for host in hosts if host)
         return send(passage)
