@@ -10,12 +10,17 @@ the checks' and the timeline's state: exactly what a replay from the
 start would have there, without running the shared steps again. It
 takes its own steps from that point on, runs them to the end, writes
 its result to a file and ends; the trunk waits for it, reads the
-result, and goes on to its next step (or its next child).
+result as the child ends.
 
-One child at a time: the explorer runs a trunk in each of its worker
-processes, one per core.
+Up to ``concurrency`` children run at once (the explorer gives one per
+core): the trunk forks the next as soon as one ends, goes on to its
+next step once the last child of this one is forked, and waits for the
+rest at its end (``finish``). Running side by side, children share no
+state: the cloud's databases are in memory, and its instances'
+directory stays empty (Nova's fixtures fake the hypervisor's files).
 """
 
+import collections
 import os
 import pickle
 import shutil
@@ -24,7 +29,16 @@ import tempfile
 import time
 import traceback
 
+from eventlet import patcher
+
 from harness.core import errors
+
+# Not eventlet's: its os.waitpid polls in a loop of green sleeps, letting
+# the trunk's green threads run while it waits; its select waits in the
+# hub. The trunk waits for its children between steps, with nothing of
+# its own to run meanwhile.
+_os = patcher.original('os')
+_select = patcher.original('select')
 
 #: A child's exit status when its run raised (the traceback is on its
 #: standard error).
@@ -60,9 +74,10 @@ class Branches(object):
     :param result_of: ``result_of(key, scenario, timeline)``, in the
         child at the end of its run: its result (picklable).
     :param done: ``done(key, result)`` in the trunk as each child ends.
+    :param concurrency: children running at once, at most.
     """
 
-    def __init__(self, parts, result_of, done=None):
+    def __init__(self, parts, result_of, done=None, concurrency=1):
         self.parts = {at: list(keys) for at, keys in parts.items()}
         self.result_of = result_of
         self.done = done or (lambda key, result: None)
@@ -70,6 +85,9 @@ class Branches(object):
         # Seconds the trunk spent forking and waiting for its children.
         self.waited = 0.0
         self.in_child = False
+        self.concurrency = max(1, concurrency)
+        # Children running: pid -> (key, result file), in fork order.
+        self._running = collections.OrderedDict()
         self._key = None
         self._out = None
         self._dir = tempfile.mkdtemp(prefix='harness-branches-')
@@ -83,16 +101,31 @@ class Branches(object):
             # Here, not at the top: the explorer's plan is loaded by
             # Nova-free unit tests, and forking needs eventlet.
             from harness.cloud import forking
+            waiting = time.monotonic()
+            while len(self._running) >= self.concurrency:
+                self._collect(self._next_ended())
             forked_at = time.monotonic()
+            self.waited += forked_at - waiting
             pid = forking.fork(cloud)
             if pid == 0:
                 self.in_child, self._key, self._out = True, key, out
                 self.parts = {}
+                self._running = collections.OrderedDict()
                 _quiet_stdout()
                 return start(forked_at)
-            self._collect(key, pid, out)
+            self._running[pid] = (key, out)
+            if self.concurrency == 1:
+                # One at a time: the trunk would only compete with it.
+                self._collect(pid)
             self.waited += time.monotonic() - forked_at
         return None
+
+    def finish(self):
+        """In the trunk, at its end: wait for the children still running."""
+        waiting = time.monotonic()
+        while self._running:
+            self._collect(next(iter(self._running)))
+        self.waited += time.monotonic() - waiting
 
     def child_done(self, scenario, timeline):
         """End the child with its result written; never returns."""
@@ -113,8 +146,27 @@ class Branches(object):
         finally:
             os._exit(CHILD_FAILED)
 
-    def _collect(self, key, pid, out):
-        _pid, status = os.waitpid(pid, 0)
+    def _next_ended(self):
+        """The pid of a running child that has ended (waiting for one)."""
+        if not hasattr(_os, 'pidfd_open'):
+            # The oldest: the others' turn comes after it.
+            return next(iter(self._running))
+        poll = _select.poll()
+        handles = {}
+        try:
+            for pid in self._running:
+                handle = _os.pidfd_open(pid)
+                handles[handle] = pid
+                poll.register(handle, _select.POLLIN)
+            ready = poll.poll()
+            return handles[ready[0][0]]
+        finally:
+            for handle in handles:
+                _os.close(handle)
+
+    def _collect(self, pid):
+        key, out = self._running.pop(pid)
+        _pid, status = _os.waitpid(pid, 0)
         code = os.waitstatus_to_exitcode(status)
         if code != 0 or not os.path.exists(out):
             raise errors.HarnessError(
@@ -127,6 +179,14 @@ class Branches(object):
         self.done(key, result)
 
     def close(self):
+        """End what is left: children still running (the trunk failed)."""
+        for pid in list(self._running):
+            try:
+                _os.kill(pid, 9)
+                _os.waitpid(pid, 0)
+            except OSError:
+                pass
+        self._running.clear()
         # A failed child may have left its result file.
         shutil.rmtree(self._dir, ignore_errors=True)
 

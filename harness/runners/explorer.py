@@ -35,18 +35,18 @@ need one or two preemptions, so try every race point with one injection
    ``harness run`` runs as it stands. Replays are deterministic (the
    cloud's clock and injections are), so a shrunk file fails every time.
 
-Replays are independent and run in worker processes, on all cores; each
-process keeps one cloud for all its replays (``reuse.CloudPool``: put back
-to its state before any step between them), since they differ only in
-their steps. And they share their first steps: up to the first injection
-each is the scenario as recorded. So each process runs the scenario once
-and forks every replay where its steps part from it (``replay_branched``,
-``harness.runners.branching``): a child is that cloud exactly, checks'
-state and all, and runs only its own steps (proof:
-tests/functional/test_explorer_branches.py; ``branch=False`` replays
-each from the start). The explorer knows nothing about any particular
-bug: what it finds, it finds from the points Nova passes and the checks
-that fail.
+Replays are independent, and share their first steps: up to the first
+injection each is the scenario as recorded. So the explorer's process,
+warm from the recorded run, runs the scenario once more and forks every
+replay where its steps part from it, one child per core at a time
+(``replay_branched``, ``harness.runners.branching``): a child is that
+cloud exactly, checks' state and all, and runs only its own steps
+(proof: tests/functional/test_explorer_branches.py). ``branch=False``
+replays each from the start, in worker processes on all cores, each
+keeping one cloud for all its replays (``reuse.CloudPool``: put back to
+its state before any step between them). The explorer knows nothing
+about any particular bug: what it finds, it finds from the points Nova
+passes and the checks that fail.
 
 An exploration is a plan (the recorded run, the interleavings), replays,
 and a conclusion (grouping, shrinking): ``harness.runners.shards`` runs
@@ -399,9 +399,12 @@ class Explorer(object):
     def _map(self, jobs, done=None):
         """Replay ``jobs``; ``done(failed=...)`` as each one ends."""
         done = done or (lambda failed: None)
+        if self.branch and self.kept_cloud and branchable(jobs):
+            # This process ran the plan's recorded run: warm, and its
+            # cloud the jobs' shape. Its children take the cores.
+            return replay_branched(jobs, pool=self._pool, done=done,
+                                   concurrency=self.workers)
         if self.workers <= 1 or len(jobs) <= 1:
-            if self.branch and self.kept_cloud and branchable(jobs):
-                return replay_branched(jobs, pool=self._pool, done=done)
             results = []
             for job in jobs:
                 results.append(replay(job, pool=self._pool))
@@ -409,8 +412,7 @@ class Explorer(object):
             return results
         # This process keeps its cloud meanwhile, for the shrinking.
         return run_in_workers(jobs, min(self.workers, len(jobs)),
-                              kept_cloud=self.kept_cloud, done=done,
-                              branch=self.branch)
+                              kept_cloud=self.kept_cloud, done=done)
 
     def _outcome(self, injections, result):
         return Outcome(tuple(injections), result['failed'], result['step'],
@@ -569,7 +571,7 @@ def branchable(jobs):
 
 
 def replay_branched(jobs, pool=None, done=None, record=False,
-                    warm=False):
+                    concurrency=1):
     """``replay`` each of ``jobs`` (``branchable``), as branches of one run.
 
     The trunk is the jobs' scenario as recorded (``base``); each job
@@ -577,15 +579,14 @@ def replay_branched(jobs, pool=None, done=None, record=False,
     (``harness.runners.branching``). Results in job order, as
     ``replay``'s; ``done(failed=...)`` as each job ends. The trunk's own
     time (its reset and steps, shared by all) is counted in the first
-    job's phases. ``warm``: run the trunk once first, unbranched, in a
-    process that has not run the scenario yet: what Nova and the
-    libraries do once per process on first use (SQL compiled, modules
-    imported, caches filled) would otherwise be done again in every
-    child, after its fork.
+    job's phases. ``concurrency``: children running at once. Run it in
+    a process that has run the scenario before (the explorer's plan
+    did): what Nova and the libraries do once per process on first use
+    (SQL compiled, modules imported, caches filled) would otherwise be
+    done again in every child, after its fork.
     """
     done = done or (lambda failed: None)
     trunk = dict(jobs[0], document=jobs[0]['base'])
-    warming = replay(trunk, pool=pool)['phases'] if warm else {}
     trunk_steps = len(trunk['document']['steps'])
     phases = _Phases(trunk_steps, [])
     parts = {}
@@ -602,11 +603,13 @@ def replay_branched(jobs, pool=None, done=None, record=False,
 
     branches = branching.Branches(
         parts, result_of,
-        lambda number, result: done(failed=result['failed']))
+        lambda number, result: done(failed=result['failed']),
+        concurrency=concurrency)
     try:
         # A child ends inside the run (runner.run: child_done, or
         # child_failed on an error); nothing after this runs in one.
         _run_job(trunk, pool, branches, phases)
+        branches.finish()
     finally:
         branches.close()
     shared = phases.seconds()
@@ -615,8 +618,6 @@ def replay_branched(jobs, pool=None, done=None, record=False,
     results = [branches.results[number] for number in range(len(jobs))]
     for name in ('reset', 'prefix', 'other'):
         results[0]['phases'][name] += shared[name]
-    # The warming run counts as the trunk's reset.
-    results[0]['phases']['reset'] += sum(warming.values())
     return results
 
 
@@ -676,8 +677,7 @@ class _Phases(object):
         return times
 
 
-def run_in_workers(jobs, workers, kept_cloud=True, done=None,
-                   branch=False):
+def run_in_workers(jobs, workers, kept_cloud=True, done=None):
     """``replay`` each job in ``workers`` processes; results in job order.
 
     ``done(failed=...)`` is called as each job ends (each process notes
@@ -698,8 +698,6 @@ def run_in_workers(jobs, workers, kept_cloud=True, done=None,
     with tempfile.TemporaryDirectory(prefix='harness-explore-') as tmp:
         running = []
         options = [] if kept_cloud else ['--cloud-per-replay']
-        if branch and kept_cloud:
-            options.append('--branch')
         for number in range(workers):
             jobs_path = os.path.join(tmp, 'jobs-%d' % number)
             results_path = os.path.join(tmp, 'results-%d' % number)
@@ -764,12 +762,9 @@ def _worker(jobs_path, results_path, *options):
 
     with reuse.CloudPool() as pool:
         kept = None if '--cloud-per-replay' in options else pool
-        if '--branch' in options and branchable(jobs):
-            results = replay_branched(jobs, pool=kept, done=done, warm=True)
-        else:
-            for job in jobs:
-                results.append(replay(job, pool=kept))
-                done(results[-1]['failed'])
+        for job in jobs:
+            results.append(replay(job, pool=kept))
+            done(results[-1]['failed'])
     with open(results_path, 'wb') as out:
         pickle.dump(results, out)
 

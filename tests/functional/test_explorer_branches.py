@@ -50,8 +50,10 @@ class TestBranchedReplays(testing.TestCase):
             jobs = [explore._job(scenario, injections)
                     for injections in chosen]
             self.assertTrue(explorer.branchable(jobs))
+            # Two children at a time, as on two cores: the trunk goes on
+            # to its next step while the last ones run.
             branched = explorer.replay_branched(jobs, pool=explore._pool,
-                                                record=True)
+                                                record=True, concurrency=2)
             from_start = [explorer.replay(job, record=True,
                                           pool=explore._pool)
                           for job in jobs]
