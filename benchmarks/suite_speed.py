@@ -40,6 +40,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -211,15 +212,22 @@ def compare_clouds(args):
     print('scenarios compared with a run without checks: %s '
           '(HARNESS_COMPARE_WITHOUT_CHECKS)' % compare, flush=True)
     for label, keep in (('a cloud per test', '0'), ('kept clouds', '1')):
-        result = run_suite(2, args.filter, args.random,
-                           env={'HARNESS_KEEP_CLOUDS': keep,
-                                'HARNESS_COMPARE_WITHOUT_CHECKS': compare})
+        with tempfile.TemporaryDirectory() as tmp:
+            stats = os.path.join(tmp, 'pool-stats')
+            result = run_suite(2, args.filter, args.random,
+                               env={'HARNESS_KEEP_CLOUDS': keep,
+                                    'HARNESS_COMPARE_WITHOUT_CHECKS': compare,
+                                    'HARNESS_POOL_STATS': stats})
+            made, reused = _pool_stats(stats)
         results[keep] = result
         print('%s: %d tests, %d failed, wall %.1f s on 2 workers, mean '
               '%.2f s per scenario test (%d), %.2f s per test' % (
                   label, result['tests'], len(result['failed']),
                   result['wall'], result['scenario_mean'],
                   result['scenario_tests'], result['mean']), flush=True)
+        if keep == '1':
+            print('kept clouds: %d stood up, %d runs on one put back' % (
+                made, reused), flush=True)
         for test_id in result['failed']:
             print('  failed: %s' % test_id)
     nova = statistics.median(time_nova(args.link_api_paste)
@@ -235,6 +243,17 @@ def compare_clouds(args):
     print('scenario/nova: %.2f (a cloud per test: %.2f)' % (
         after['scenario_mean'] / nova, before['scenario_mean'] / nova))
     return 1 if before['failed'] or after['failed'] else 0
+
+
+def _pool_stats(path):
+    """Clouds the workers' pools stood up and runs on a kept one."""
+    made = reused = 0
+    if os.path.exists(path):
+        with open(path) as source:
+            for line in source:
+                one, other = line.split()
+                made, reused = made + int(one), reused + int(other)
+    return made, reused
 
 
 def main(argv=None):

@@ -37,6 +37,7 @@ kept cloud it proves every database back at the checkpoint byte for byte
 the process stands a cloud up (``fixture.Cloud`` asks it to).
 """
 
+import atexit
 import contextlib
 import os
 
@@ -357,6 +358,10 @@ class CloudPool(fixtures.Fixture):
 #: Set to 0 to give every test a cloud of its own (as before kept clouds;
 #: ``benchmarks/suite_speed.py`` compares the two).
 KEEP_ENV = 'HARNESS_KEEP_CLOUDS'
+#: A file to which each process appends, as it exits, how many clouds its
+#: shared pool stood up and how many runs it put one back for
+#: (``made reused``; ``benchmarks/suite_speed.py`` adds them up).
+STATS_ENV = 'HARNESS_POOL_STATS'
 _SHARED = []
 
 
@@ -377,7 +382,14 @@ def shared_pool(around_change=None):
         pool.setUp()
         cloud_mod.KEPT_BY.append(pool)
         _SHARED.append(pool)
+        if os.environ.get(STATS_ENV):
+            atexit.register(_write_stats, os.environ[STATS_ENV], pool)
     pool = _SHARED[0]
     if around_change is not None:
         pool._around_change = around_change
     return pool
+
+
+def _write_stats(path, pool):
+    with open(path, 'a') as out:
+        out.write('%d %d\n' % (pool.made, pool.reused))

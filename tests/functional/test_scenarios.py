@@ -5,18 +5,23 @@ worker) and, with ddt, one test method per scenario in it. Test IDs carry
 the file name, the scenario name and its bug IDs, so ``stestr run
 resize_confirm`` or ``stestr run 1944759`` selects them.
 
-A file's scenarios run with those of one cloud shape together
+A file's scenarios are numbered with those of one cloud shape together
 (``shapes.in_shape_order``; the number in a test's name is its place in
-that order): consecutive scenarios of a shape share the worker's kept
-cloud, so each shape's cloud stands up once per file. The first one
-stands for its file when the gate compares runs with and without checks
-for one scenario per file (``cases.COMPARE_ENV``).
+that order). The first one stands for its file when the gate compares
+runs with and without checks for one scenario per file
+(``cases.COMPARE_ENV``). And they run in shape order across files
+(``load_tests``): consecutive scenarios of a shape share the worker's
+kept cloud, so each shape's cloud stands up about once per worker, not
+once per file (files share shapes: two fake hosts, two developer hosts).
 """
 
 import glob
 import os
+import re
+import unittest
 
 import ddt
+import testtools
 
 from harness.core import errors
 from harness.core import scenario as scenario_mod
@@ -42,6 +47,9 @@ def _class_for(path):
     for scenario in scenarios:
         # ddt names each test after its datum's __name__.
         scenario.__name__ = scenario.id
+    # ddt numbers the tests from 1, in data order.
+    _SHAPES[name] = [repr(shapes.cloud_shape(scenario))
+                     for scenario in scenarios]
 
     @ddt.ddt
     class FileScenarios(testing.ScenarioTestCase):
@@ -53,6 +61,43 @@ def _class_for(path):
 
     FileScenarios.__name__ = FileScenarios.__qualname__ = name
     return name, FileScenarios
+
+
+# Test class name -> the cloud shape of each of its tests, in order.
+_SHAPES = {}
+_NUMBER = re.compile(r'^test_(\d+)_')
+
+
+class ShapeOrderedSuite(unittest.TestSuite):
+    """Tests in the order given, not sorted by ID (testtools keeps it)."""
+
+    def sort_tests(self):
+        pass
+
+
+def load_tests(loader, standard_tests, pattern):
+    """The scenario tests with those of one cloud shape together.
+
+    Shapes in the order of their first scenario (files in name order);
+    within a shape, files in name order and each file's own order. A
+    worker runs its share of them in this order, with whatever else it
+    runs before or after them.
+    """
+    cases = list(testtools.iterate_tests(standard_tests))
+    first = {}
+    for name in sorted(_SHAPES):
+        for key in _SHAPES[name]:
+            first.setdefault(key, len(first))
+
+    def order(case):
+        name = type(case).__name__
+        number = _NUMBER.match(case.id().rsplit('.', 1)[-1])
+        if name not in _SHAPES or number is None:
+            # A file that did not load: its failing test first.
+            return (-1, name, 0)
+        index = int(number.group(1))
+        return (first[_SHAPES[name][index - 1]], name, index)
+    return ShapeOrderedSuite(sorted(cases, key=order))
 
 
 def _load_all():
