@@ -31,9 +31,13 @@ def load_tests(loader, standard_tests, pattern):
     standard_tests.addTests(loader.discover(
         start_dir=here, pattern=pattern or 'test*.py',
         top_level_dir=os.path.dirname(here)))
-    order = os.environ.get(ORDER_ENV)
+    return in_order(standard_tests, os.environ.get(ORDER_ENV))
+
+
+def in_order(suite, order):
+    """``suite`` as it is (``order`` empty), or shuffled (see above)."""
     if not order:
-        return standard_tests
+        return suite
     try:
         seed = (random.SystemRandom().randrange(2 ** 32)
                 if order == 'random' else int(order))
@@ -41,7 +45,8 @@ def load_tests(loader, standard_tests, pattern):
         raise SystemExit('%s is "random" or a seed (an integer), not %r'
                          % (ORDER_ENV, order))
     sys.stderr.write('tests in random order: %s=%d\n' % (ORDER_ENV, seed))
-    cases = sorted(_cases(standard_tests), key=lambda case: case.id())
+    # From the IDs' order: a seed gives one order, however found.
+    cases = sorted(_cases(suite), key=lambda case: case.id())
     random.Random(seed).shuffle(cases)
     return OrderedSuite(cases)
 

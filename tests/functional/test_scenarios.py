@@ -18,7 +18,6 @@ once per file (files share shapes: two fake hosts, two developer hosts).
 import glob
 import os
 import re
-import unittest
 
 import ddt
 import testtools
@@ -27,6 +26,7 @@ from harness.core import errors
 from harness.core import scenario as scenario_mod
 from harness.core import shapes
 from harness import testing
+import tests
 
 SCENARIO_DIR = os.path.join(os.path.dirname(__file__), 'scenarios')
 
@@ -47,9 +47,6 @@ def _class_for(path):
     for scenario in scenarios:
         # ddt names each test after its datum's __name__.
         scenario.__name__ = scenario.id
-    # ddt numbers the tests from 1, in data order.
-    _SHAPES[name] = [repr(shapes.cloud_shape(scenario))
-                     for scenario in scenarios]
 
     @ddt.ddt
     class FileScenarios(testing.ScenarioTestCase):
@@ -60,19 +57,12 @@ def _class_for(path):
                               stands_for_file=scenario is scenarios[0])
 
     FileScenarios.__name__ = FileScenarios.__qualname__ = name
+    # In ddt's order: test N runs scenarios[N - 1].
+    FileScenarios.scenarios = scenarios
     return name, FileScenarios
 
 
-# Test class name -> the cloud shape of each of its tests, in order.
-_SHAPES = {}
 _NUMBER = re.compile(r'^test_(\d+)_')
-
-
-class ShapeOrderedSuite(unittest.TestSuite):
-    """Tests in the order given, not sorted by ID (testtools keeps it)."""
-
-    def sort_tests(self):
-        pass
 
 
 def load_tests(loader, standard_tests, pattern):
@@ -85,19 +75,27 @@ def load_tests(loader, standard_tests, pattern):
     """
     cases = list(testtools.iterate_tests(standard_tests))
     first = {}
-    for name in sorted(_SHAPES):
-        for key in _SHAPES[name]:
-            first.setdefault(key, len(first))
-
-    def order(case):
-        name = type(case).__name__
-        number = _NUMBER.match(case.id().rsplit('.', 1)[-1])
-        if name not in _SHAPES or number is None:
+    keyed = []
+    for case in sorted(cases, key=lambda case: case.id()):
+        scenario = scenario_of(case)
+        if scenario is None:
             # A file that did not load: its failing test first.
-            return (-1, name, 0)
-        index = int(number.group(1))
-        return (first[_SHAPES[name][index - 1]], name, index)
-    return ShapeOrderedSuite(sorted(cases, key=order))
+            keyed.append(((-1, case.id()), case))
+            continue
+        shape = repr(shapes.cloud_shape(scenario))
+        keyed.append(((first.setdefault(shape, len(first)), case.id()),
+                      case))
+    return tests.OrderedSuite(case for key, case in sorted(
+        keyed, key=lambda pair: pair[0]))
+
+
+def scenario_of(case):
+    """The scenario a test of this module runs (None: a file's load)."""
+    number = _NUMBER.match(case.id().rsplit('.', 1)[-1])
+    scenarios = getattr(type(case), 'scenarios', None)
+    if number is None or scenarios is None:
+        return None
+    return scenarios[int(number.group(1)) - 1]
 
 
 def _load_all():
