@@ -9,8 +9,8 @@ step for every replay whose steps part from the trunk's there
 the checks' and the timeline's state: exactly what a replay from the
 start would have there, without running the shared steps again. It
 takes its own steps from that point on, runs them to the end, writes
-its result to a file and ends; the trunk waits for it, reads the
-result as the child ends.
+its result to a file and ends; the trunk reads the result as the child
+ends.
 
 Up to ``concurrency`` children run at once (the explorer gives one per
 core): the trunk forks the next as soon as one ends, goes on to its
