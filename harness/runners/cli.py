@@ -151,15 +151,42 @@ def build_parser():
     return parser
 
 
+#: Python's hash seed: pinned to this unless the environment sets one.
+HASH_SEED = '0'
+
+
+def pin_hash_seed(environ=None, execve=None):
+    """Run this program again with Python's hash seed pinned, if unset.
+
+    Nova walks sets of names in places where the order decides what it
+    picks: the scheduler weighs host states in the order of a set of
+    (host, node) names (``HostManager._get_host_states``), so of two
+    equally good nodes of one host, the hash seed chooses. A seed drawn
+    at random for each process is an input nobody set, as a wall clock
+    would be: pinned, a scenario runs alike in every process (tox's
+    envs pin it too). A seed the environment sets, or "random", stays.
+    """
+    environ = os.environ if environ is None else environ
+    if environ.get('PYTHONHASHSEED') is not None:
+        return
+    env = dict(environ, PYTHONHASHSEED=HASH_SEED)
+    # orig_argv: the interpreter's own command line (a script or -m).
+    (execve or os.execve)(sys.executable,
+                          [sys.executable] + sys.orig_argv[1:], env)
+
+
 def main(argv=None, out=None):
     """The command. Run as the program (no ``argv``), it owns the output.
 
     Then the process's own stdout and stderr go to the log file (unless
     ``--verbose``): whatever a library prints or logs, however it does it,
     lands there, and only the harness's lines reach the terminal. Called
-    from Python (a test), it leaves the process's streams alone.
+    from Python (a test), it leaves the process's streams alone. Run as
+    the program, it pins Python's hash seed first (``pin_hash_seed``).
     """
     program = argv is None
+    if program:
+        pin_hash_seed()
     parser = build_parser()
     args, rest = parser.parse_known_args(argv)
     if args.command == 'determinism':

@@ -89,3 +89,40 @@ class TestBugs(CliTestCase):
                       'during resize', out)
         self.assertIn('https://bugs.launchpad.net/nova/+bug/1944759', out)
         self.assertIn('b841e553214be9a732703e2dfed6c97698ef9b71', out)
+
+
+class TestHashSeed(testing.TestCase):
+    """The program pins Python's hash seed: Nova's choices follow it."""
+
+    def _pin(self, environ):
+        calls = []
+        cli.pin_hash_seed(environ, lambda *args: calls.append(args))
+        return calls
+
+    def test_unset_runs_the_same_command_again_with_seed_0(self):
+        calls = self._pin({'PATH': '/bin'})
+        self.assertEqual(1, len(calls))
+        executable, argv, env = calls[0]
+        self.assertEqual(sys.executable, executable)
+        self.assertEqual([sys.executable] + sys.orig_argv[1:], argv)
+        self.assertEqual({'PATH': '/bin', 'PYTHONHASHSEED': '0'}, env)
+
+    def test_a_seed_set_stays(self):
+        self.assertEqual([], self._pin({'PYTHONHASHSEED': '7'}))
+        self.assertEqual([], self._pin({'PYTHONHASHSEED': 'random'}))
+
+    def test_the_program_runs_pinned(self):
+        env = {k: v for k, v in os.environ.items()
+               if k != 'PYTHONHASHSEED'}
+        # As the console script does (argv None): pinned, then it runs.
+        code = ('import sys, os; from harness.runners import cli; '
+                'sys.argv = ["harness", "bugs"]; '
+                'print("seed", os.environ.get("PYTHONHASHSEED"), '
+                'sys.flags.hash_randomization, flush=True); cli.main()')
+        out = subprocess.run([sys.executable, '-c', code], env=env,
+                             capture_output=True, text=True, timeout=120)
+        seeds = [line for line in out.stdout.splitlines()
+                 if line.startswith('seed ')]
+        # Once unpinned, then again pinned (hash randomization off).
+        self.assertEqual(['seed None 1', 'seed 0 0'], seeds, out.stderr)
+        self.assertEqual(0, out.returncode, out.stderr)
