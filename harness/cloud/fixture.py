@@ -42,6 +42,19 @@ from harness.core import hooks  # noqa: E402
 
 DEFAULT_DRIVER = 'fake.MediumFakeDriver'
 
+#: The namespace of the fake driver's UUIDs (``NamedUUIDs``).
+FAKE_NAMESPACE = uuid.UUID('5d2c7a1e-93b4-4f08-8e6a-1c7f0b2d4e93')
+
+
+class NamedUUIDs(object):
+    """``uuids.NAME`` as oslo's uuidsentinel, but the same in every process."""
+
+    def __getattr__(self, name):
+        if name.startswith('_'):
+            raise AttributeError(name)
+        return str(uuid.uuid5(FAKE_NAMESPACE, name))
+
+
 # The cloud set up in this process, if any: two would share Nova's global
 # config and fixtures, and the second fails deep inside them.
 _ALIVE = []
@@ -95,6 +108,13 @@ class Cloud(fixtures.Fixture):
         self.clock = self.useFixture(clock_mod.Clock(runner=self.run_task))
         self.env = self.useFixture(nova_env.NovaEnvironment(self.test_id))
         shim = nova_env.TestShim(self, self.test_id)
+        # Nova's fake driver names its nodes' UUIDs from oslo's sentinels,
+        # drawn at random once per process: two equally good nodes were
+        # then weighed in an order that followed the process (the
+        # scheduler's host states come from a set). Derived from the
+        # names instead, as the libvirt hosts' are (libvirt.NODE_NAMESPACE).
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.virt.fake.uuids', NamedUUIDs()))
         self.useFixture(nova_fixtures.ConfPatcher(
             compute_driver=self.compute_driver))
         for group, options in sorted(self.conf.items()):
