@@ -34,7 +34,10 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
     :param progress: called with a line per step, if given.
     :param checks: callables ``check(cloud, step, snapshot, timeline,
         scenario)`` that return a list of ``Problem`` records
-        (invariants); run after every step, once its expectations held.
+        (invariants); run after every step, once its expectations held,
+        but one that only arms what a later step sets off
+        (``StepKind.arms``: an inject, a fault), which changes nothing
+        they read.
         A check only reads: one that needs Nova to run code does it in
         ``cloud.trial()``.
     :param fixtures: fixtures to have in place while the cloud runs (for
@@ -94,10 +97,18 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
                 hooks.notify('step_started', step, observers=watching)
                 found = []
                 passed_from = len(cloud.race.recording)
+                version = cloud.activity.version
                 try:
                     injection = execute(cloud, step)
                     if injection is not None:
                         injections.append((step, injection))
+                    if step.unit.arms and cloud.activity.version != version:
+                        # The checks it skips would no longer read what
+                        # they read after the step before.
+                        raise errors.HarnessError(
+                            'step %d (%s) only arms, but Nova wrote to its '
+                            'records or Placement while it ran'
+                            % (step.index, step.label))
                 except errors.ScenarioFailed:
                     raise
                 except errors.HarnessError as exc:
@@ -123,7 +134,9 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
                     hooks.notify('step_done', step, entry, observers=watching)
                     raise _with_timeline(
                         expect_mod.failure(step, expected), timeline)
-                for check in checks:
+                # After a step that only arms, the cloud is as the checks
+                # after the step before saw it.
+                for check in () if step.unit.arms else checks:
                     more = [p.at(step.index) for p in
                             check(cloud, step, entry.snapshot, timeline,
                                   scenario)]

@@ -16,6 +16,10 @@ says, for its YAML key:
   ``moves``: whether the explorer injects periodics at them;
 - ``roles``: the race-point roles (``source``, ``dest``) its migration
   names;
+- ``arms``: whether it only arms what a later step sets off (an
+  injection, a fault) and changes nothing in the cloud: the runner then
+  runs no checks after it (they would read what they read after the step
+  before) and proves it wrote nothing;
 - its invariant windows: ``reconciles`` (the hosts whose trackers the
   step's own work reconciles) and ``windows`` (how far a tracker may
   legitimately lag Placement after the step, until that host's next
@@ -194,6 +198,9 @@ class StepKind(object):
     points = frozenset()
     #: Roles its migration names at those points.
     roles = ()
+    #: It only arms what a later step sets off: it writes nothing to
+    #: Nova's records or Placement, and no checks run after it.
+    arms = False
     #: A server operation's resting state: ``status`` of the server and
     #: ``migration`` status of its latest migration.
     resting = {}

@@ -30,6 +30,7 @@ from harness.core.steps import base
 
 class Fault(base.StepKind):
     name = 'fault'
+    arms = True
 
     def parse(self, check, value, scenario, state, error):
         check.mapping(value, 'the step')

@@ -61,6 +61,7 @@ DEATHS = ('stop', 'restart')
 
 class Inject(base.StepKind):
     name = 'inject'
+    arms = True
 
     def parse(self, check, value, scenario, state, error):
         check.mapping(value, 'the step')
