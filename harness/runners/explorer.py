@@ -421,19 +421,27 @@ class Explorer(object):
     # -- shrinking ---------------------------------------------------------
 
     def _shrink(self, scenario, outcome, number):
-        """Drop steps and injections while the replay still fails alike."""
+        """Drop steps and injections while the replay still fails alike.
+
+        Greedy, from the last step back: drop the last step whose removal
+        still fails alike, and start again; done when no removal does.
+        Branching (as the replays do), a round tries every removal at
+        once, each forked from one run of the current steps where it
+        parts from them, and keeps the last that fails alike: the step
+        the one-by-one search would have dropped first.
+        """
         steps = injected_steps(scenario, outcome.injections)
         # Steps after the one that failed cannot matter.
         steps = steps[:outcome.step]
-        changed = True
-        while changed:
-            changed = False
-            for position in range(len(steps) - 1, -1, -1):
-                trial = steps[:position] + steps[position + 1:]
-                if self._still_fails(scenario, trial, outcome):
-                    steps = trial
-                    changed = True
-                    break
+        branch = self.branch and self._pool is not None and hasattr(
+            os, 'fork')
+        while True:
+            dropped = (self._drop_branched(scenario, steps, outcome)
+                       if branch else self._drop_one(scenario, steps,
+                                                     outcome))
+            if dropped is None:
+                break
+            steps = dropped
         name = '%s (explored %d)' % (scenario.name, number)
         os.makedirs(self.out_dir, exist_ok=True)
         slug = scenario.id.split('__', 1)[-1][:60]
@@ -450,21 +458,59 @@ class Explorer(object):
         outcome.shrunk_path = path
         outcome.shrunk_steps = len(steps)
 
-    def _still_fails(self, scenario, steps, outcome):
-        """Whether ``steps`` fail with the same kind of problem."""
-        if not steps:
-            return False
-        document = scenario.document(steps)
+    def _drop_one(self, scenario, steps, outcome):
+        """``steps`` less the last step whose removal still fails alike.
+
+        None when no removal does. Each trial replayed from the start.
+        """
+        for position in range(len(steps) - 1, -1, -1):
+            trial = self._trial(scenario, steps, position)
+            if trial is not None and _fails_alike(
+                    replay(trial, pool=self._pool), outcome):
+                return steps[:position] + steps[position + 1:]
+        return None
+
+    def _drop_branched(self, scenario, steps, outcome):
+        """``_drop_one``'s answer, every trial forked from one run."""
+        trials = [(position, self._trial(scenario, steps, position))
+                  for position in range(len(steps) - 1, -1, -1)]
+        trials = [(position, job) for position, job in trials
+                  if job is not None]
+        if not trials:
+            return None
+        base = scenario.document(steps)
+        results = replay_branched(
+            [dict(job, base=base) for _position, job in trials],
+            pool=self._pool, concurrency=self.workers)
+        for (position, _job), result in zip(trials, results):
+            if _fails_alike(result, outcome):
+                return steps[:position] + steps[position + 1:]
+        return None
+
+    def _trial(self, scenario, steps, position):
+        """The job replaying ``steps`` without the one at ``position``.
+
+        None when that is no scenario (no step left, or one the loader
+        refuses: a confirm with no move before it).
+        """
+        trial = steps[:position] + steps[position + 1:]
+        if not trial:
+            return None
+        document = scenario.document(trial)
         try:
             scenario_mod.parse(document, scenario.path, scenario.path)
         except errors.ScenarioError:
-            return False
-        result = replay({'document': document, 'where': scenario.path,
-                         'reintroduce': self.reintroduce,
-                         'invariants': self.invariants}, pool=self._pool)
-        kind = outcome.problems[0].kind
-        return result['failed'] and any(
-            problem.kind == kind for problem in result['problems'])
+            return None
+        return {'document': document, 'where': scenario.path,
+                'reintroduce': self.reintroduce,
+                'invariants': self.invariants}
+
+
+def _fails_alike(result, outcome):
+    """Whether a replay failed with the kind of problem ``outcome`` did."""
+    kind = outcome.problems[0].kind
+    return result['failed'] and any(
+        problem.kind == kind for problem in result['problems'])
 
 
 def injected_steps(scenario, injections):

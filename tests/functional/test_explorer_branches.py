@@ -9,9 +9,17 @@ result is the one a replay from the start gives: the same verdict, the
 same first failing step and problems, the same race points passed, and
 the same timeline (``timeline.comparable``: every provider, usage,
 allocation, tracker, server and migration after every step).
+
+Shrinking branches too (``Explorer._drop_branched``): a round tries
+every removal of a step at once, forked from one run of the steps, and
+keeps the last that fails alike. The proof: a failing replay with two
+injections, one of them harmless, shrinks to the same steps branched as
+one removal at a time from the start.
 """
 
 import os
+
+import fixtures
 
 from harness.core import scenario as scenario_mod
 from harness.runners import explorer
@@ -22,6 +30,7 @@ from harness import testing
 
 SCENARIO = os.path.join(os.path.dirname(__file__), 'explore',
                         'pinned_resize_confirm.yaml')
+PRE_MIGRATING = 'migration.status=pre-migrating'
 
 
 class TestBranchedReplays(testing.TestCase):
@@ -84,3 +93,46 @@ class TestBranchedReplays(testing.TestCase):
         self.assertGreater(branched[0]['phases']['prefix'], 0.0)
         self.assertEqual([0.0] * (len(jobs) - 1),
                          [r['phases']['prefix'] for r in branched[1:]])
+
+
+class TestBranchedShrinking(testing.TestCase):
+
+    def test_branched_shrinking_drops_what_one_by_one_drops(self):
+        scenario = scenario_mod.load(SCENARIO)[0]
+        shrunk = {}
+        for branch in (True, False):
+            explore = explorer.Explorer(
+                reintroduce='1944759', workers=2, branch=branch,
+                out_dir=self.useFixture(fixtures.TempDir()).path)
+            with explore.kept():
+                plan = explore.plan(scenario)
+                resize = [injections[0] for injections in plan.runnable
+                          if injections[0].at.step == 2]
+                # The bug's window (as above), and the destination's
+                # periodic before the migration starts: harmless.
+                window = [i for i in resize
+                          if i.at.point == 'finish_resize'
+                          and i.at.when == 'before'
+                          and i.hosts == ('source',)][0]
+                harmless = [i for i in resize
+                            if i.at.point == PRE_MIGRATING
+                            and i.at.when == 'before'
+                            and i.hosts == ('dest',)][0]
+                self.assertFalse(explorer.replay(
+                    explore._job(scenario, (harmless,)),
+                    pool=explore._pool)['failed'])
+                injections = (harmless, window)
+                result = explorer.replay(
+                    explore._job(scenario, injections), pool=explore._pool)
+                # It fails in the resize: boot, two injects, resize.
+                self.assertEqual((True, 4), (result['failed'],
+                                             result['step']))
+                outcome = explore._outcome(injections, result)
+                explore._shrink(scenario, outcome, 1)
+            shrunk[branch] = [step.raw for step in scenario_mod.load(
+                outcome.shrunk_path)[0].steps]
+        # The harmless injection dropped, the rest kept, either way.
+        self.assertEqual(['boot', 'inject', 'resize'],
+                         [list(step)[0] for step in shrunk[True]])
+        self.assertEqual('finish_resize', shrunk[True][1]['inject']['before'])
+        self.assertEqual(shrunk[False], shrunk[True])
