@@ -19,9 +19,11 @@ cloud per test (``HARNESS_KEEP_CLOUDS=0``) and on kept clouds (the
 default: a scenario test runs on the cloud the test before it left, put
 back to its checkpoint, when the shapes match; ``harness.cloud.reuse``),
 each with the gate's ``HARNESS_COMPARE_WITHOUT_CHECKS=one-per-file``
-unless the environment says otherwise, then times Nova's own
-``ServerMovingTests.test_resize_confirm`` in a
-child process (``--nova-runs`` times, median). It prints both walls and
+unless the environment says otherwise, and times Nova's own
+``ServerMovingTests.test_resize_confirm`` in a child process
+(``--nova-runs`` times, median) before, between and after the two suite
+runs in turn, so the VM's drift over those minutes weighs on both sides
+of the ratio alike. It prints both walls and
 their ratio, the mean time per scenario test (``test_scenarios`` and the
 bug scenarios of ``test_regressions``) each way, and last
 ``scenario/nova: X``, the kept clouds' mean scenario test over Nova's
@@ -211,6 +213,14 @@ def compare_clouds(args):
                              'one-per-file')
     print('scenarios compared with a run without checks: %s '
           '(HARNESS_COMPARE_WITHOUT_CHECKS)' % compare, flush=True)
+    # Nova's runs go in turn before, between and after the suite runs.
+    nova_times = []
+
+    def time_nova_at(moment):
+        for _ in range(moment, args.nova_runs, 3):
+            nova_times.append(time_nova(args.link_api_paste))
+
+    time_nova_at(0)
     for label, keep in (('a cloud per test', '0'), ('kept clouds', '1')):
         with tempfile.TemporaryDirectory() as tmp:
             stats = os.path.join(tmp, 'pool-stats')
@@ -230,11 +240,12 @@ def compare_clouds(args):
                 made, reused), flush=True)
         for test_id in result['failed']:
             print('  failed: %s' % test_id)
-    nova = statistics.median(time_nova(args.link_api_paste)
-                             for _ in range(args.nova_runs))
+        time_nova_at(1 if keep == '0' else 2)
+    nova = statistics.median(nova_times)
     before, after = results['0'], results['1']
     print('nova ServerMovingTests.test_resize_confirm: %.2f s (median of '
-          '%d)' % (nova, args.nova_runs))
+          '%d: %s)' % (nova, len(nova_times), ', '.join(
+              '%.2f' % t for t in nova_times)))
     print('wall kept/new: %.2f (%.1f s -> %.1f s)' % (
         after['wall'] / before['wall'], before['wall'], after['wall']))
     print('scenario mean kept/new: %.2f (%.2f s -> %.2f s)' % (
@@ -270,13 +281,16 @@ def main(argv=None):
                         help='compare a cloud per test with kept clouds '
                         '(two workers) and time Nova\'s test_resize_confirm')
     parser.add_argument('--nova-runs', type=int, default=3,
-                        help='with --clouds: runs of Nova\'s test '
+                        help='with --clouds: runs of Nova\'s test, in '
+                        'turn before, between and after the suite runs '
                         '(default: %(default)s)')
     parser.add_argument('--link-api-paste', action='store_true',
                         help='with --clouds: let Nova\'s test find its '
                         'api-paste.ini (see compare_nova.py)')
     args = parser.parse_args(argv)
     if args.clouds:
+        if args.nova_runs < 1:
+            parser.error('--nova-runs must be 1 or more')
         return compare_clouds(args)
     if any(n < 1 for n in args.workers):
         parser.error('--workers: each count must be 1 or more')
