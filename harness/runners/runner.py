@@ -92,6 +92,10 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
             while done < len(scenario.steps):
                 if branches is not None:
                     scenario = branches.before(done, cloud) or scenario
+                    if done == len(scenario.steps):
+                        # A child whose steps are the trunk's first ones:
+                        # a shrinking trial that drops the last step.
+                        break
                 step = scenario.steps[done]
                 done += 1
                 hooks.notify('step_started', step, observers=watching)

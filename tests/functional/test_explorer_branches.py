@@ -94,6 +94,25 @@ class TestBranchedReplays(testing.TestCase):
         self.assertEqual([0.0] * (len(jobs) - 1),
                          [r['phases']['prefix'] for r in branched[1:]])
 
+    def test_a_branch_of_the_trunks_first_steps_only(self):
+        # A shrinking trial that drops the last step: forked before it,
+        # the child has no step of its own to run.
+        scenario = scenario_mod.load(SCENARIO)[0]
+        steps = explorer.injected_steps(scenario, ())
+        job = {'document': scenario.document(steps[:-1]),
+               'base': scenario.document(steps), 'where': scenario.path,
+               'reintroduce': None, 'invariants': True}
+        explore = explorer.Explorer(workers=1)
+        with explore.kept():
+            from_start = explorer.replay(job, record=True,
+                                         pool=explore._pool)
+            branched = explorer.replay_branched([job], pool=explore._pool,
+                                                record=True)[0]
+        # Boot, resize, confirm: the delete dropped.
+        self.assertEqual(1 + len(steps) - 1, len(branched['timeline']))
+        for key in ('failed', 'step', 'points', 'timeline'):
+            self.assertEqual(from_start[key], branched[key], key)
+
 
 class TestBranchedShrinking(testing.TestCase):
 
