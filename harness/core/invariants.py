@@ -842,12 +842,13 @@ def _devices_on_allowed_cells(snap, problem):
 class Checker(object):
     """All invariants, as a check for ``runner.run(checks=[...])``.
 
-    Called after every step as ``checker(cloud, step, snapshot, timeline,
-    scenario)``; returns the problems (``Problem`` records, ``check`` the
-    invariant's name). Invariants 1-4, 6 and 7 read the step's snapshot;
-    then, with ``periodic_idempotence``, ``update_available_resource``
-    runs on every running compute, in name order after odd steps and
-    reversed after even ones, on a copy of the cloud that is put back
+    Called after every step (but one that only arms: ``StepKind.arms``)
+    as ``checker(cloud, step, snapshot, timeline, scenario)``; returns
+    the problems (``Problem`` records, ``check`` the invariant's name).
+    Invariants 1-4, 6 and 7 read the step's snapshot; then, with
+    ``periodic_idempotence``, ``update_available_resource``
+    runs on every running compute, in name order after odd checked
+    steps and reversed after even ones, on a copy of the cloud that is put back
     afterwards (``periodics_idempotent``), and nothing in Placement may
     move. The checks only read: the next step sees exactly what this one
     left, stale trackers and open windows included. The copy's snapshot
