@@ -433,12 +433,11 @@ class Explorer(object):
         steps = injected_steps(scenario, outcome.injections)
         # Steps after the one that failed cannot matter.
         steps = steps[:outcome.step]
-        branch = self.branch and self._pool is not None and hasattr(
-            os, 'fork')
+        # As the replays: branched on a kept cloud (``_map``).
+        drop = (self._drop_branched if self.branch and self._pool is not None
+                else self._drop_one)
         while True:
-            dropped = (self._drop_branched(scenario, steps, outcome)
-                       if branch else self._drop_one(scenario, steps,
-                                                     outcome))
+            dropped = drop(scenario, steps, outcome)
             if dropped is None:
                 break
             steps = dropped
@@ -479,9 +478,11 @@ class Explorer(object):
         if not trials:
             return None
         base = scenario.document(steps)
-        results = replay_branched(
-            [dict(job, base=base) for _position, job in trials],
-            pool=self._pool, concurrency=self.workers)
+        jobs = [dict(job, base=base) for _position, job in trials]
+        if not branchable(jobs):
+            return self._drop_one(scenario, steps, outcome)
+        results = replay_branched(jobs, pool=self._pool,
+                                  concurrency=self.workers)
         for (position, _job), result in zip(trials, results):
             if _fails_alike(result, outcome):
                 return steps[:position] + steps[position + 1:]
