@@ -3,6 +3,7 @@
     harness determinism [--runs 50] [--busy K] [--workers 2]
                         [--select REGEX] [--json OUT] [--dump DIR]
                         [--resume REPORT] [--timeout S]
+                        [--hash-seeds S1,S2,...]
 
 What it runs is what the functional suite runs: the tests unittest's
 loader finds in ``tests.functional.test_scenarios`` (one per scenario
@@ -31,7 +32,8 @@ Per run it records:
   recorded and the passages of every cloud the test stood up (a test that
   drives a cloud without the runner has only these), each with all its
   fields (point, when, host, server, Nova's write count, deferral, roles);
-- the scenarios it ran (to name scenario files no test ran).
+- the scenarios it ran (to name scenario files no test ran);
+- the hash seed its process had (``PYTHONHASHSEED``, see below).
 
 Runs go round-robin (first run of every test, then the second...) to
 ``--workers`` spawned processes, each of which runs many. ``--busy K``
@@ -53,13 +55,40 @@ Nova's and Placement's versions); a report of other code, or made with
 another ``--busy`` or ``--select``, is refused: runs of different code or
 under different load do not add up to one check.
 
-Exit status: 0 every test gave one verdict and one timeline; 1 a flake,
-a hang or a worker process that died; 2 bad arguments; 130 interrupted.
+Python's hash seed is pinned for every run (``harness.runners.cli``'s
+``pin_hash_seed``; tox sets ``PYTHONHASHSEED=0``): Nova and Placement
+choose between equals by set order, and that order follows the seed
+(Placement's ``_merge_candidates`` returns ``list()`` of a set of
+allocation requests and Nova claims a host's first candidate, so which
+of two equal NVMe devices a guest gets is the seed's choice). A test's
+timeline may so differ between seeds; its verdict must not, or it passes
+only under the pinned seed and fails for whoever runs it unpinned.
+``--hash-seeds S1,S2,...`` (integers 0 to 4294967295, no repeats) runs
+run number N (1-based, as the round-robin numbers them) under seed
+``S[(N-1) % len(S)]``: one seed's runs after the other, each seed's in a
+pool of ``--workers`` processes spawned with ``PYTHONHASHSEED`` set to it
+(a hung run's fresh workers too), and each run records the seed its
+worker had. A test is then flaky when its runs give more than one
+verdict (under any seeds), or more than one timeline or race-point
+digest under one seed; timelines or race points that differ only
+between seeds are listed apart, as seed-dependent, with the seeds of
+each digest and where two seeds' first differ, and do not fail the
+check. ``--workers 0`` cannot run under another seed (a process's seed
+is fixed when it starts), so ``--hash-seeds`` needs workers, even for a
+seed this process has. Without the option the workers keep this
+process's (pinned) seed, as before; a run's seed is recorded all the
+same. ``--resume`` refuses a report made with other ``--hash-seeds``.
+
+Exit status: 0 every test gave one verdict and, per hash seed, one
+timeline and one race-point record; 1 a flake, a hang, a worker process
+that died or ran under another seed than asked; 2 bad arguments; 130
+interrupted.
 """
 
 import argparse
 import collections
 import concurrent.futures
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -71,6 +100,7 @@ import statistics
 import subprocess
 import sys
 import time
+import typing
 
 from harness.core import hooks
 
@@ -464,6 +494,20 @@ class Run(object):
     # ``[scenario ID, file relative to the checkout]`` of each scenario
     # the run ran, as the hooks said.
     scenarios: list = dataclasses.field(default_factory=list)
+    # Python's hash seed the run's process had (``current_hash_seed``):
+    # an int, "random", or None when unset (reports before it: None).
+    hash_seed: typing.Any = None
+
+
+@dataclasses.dataclass
+class SeedRuns(object):
+    """A test's runs under one hash seed: their numbers and digests."""
+    numbers: list
+    verdicts: collections.Counter
+    timelines: collections.Counter
+    points: collections.Counter
+    # digest -> the first run under this seed that gave it.
+    first_runs: dict
 
 
 @dataclasses.dataclass
@@ -479,37 +523,111 @@ class Summary(object):
     first_runs: dict = dataclasses.field(default_factory=dict)
     # The scenario IDs its runs ran, first seen first.
     scenarios: list = dataclasses.field(default_factory=list)
+    # Hash seed -> ``SeedRuns``, in the order of the seeds' first runs.
+    by_seed: dict = dataclasses.field(default_factory=dict)
+
+    def _per_seed(self, kind):
+        """The digests of ``kind`` per seed: Counters (all runs if none)."""
+        if not self.by_seed:
+            return [getattr(self, kind)]
+        return [getattr(runs, kind) for runs in self.by_seed.values()]
 
     @property
     def flaky(self):
-        return any(len(counter) > 1 for counter in (
-            self.verdicts, self.timelines, self.points))
+        """More than one verdict, or timeline or points under one seed.
+
+        Timelines that differ only between hash seeds are Nova choosing
+        between equals by set order (``seed_dependent``), not a flake.
+        """
+        return len(self.verdicts) > 1 or any(
+            len(counter) > 1 for kind in ('timelines', 'points')
+            for counter in self._per_seed(kind))
+
+    @property
+    def seed_dependent(self):
+        """Steady under each seed; timelines or points differ by seed."""
+        return not self.flaky and (len(self.timelines) > 1
+                                   or len(self.points) > 1)
 
     def divergence(self):
-        """Lines showing how the first two distinct outcomes differ."""
+        """Lines showing how the first two distinct outcomes differ.
+
+        Timelines and race points are compared within one seed: those
+        that differ between seeds are ``seed_dependence``'s.
+        """
         lines = []
+        several = len(self.by_seed) > 1
         if len(self.verdicts) > 1:
             lines.append('%s: %d verdicts:' % (self.item, len(self.verdicts)))
             for text, count in self.verdicts.most_common():
-                lines.append('  %d x %s' % (count, _one_line(text)))
-        for what, counter in (('timelines', self.timelines),
-                              ('race-point recordings', self.points)):
-            if len(counter) < 2:
-                continue
-            (one, _), (two, _) = counter.most_common(2)
-            lines.append('%s: %d %s; runs %d (%s) and %d (%s) first differ '
-                         'at' % (self.item, len(counter), what,
-                                 self.first_runs.get(one, 0), one,
-                                 self.first_runs.get(two, 0), two))
-            left = self.texts.get(one, '')
-            found = first_divergence(left, self.texts.get(two, ''))
-            if found:
-                number, shown = found
-                where = headings(left, number)
-                lines.append('  line %d%s:' % (
-                    number, ' (%s)' % ', '.join(where) if where else ''))
-                lines.extend('    ' + line for line in shown)
+                lines.append('  %d x %s%s' % (
+                    count, _one_line(text), ' (%s)' % _seeds_text(
+                        [seed for seed, runs in self.by_seed.items()
+                         if text in runs.verdicts]) if several else ''))
+        for kind, what in (('timelines', 'timelines'),
+                           ('points', 'race-point recordings')):
+            groups = (list(self.by_seed.items()) if self.by_seed
+                      else [(None, self)])
+            for seed, runs in groups:
+                counter = getattr(runs, kind)
+                if len(counter) < 2:
+                    continue
+                (one, _), (two, _) = counter.most_common(2)
+                lines.append('%s: %d %s%s; runs %d (%s) and %d (%s) first '
+                             'differ at' % (
+                                 self.item, len(counter), what,
+                                 ' under hash seed %s' % seed if several
+                                 else '', runs.first_runs.get(one, 0), one,
+                                 runs.first_runs.get(two, 0), two))
+                lines.extend(self._diff(one, two))
+                # The first seed that shows it is enough to see how.
+                break
         return lines
+
+    def seed_dependence(self):
+        """Lines showing how the timelines (or points) of two seeds differ.
+
+        Per kind that differs: each digest with the seeds that gave it,
+        then where the runs of the first two seeds first differ.
+        """
+        lines = []
+        if not self.seed_dependent:
+            return lines
+        for kind, what in (('timelines', 'timelines'),
+                           ('points', 'race-point recordings')):
+            if len(getattr(self, kind)) < 2:
+                continue
+            seeds_of = collections.OrderedDict()
+            for seed, runs in self.by_seed.items():
+                (key,) = getattr(runs, kind)   # steady under each seed
+                seeds_of.setdefault(key, []).append(seed)
+            (one, left), (two, right) = list(seeds_of.items())[:2]
+            lines.append('%s: %d %s by hash seed: %s; seed %s (run %d) and '
+                         'seed %s (run %d) first differ at' % (
+                             self.item, len(seeds_of), what, ', '.join(
+                                 '%s (%s)' % (key, _seeds_text(seeds))
+                                 for key, seeds in seeds_of.items()),
+                             left[0], self.by_seed[left[0]].first_runs[one],
+                             right[0],
+                             self.by_seed[right[0]].first_runs[two]))
+            lines.extend(self._diff(one, two))
+        return lines
+
+    def _diff(self, one, two):
+        left = self.texts.get(one, '')
+        found = first_divergence(left, self.texts.get(two, ''))
+        if not found:
+            return []
+        number, shown = found
+        where = headings(left, number)
+        return (['  line %d%s:' % (number, ' (%s)' % ', '.join(where)
+                                   if where else '')]
+                + ['    ' + line for line in shown])
+
+
+def _seeds_text(seeds):
+    return '%s %s' % ('seed' if len(seeds) == 1 else 'seeds',
+                      ', '.join(str(seed) for seed in seeds))
 
 
 def _one_line(text, width=160):
@@ -531,11 +649,21 @@ def summarise(runs, texts=None):
     summaries = []
     for item, its in grouped.items():
         first, scenarios = {}, {}
+        by_seed = collections.OrderedDict()
         for run in sorted(its, key=lambda r: r.number):
             first.setdefault(run.timeline, run.number)
             first.setdefault(run.points, run.number)
             for scenario, _ in run.scenarios:
                 scenarios.setdefault(scenario)
+            seed = by_seed.setdefault(run.hash_seed, SeedRuns(
+                [], collections.Counter(), collections.Counter(),
+                collections.Counter(), {}))
+            seed.numbers.append(run.number)
+            seed.verdicts[run.verdict] += 1
+            seed.timelines[run.timeline] += 1
+            seed.points[run.points] += 1
+            seed.first_runs.setdefault(run.timeline, run.number)
+            seed.first_runs.setdefault(run.points, run.number)
         summaries.append(Summary(
             item=item, runs=len(its),
             verdicts=collections.Counter(r.verdict for r in its),
@@ -543,18 +671,33 @@ def summarise(runs, texts=None):
             points=collections.Counter(r.points for r in its),
             mean_seconds=statistics.mean(r.seconds for r in its),
             texts={d: texts[(item, d)] for d in first if (item, d) in texts},
-            first_runs=first, scenarios=list(scenarios)))
+            first_runs=first, scenarios=list(scenarios), by_seed=by_seed))
     return summaries
 
 
+def _several_seeds(summaries):
+    """Whether the runs ran under more than one hash seed."""
+    return len({seed for s in summaries for seed in s.by_seed}) > 1
+
+
 def table(summaries):
-    """The report table, as lines."""
-    rows = [('test', 'runs', 'verdicts', 'timelines', 'points', 'flaky',
-             's/run')]
+    """The report table, as lines.
+
+    Runs under several hash seeds add how many seeds a test ran under
+    and whether its timelines (or points) depend on the seed.
+    """
+    seeds = _several_seeds(summaries)
+    rows = [('test', 'runs') + (('seeds',) if seeds else ())
+            + ('verdicts', 'timelines', 'points', 'flaky')
+            + (('seed-dependent',) if seeds else ()) + ('s/run',)]
     for s in summaries:
-        rows.append((s.item, str(s.runs), str(len(s.verdicts)),
-                     str(len(s.timelines)), str(len(s.points)),
-                     'yes' if s.flaky else 'no', '%.2f' % s.mean_seconds))
+        rows.append(
+            (s.item, str(s.runs))
+            + ((str(len(s.by_seed)),) if seeds else ())
+            + (str(len(s.verdicts)), str(len(s.timelines)),
+               str(len(s.points)), 'yes' if s.flaky else 'no')
+            + (('yes' if s.seed_dependent else 'no',) if seeds else ())
+            + ('%.2f' % s.mean_seconds,))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = []
     for row in rows:
@@ -567,7 +710,11 @@ def table(summaries):
 def summary_line(summaries, wall):
     runs = sum(s.runs for s in summaries)
     flaky = sum(1 for s in summaries if s.flaky)
-    return 'determinism: %d runs, %d flaky, wall %.0f s' % (runs, flaky, wall)
+    seeds = ('' if not _several_seeds(summaries) else
+             ', %d seed-dependent' % sum(1 for s in summaries
+                                         if s.seed_dependent))
+    return 'determinism: %d runs, %d flaky%s, wall %.0f s' % (
+        runs, flaky, seeds, wall)
 
 
 def orphans(runs, root=ROOT):
@@ -816,7 +963,22 @@ def run_test(job):
             'points': digest(points),
             'points_text': record_text('points', points),
             'scenarios': watcher.scenarios(),
-            'seconds': seconds, 'worker': os.getpid(), 'rss_mb': rss}
+            'seconds': seconds, 'worker': os.getpid(), 'rss_mb': rss,
+            'hash_seed': current_hash_seed()}
+
+
+def current_hash_seed(environ=None):
+    """The hash seed this process runs under: an int, "random" or None.
+
+    What ``PYTHONHASHSEED`` says. In a spawned worker that is the
+    environment the interpreter started with, so the seed its hashes use
+    (Python reads it once, at start-up; nothing here sets it in a worker).
+    """
+    value = (os.environ if environ is None else environ).get(
+        'PYTHONHASHSEED')
+    if value is not None and value.strip().isdigit():
+        return int(value)
+    return value
 
 
 # -- busy processes --------------------------------------------------------
@@ -952,14 +1114,100 @@ def select(items, pattern):
             if regex.search(item['id']) or regex.search(item['test'])]
 
 
-def jobs_for(items, runs):
-    """Round-robin: run 1 of every item, then run 2, ..."""
-    return [{'item': item['id'], 'test': item['test'], 'number': number}
+def jobs_for(items, runs, hash_seeds=None):
+    """Round-robin: run 1 of every item, then run 2, ...
+
+    Each job's ``hash_seed`` is the one its run number gets
+    (``seed_for``), None without ``hash_seeds``.
+    """
+    return [{'item': item['id'], 'test': item['test'], 'number': number,
+             'hash_seed': seed_for(number, hash_seeds)}
             for number in range(1, runs + 1) for item in items]
 
 
+def seed_for(number, hash_seeds):
+    """The hash seed run ``number`` (1-based) runs under, or None.
+
+    Seeds go round with the run numbers: run N gets
+    ``hash_seeds[(N - 1) % len(hash_seeds)]``, so every test has runs
+    under every seed once there are as many runs as seeds.
+    """
+    if not hash_seeds:
+        return None
+    return hash_seeds[(number - 1) % len(hash_seeds)]
+
+
+MAX_HASH_SEED = 4294967295
+
+
+def parse_hash_seeds(text):
+    """``--hash-seeds``' value as a list of ints; ``UsageError`` if bad."""
+    seeds = []
+    for part in text.split(','):
+        part = part.strip()
+        if not re.fullmatch('[0-9]+', part) or int(part) > MAX_HASH_SEED:
+            raise UsageError('--hash-seeds %r: %r is not a hash seed (an '
+                             'integer from 0 to %d)'
+                             % (text, part, MAX_HASH_SEED))
+        if int(part) in seeds:
+            raise UsageError('--hash-seeds %r: seed %d is given twice'
+                             % (text, int(part)))
+        seeds.append(int(part))
+    return seeds
+
+
+def check_hash_seeds(hash_seeds, workers):
+    """``hash_seeds`` as a list (None if none); ``UsageError`` if unusable.
+
+    A run in this process (``workers`` 0) keeps the seed this process
+    started with: only spawned workers can run under another.
+    """
+    if hash_seeds is None:
+        return None
+    seeds = list(hash_seeds)
+    if not seeds:
+        raise UsageError('--hash-seeds needs at least one seed')
+    for seed in seeds:
+        if (not isinstance(seed, int) or isinstance(seed, bool)
+                or not 0 <= seed <= MAX_HASH_SEED):
+            raise UsageError('--hash-seeds: %r is not a hash seed (an '
+                             'integer from 0 to %d)' % (seed, MAX_HASH_SEED))
+    if len(set(seeds)) < len(seeds):
+        raise UsageError('--hash-seeds: a seed is given twice (%s)'
+                         % ','.join(str(seed) for seed in seeds))
+    if not workers:
+        raise UsageError('--hash-seeds needs worker processes (--workers 1 '
+                         'or more): a run in this process keeps the hash '
+                         'seed it started with')
+    return seeds
+
+
+@contextlib.contextmanager
+def hash_seed_environ(seed):
+    """``PYTHONHASHSEED`` is ``seed`` in this process's environment meanwhile.
+
+    A spawned worker starts with the environment as it is then, and a
+    pool starts them on its first jobs and replaces them at any time (a
+    recycled worker): so the seed is set for the pool's whole life, and
+    put back as it was however the block is left. None changes nothing.
+    """
+    if seed is None:
+        yield
+        return
+    before = os.environ.get('PYTHONHASHSEED')
+    os.environ['PYTHONHASHSEED'] = str(seed)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop('PYTHONHASHSEED', None)
+        else:
+            os.environ['PYTHONHASHSEED'] = before
+
+
 def check(runs=50, workers=2, pattern=None, items=None, progress=None,
-          timeout=900, recycle=0, previous=None, run=None, status=None):
+          timeout=900, recycle=0, previous=None, run=None, status=None,
+          hash_seeds=None):
     """Run the selected tests ``runs`` times each; return a ``Report``.
 
     ``workers=0`` runs them in this process (Nova gets imported here).
@@ -972,11 +1220,17 @@ def check(runs=50, workers=2, pattern=None, items=None, progress=None,
     a check that finishes names the scenarios no test ran (``orphans``).
     ``status``: a stream to show progress on (done, runs that changed from
     their test's first, time left; ``harness.runners.progress``).
+    ``hash_seeds``: ints; run N runs under ``seed_for(N, hash_seeds)``,
+    one seed's runs after the other, each seed's in a pool of its own
+    spawned with that ``PYTHONHASHSEED`` (``UsageError`` with
+    ``workers=0``, see ``check_hash_seeds``). A run whose worker had
+    another seed is an error of the report.
     """
     import tempfile
 
     from harness.runners import progress as progress_mod
 
+    hash_seeds = check_hash_seeds(hash_seeds, workers)
     say = progress or (lambda line: None)
     run = run or run_once
     started = time.monotonic()
@@ -989,10 +1243,18 @@ def check(runs=50, workers=2, pattern=None, items=None, progress=None,
     report.hang_dir = tempfile.mkdtemp(prefix='determinism-hangs-')
     remaining = None
     counter = None
+    # One pool per seed, its workers spawned under it, running that
+    # seed's runs: the first seed first; a fresh pool after a hang goes on
+    # with the same seed while it has runs left, then the seed of the
+    # first run left.
+    seed = seed_for(1, hash_seeds)
     try:
         while remaining is None or remaining:
+            if remaining is not None and not any(
+                    job['hash_seed'] == seed for job in remaining.values()):
+                seed = next(iter(remaining.values()))['hash_seed']
             try:
-                with Pool(workers, recycle) as pool:
+                with hash_seed_environ(seed), Pool(workers, recycle) as pool:
                     if items is None:
                         found = pool.call(discover)
                         items = select(found['items'], pattern)
@@ -1003,35 +1265,48 @@ def check(runs=50, workers=2, pattern=None, items=None, progress=None,
                                     i['id'] for i in found['items'])))
                     if remaining is None:
                         ran = {(r.item, r.number) for r in done}
-                        jobs = jobs_for(items, runs)
+                        jobs = jobs_for(items, runs, hash_seeds)
                         total = len(jobs)
                         remaining = collections.OrderedDict(
                             ((job['item'], job['number']), job)
                             for job in jobs
                             if (job['item'], job['number']) not in ran)
-                        say('%d tests x %d runs = %d runs in %s%s' % (
+                        say('%d tests x %d runs = %d runs in %s%s%s' % (
                             len(items), runs, total,
                             '%d worker processes' % workers if workers
                             else 'this process',
                             '; %d done before (--resume)'
                             % (total - len(remaining)) if previous
-                            else ''))
+                            else '',
+                            '; hash seeds %s, a pool each, one after the '
+                            'other' % ', '.join(map(str, hash_seeds))
+                            if hash_seeds else ''))
                         if status is not None and remaining:
                             counter = progress_mod.Progress(
                                 len(remaining), status, 'runs',
                                 failed_word='changed')
                             say = counter.say
-                    for job in remaining.values():
+                    batch = [job for job in remaining.values()
+                             if job['hash_seed'] == seed]
+                    for job in batch:
                         job.update(timeout=timeout, hangs=report.hang_dir)
-                    for result in pool.imap(run, list(remaining.values())):
+                    for result in pool.imap(run, batch):
                         remaining.pop((result['item'], result['number']))
                         _record(report, result)
+                        if (seed is not None and not report.error
+                                and result.get('hash_seed') != seed):
+                            report.error = (
+                                '%s run %d was to run under hash seed %s, '
+                                'its worker had %s' % (
+                                    result['item'], result['number'], seed,
+                                    result.get('hash_seed')))
                         if counter is not None:
                             counter.advance(failed=_changed(report,
                                                             done[-1]))
-                        say('%5d/%d  %-70s run %2d  %6.2f s  %s' % (
+                        say('%5d/%d  %-70s run %2d%s  %6.2f s  %s' % (
                             len(done), total, result['item'][:70],
-                            result['number'], result['seconds'],
+                            result['number'], ' seed %s' % seed
+                            if seed is not None else '', result['seconds'],
                             _one_line(result['verdict'], 60)))
             except concurrent.futures.BrokenExecutor as exc:
                 hung = _collect_hangs(report.hang_dir)
@@ -1041,10 +1316,12 @@ def check(runs=50, workers=2, pattern=None, items=None, progress=None,
                 for hang in hung:
                     remaining.pop((hang['item'], hang['number']), None)
                     report.hangs.append(hang)
+                    # Its worker was spawned under this pool's seed.
                     done.append(Run(hang['item'], hang['number'],
                                     'hang: no result within %d s'
                                     % hang['timeout'], 'hung', 'hung',
-                                    float(hang['timeout'])))
+                                    float(hang['timeout']),
+                                    hash_seed=seed))
                     say('%5d/%d  %-70s run %2d  HUNG (no result within '
                         '%d s); going on with fresh workers' % (
                             len(done), total, hang['item'][:70],
@@ -1078,10 +1355,17 @@ def check(runs=50, workers=2, pattern=None, items=None, progress=None,
 
 
 def _changed(report, run):
-    """Whether ``run`` differs from its test's first run (for progress)."""
+    """Whether ``run`` differs from its test's first run (for progress).
+
+    In verdict from its first run; in timeline or points from its first
+    run under the same hash seed (seeds may choose between equals).
+    """
     first = next(r for r in report.runs if r.item == run.item)
-    return ((first.verdict, first.timeline, first.points)
-            != (run.verdict, run.timeline, run.points))
+    first_of_seed = next(r for r in report.runs if r.item == run.item
+                         and r.hash_seed == run.hash_seed)
+    return (first.verdict != run.verdict
+            or (first_of_seed.timeline, first_of_seed.points)
+            != (run.timeline, run.points))
 
 
 def _record(report, result):
@@ -1092,7 +1376,8 @@ def _record(report, result):
                            result['verdict'], result['timeline'],
                            result['points'], result['seconds'],
                            result['worker'], result['rss_mb'],
-                           result.get('scenarios', [])))
+                           result.get('scenarios', []),
+                           result.get('hash_seed')))
 
 
 def _collect_hangs(directory):
@@ -1123,12 +1408,23 @@ def to_json(report, args, identity=None):
             'item', 'number', 'timeout', 'stacks_path')}
             for hang in report.hangs],
         'flaky': sum(1 for s in report.summaries if s.flaky),
+        'seed_dependent': sum(1 for s in report.summaries
+                              if s.seed_dependent),
         'items': [{
             'id': s.item, 'runs': s.runs, 'flaky': s.flaky,
             'mean_seconds': s.mean_seconds, 'scenarios': s.scenarios,
             'verdicts': dict(s.verdicts), 'timelines': dict(s.timelines),
             'points': dict(s.points),
             'divergence': s.divergence() if s.flaky else [],
+            'seed_dependent': s.seed_dependent,
+            'seed_dependence': s.seed_dependence(),
+            # Per hash seed (JSON keys are strings): its runs' numbers
+            # and digests.
+            'by_seed': {str(seed): {
+                'runs': runs.numbers, 'verdicts': dict(runs.verdicts),
+                'timelines': dict(runs.timelines),
+                'points': dict(runs.points)}
+                for seed, runs in s.by_seed.items()},
         } for s in report.summaries],
         'runs': [dataclasses.asdict(run) for run in report.runs],
         # Each distinct timeline and recording text, by test and digest:
@@ -1137,8 +1433,15 @@ def to_json(report, args, identity=None):
     }
 
 
-# Settings a resumed check must share with the report it resumes.
-RESUME_SETTINGS = ('busy', 'select')
+# Settings a resumed check must share with the report it resumes (a
+# report without one had its default).
+RESUME_SETTINGS = ('busy', 'select', 'hash_seeds')
+
+
+def _setting_text(value):
+    if isinstance(value, list):
+        return ','.join(str(item) for item in value)
+    return str(value)
 
 
 def load_report(path, args, identity=None):
@@ -1171,9 +1474,12 @@ def load_report(path, args, identity=None):
                ', '.join(str(identity.get(k)) for k in differ)))
     for name in RESUME_SETTINGS:
         if settings.get(name) != getattr(args, name):
-            raise UsageError('--resume %s: it ran with --%s %s, this check '
-                             'with --%s %s' % (path, name, settings.get(name),
-                                               name, getattr(args, name)))
+            option = '--' + name.replace('_', '-')
+            raise UsageError('--resume %s: it ran with %s %s, this check '
+                             'with %s %s' % (
+                                 path, option,
+                                 _setting_text(settings.get(name)), option,
+                                 _setting_text(getattr(args, name))))
     return Report(runs, texts, wall, hangs=hangs)
 
 
@@ -1217,6 +1523,15 @@ def build_parser(prog=PROG):
                              'the same code: its runs count as done')
     parser.add_argument('--quiet', action='store_true',
                         help='no line per run')
+    parser.add_argument('--hash-seeds', metavar='S1,S2,...',
+                        help='run N under Python hash seed '
+                             'S[(N-1) mod len(S)] (integers 0..%s, no '
+                             'repeats; needs --workers 1 or more): Nova '
+                             'chooses between equals by set order, so a '
+                             'timeline may follow the seed (listed as '
+                             'seed-dependent) but a verdict must not '
+                             '(flaky). Default: the pinned seed of this '
+                             'process' % MAX_HASH_SEED)
     return parser
 
 
@@ -1250,6 +1565,9 @@ def parse_args(argv, prog=PROG):
     if args.dump and os.path.exists(args.dump) and not os.path.isdir(
             args.dump):
         raise UsageError('--dump %s: not a directory' % args.dump)
+    if args.hash_seeds is not None:
+        args.hash_seeds = check_hash_seeds(
+            parse_hash_seeds(args.hash_seeds), args.workers)
     return args
 
 
@@ -1268,6 +1586,23 @@ def dump(summaries, directory):
                 target.write(text + '\n')
             paths.append(path)
     return paths
+
+
+def seed_dependence_section(summaries):
+    """The lines on tests whose timelines follow the hash seed, if any.
+
+    Not flakes: each seed gave one timeline (and one verdict for all
+    seeds), but seeds chose differently between equals.
+    """
+    dependent = [s for s in summaries if s.seed_dependent]
+    if not dependent:
+        return []
+    lines = ['', "seed-dependent timelines (Nova's choice between equals "
+                 "follows the hash seed): %d tests" % len(dependent)]
+    for summary in dependent:
+        lines.append('')
+        lines.extend(summary.seed_dependence())
+    return lines
 
 
 def main(argv=None, out=None, prog=PROG):
@@ -1304,7 +1639,8 @@ def main(argv=None, out=None, prog=PROG):
                            progress=None if args.quiet else say,
                            timeout=args.timeout, recycle=args.recycle,
                            previous=earlier,
-                           status=None if args.quiet else sys.stderr)
+                           status=None if args.quiet else sys.stderr,
+                           hash_seeds=args.hash_seeds)
     except UsageError as exc:
         print('%s: %s' % (prog, exc), file=sys.stderr)
         return EXIT_BAD_ARGS
@@ -1320,6 +1656,8 @@ def main(argv=None, out=None, prog=PROG):
             say('')
             for line in summary.divergence():
                 say(line)
+    for line in seed_dependence_section(summaries):
+        say(line)
     if report.orphans:
         say('')
         say('not run by any test (so not checked): %s'

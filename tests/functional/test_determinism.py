@@ -3,11 +3,17 @@
 Runs in this process (``workers=0``): it finds the scenario's test in the
 suite, runs that test twice, watching it through the observer hooks, and
 the two runs give one verdict, one timeline and one race-point record.
+And ``--hash-seeds``: spawned workers really run under each seed.
 """
 
 import json
 import os
 import re
+import subprocess
+import sys
+
+import fixtures
+import testtools
 
 # Nova (and its monkey patching) comes in with the module, not inside the
 # test, as with every functional test module.
@@ -17,6 +23,42 @@ from harness.runners import determinism
 from harness import testing
 
 SCENARIO = 'boot__boot_on_a_fake_host_with_periodics_around_it'
+PROBE = 'abc'
+# The test the probe's runs run (its method name does not start with
+# "test", so no loader finds it).
+PROBE_TEST = __name__ + '._HashProbe.say_the_hash'
+# A check of the probe under two seeds, in a process of its own that
+# imports no Nova, as ``harness determinism`` is: a pool made in this
+# process would mix eventlet's patched threads (Nova's, patched when this
+# module came in) with the real ones of a determinism module a test
+# module imported first.
+CHECK = """
+import dataclasses, json, os, sys
+from harness.runners import determinism
+before = os.environ.get('PYTHONHASHSEED')
+report = determinism.check(runs=2, workers=1, hash_seeds=[7, 3],
+                           items=[{'id': 'probe', 'test': sys.argv[1]}])
+with open(sys.argv[2], 'w') as target:
+    json.dump({'error': report.error, 'interrupted': report.interrupted,
+               'runs': [dataclasses.asdict(run) for run in report.runs],
+               'flaky': [summary.flaky for summary in report.summaries],
+               'environ': [before, os.environ.get('PYTHONHASHSEED')]},
+              target)
+"""
+
+
+class _HashProbe(testtools.TestCase):
+
+    def say_the_hash(self):
+        # The verdict says how this worker's interpreter hashes.
+        self.skipTest('hash(%r) = %d' % (PROBE, hash(PROBE)))
+
+
+def _hash_under(seed):
+    """``hash(PROBE)`` in a fresh interpreter started with ``seed``."""
+    env = dict(os.environ, PYTHONHASHSEED=str(seed))
+    return int(subprocess.check_output(
+        [sys.executable, '-c', 'print(hash(%r))' % PROBE], env=env))
 
 
 class TestDeterminism(testing.TestCase):
@@ -65,3 +107,32 @@ class TestDeterminism(testing.TestCase):
         (row,) = determinism.table(report.summaries)[1:]
         self.assertRegex(row, r'^%s +2 +1 +1 +1 +no +\d+\.\d\d$'
                          % re.escape(summary.item))
+
+
+class TestHashSeeds(testing.TestCase):
+
+    def test_workers_run_under_each_seed(self):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'out.json')
+        subprocess.run([sys.executable, '-c', CHECK, PROBE_TEST, path],
+                       cwd=determinism.ROOT, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with open(path) as source:
+            out = json.load(source)
+        self.assertEqual(('', False), (out['error'], out['interrupted']))
+        # The checking process's own seed was put back.
+        self.assertEqual(out['environ'][0], out['environ'][1])
+        runs = {run['number']: run for run in out['runs']}
+        # Run 1 under seed 7, run 2 under 3 (neither the seed tox pins);
+        # each worker said it had its seed (run_once's own record)...
+        self.assertEqual({1: 7, 2: 3},
+                         {n: run['hash_seed'] for n, run in runs.items()})
+        # ...and hashed as an interpreter started with that seed does.
+        expected = {seed: _hash_under(seed) for seed in (7, 3)}
+        self.assertNotEqual(expected[7], expected[3])
+        for run in runs.values():
+            self.assertEqual("skip: hash('abc') = %d"
+                             % expected[run['hash_seed']], run['verdict'])
+        self.assertNotEqual(runs[1]['worker'], runs[2]['worker'])
+        # A verdict that follows the seed is a flake.
+        self.assertEqual([True], out['flaky'])

@@ -8,10 +8,12 @@ module and of the ``harness determinism`` verb.
 """
 
 import collections
+import concurrent.futures.process
 import dataclasses
 import io
 import json
 import os
+import shutil
 import typing
 
 import fixtures
@@ -29,9 +31,10 @@ UUID = '6a1c0c54-34b5-4b8e-9d0e-2f3c4d5e6f70'
 
 
 def _run(item, number, verdict='pass', digest='d1', seconds=1.0,
-         points='p1', scenarios=()):
+         points='p1', scenarios=(), hash_seed=None):
     return determinism.Run(item, number, verdict, digest, points, seconds,
-                           scenarios=[list(s) for s in scenarios])
+                           scenarios=[list(s) for s in scenarios],
+                           hash_seed=hash_seed)
 
 
 def _snapshot(pinned=(), vm1_host='src', generation=3):
@@ -645,7 +648,8 @@ class TestCliVerb(testing.TestCase):
         self.assertEqual(0, exc.code)
         self.assertIn('usage: harness determinism', stdout.getvalue())
         for option in ('--runs', '--busy', '--workers', '--select',
-                       '--json', '--dump', '--resume', '--timeout'):
+                       '--json', '--dump', '--resume', '--timeout',
+                       '--hash-seeds'):
             self.assertIn(option, stdout.getvalue())
 
     def test_other_verbs_refuse_unknown_options_as_before(self):
@@ -876,3 +880,488 @@ class TestCodeIdentity(testing.TestCase):
             target.write('x = 2\n')
         self.assertNotEqual(second['files'],
                             determinism.code_identity(root)['files'])
+
+
+# -- hash seeds ------------------------------------------------------------
+
+class TestHashSeedArguments(testing.TestCase):
+
+    def test_seeds_parse_to_ints_in_their_order(self):
+        args = determinism.parse_args(['--hash-seeds', '7, 0,4294967295',
+                                       '--workers', '1'])
+        self.assertEqual([7, 0, 4294967295], args.hash_seeds)
+        self.assertIsNone(determinism.parse_args([]).hash_seeds)
+
+    def test_bad_seeds_are_one_clean_error_naming_the_value(self):
+        cases = (
+            ('0,x', "--hash-seeds '0,x': 'x' is not a hash seed (an integer "
+                    "from 0 to 4294967295)"),
+            ('-1', "--hash-seeds '-1': '-1' is not a hash seed"),
+            ('4294967296', "--hash-seeds '4294967296': '4294967296' is not "
+                           "a hash seed"),
+            ('', "--hash-seeds '': '' is not a hash seed"),
+            ('1,,2', "--hash-seeds '1,,2': '' is not a hash seed"),
+            ('random', "--hash-seeds 'random': 'random' is not a hash "
+                       "seed"),
+            ('0,1,0', "--hash-seeds '0,1,0': seed 0 is given twice"))
+        for value, message in cases:
+            error = self.assertRaises(
+                determinism.UsageError, determinism.parse_args,
+                ['--hash-seeds', value, '--workers', '1'])
+            self.assertTrue(str(error).startswith(message),
+                            (value, str(error)))
+
+    def test_runs_in_this_process_cannot_take_a_seed(self):
+        for seeds in ('0', '3,4'):
+            error = self.assertRaises(
+                determinism.UsageError, determinism.parse_args,
+                ['--hash-seeds', seeds, '--workers', '0'])
+            self.assertEqual('--hash-seeds needs worker processes '
+                             '(--workers 1 or more): a run in this process '
+                             'keeps the hash seed it started with',
+                             str(error))
+        # Called from Python, before anything runs.
+        self.assertRaises(determinism.UsageError, determinism.check, 1,
+                          workers=0, items=TestJobs.ITEMS, hash_seeds=[0],
+                          run=_FakeRuns())
+        for seeds, words in (([], 'needs at least one seed'),
+                             ([1, 1], 'a seed is given twice (1,1)'),
+                             (['1'], "'1' is not a hash seed"),
+                             ([2 ** 32], '4294967296 is not a hash seed')):
+            error = self.assertRaises(determinism.UsageError,
+                                      determinism.check, 1, workers=1,
+                                      items=TestJobs.ITEMS,
+                                      hash_seeds=seeds, run=_FakeRuns())
+            self.assertIn(words, str(error))
+
+    def test_main_exits_2_with_one_line(self):
+        err = io.StringIO()
+        self.useFixture(fixtures.MonkeyPatch('sys.stderr', err))
+        out = io.StringIO()
+        self.assertEqual(2, cli.main(['determinism', '--hash-seeds', '1,a'],
+                                     out=out))
+        self.assertEqual("harness determinism: --hash-seeds '1,a': 'a' is "
+                         "not a hash seed (an integer from 0 to "
+                         "4294967295)\n", err.getvalue())
+        self.assertEqual('', out.getvalue())
+
+
+class TestSeedAssignment(testing.TestCase):
+
+    def test_run_n_gets_seed_n_minus_1_mod_the_count(self):
+        seeds = [7, 3, 5]
+        self.assertEqual([7, 3, 5, 7, 3],
+                         [determinism.seed_for(n, seeds)
+                          for n in range(1, 6)])
+        self.assertIsNone(determinism.seed_for(4, None))
+
+    def test_jobs_carry_their_seed(self):
+        jobs = determinism.jobs_for(TestJobs.ITEMS, 3, [7, 3])
+        self.assertEqual(
+            [('boot__one', 1, 7), ('test_bites.T.test_x', 1, 7),
+             ('boot__one', 2, 3), ('test_bites.T.test_x', 2, 3),
+             ('boot__one', 3, 7), ('test_bites.T.test_x', 3, 7)],
+            [(job['item'], job['number'], job['hash_seed'])
+             for job in jobs])
+        self.assertEqual({None}, {job['hash_seed'] for job in
+                                  determinism.jobs_for(TestJobs.ITEMS, 2)})
+
+    def test_the_seed_a_process_has(self):
+        self.assertEqual(7, determinism.current_hash_seed(
+            {'PYTHONHASHSEED': '7'}))
+        self.assertEqual('random', determinism.current_hash_seed(
+            {'PYTHONHASHSEED': 'random'}))
+        self.assertIsNone(determinism.current_hash_seed({}))
+
+    def test_the_environment_has_the_seed_meanwhile_and_after_as_before(self):
+        self.useFixture(fixtures.EnvironmentVariable('PYTHONHASHSEED', '0'))
+        with determinism.hash_seed_environ(12):
+            self.assertEqual('12', os.environ['PYTHONHASHSEED'])
+        self.assertEqual('0', os.environ['PYTHONHASHSEED'])
+        try:
+            with determinism.hash_seed_environ(13):
+                raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            pass
+        self.assertEqual('0', os.environ['PYTHONHASHSEED'])
+        with determinism.hash_seed_environ(None):
+            self.assertEqual('0', os.environ['PYTHONHASHSEED'])
+        self.useFixture(fixtures.EnvironmentVariable('PYTHONHASHSEED'))
+        with determinism.hash_seed_environ(14):
+            self.assertEqual('14', os.environ['PYTHONHASHSEED'])
+        self.assertNotIn('PYTHONHASHSEED', os.environ)
+
+
+class TestSeedSummaries(testing.TestCase):
+    """Verdicts must agree across seeds; timelines only within one."""
+
+    def test_verdicts_that_differ_between_seeds_are_a_flake(self):
+        runs = [_run('x', 1, hash_seed=0), _run('x', 2, 'fail: boom',
+                                                hash_seed=1),
+                _run('x', 3, hash_seed=0), _run('x', 4, 'fail: boom',
+                                                hash_seed=1)]
+        (summary,) = determinism.summarise(runs)
+        # Each seed alone is steady.
+        self.assertEqual([1, 1], [len(runs.verdicts) for runs in
+                                  summary.by_seed.values()])
+        self.assertTrue(summary.flaky)
+        self.assertFalse(summary.seed_dependent)
+        self.assertEqual(['x: 2 verdicts:', '  2 x pass (seed 0)',
+                          '  2 x fail: boom (seed 1)'],
+                         summary.divergence())
+
+    def test_timelines_that_differ_only_between_seeds_are_no_flake(self):
+        # Seeds 0 and 2 give a, seed 1 gives b; each seed twice.
+        runs = [_run('x', n, digest=d, hash_seed=seed) for n, d, seed in (
+            (1, 'a', 0), (2, 'b', 1), (3, 'a', 2), (4, 'a', 0),
+            (5, 'b', 1), (6, 'a', 2))]
+        runs += [_run('steady', n, hash_seed=(n - 1) % 3)
+                 for n in range(1, 7)]
+        texts = {('x', 'a'): 'same\nnvme0 to vm1',
+                 ('x', 'b'): 'same\nnvme1 to vm1'}
+        summary, steady = determinism.summarise(runs, texts)
+        self.assertEqual(([0, 1, 2], [1, 4], [2, 5]),
+                         (list(summary.by_seed), summary.by_seed[0].numbers,
+                          summary.by_seed[1].numbers))
+        self.assertFalse(summary.flaky)
+        self.assertTrue(summary.seed_dependent)
+        self.assertEqual([], summary.divergence())
+        self.assertEqual(
+            ['x: 2 timelines by hash seed: a (seeds 0, 2), b (seed 1); '
+             'seed 0 (run 1) and seed 1 (run 2) first differ at',
+             '  line 2:',
+             '    a     1  same', '    a>    2  nvme0 to vm1',
+             '    b     1  same', '    b>    2  nvme1 to vm1'],
+            summary.seed_dependence())
+        self.assertEqual((False, False, []),
+                         (steady.flaky, steady.seed_dependent,
+                          steady.seed_dependence()))
+        self.assertEqual(
+            ['',
+             "seed-dependent timelines (Nova's choice between equals "
+             "follows the hash seed): 1 tests",
+             ''] + summary.seed_dependence(),
+            determinism.seed_dependence_section([summary, steady]))
+        self.assertEqual(
+            ['test    runs  seeds  verdicts  timelines  points  flaky  '
+             'seed-dependent  s/run',
+             'x          6      3         1          2       1     no   '
+             '          yes   1.00',
+             'steady     6      3         1          1       1     no   '
+             '           no   1.00'],
+            determinism.table([summary, steady]))
+        self.assertEqual('determinism: 12 runs, 0 flaky, 1 seed-dependent, '
+                         'wall 3 s',
+                         determinism.summary_line([summary, steady], 3.2))
+
+    def test_race_points_that_differ_only_between_seeds_are_no_flake(self):
+        (summary,) = determinism.summarise(
+            [_run('x', 1, points='p', hash_seed=5),
+             _run('x', 2, points='q', hash_seed=6)])
+        self.assertFalse(summary.flaky)
+        self.assertTrue(summary.seed_dependent)
+        self.assertEqual('x: 2 race-point recordings by hash seed: p (seed '
+                         '5), q (seed 6); seed 5 (run 1) and seed 6 (run 2) '
+                         'first differ at', summary.seed_dependence()[0])
+
+    def test_timelines_that_differ_under_one_seed_are_a_flake(self):
+        runs = [_run('x', 1, digest='a', hash_seed=0),
+                _run('x', 2, digest='c', hash_seed=1),
+                _run('x', 3, digest='b', hash_seed=0),
+                _run('x', 4, digest='c', hash_seed=1)]
+        (summary,) = determinism.summarise(runs)
+        self.assertTrue(summary.flaky)
+        self.assertFalse(summary.seed_dependent)
+        self.assertEqual([], summary.seed_dependence())
+        self.assertEqual(['x: 2 timelines under hash seed 0; runs 1 (a) and '
+                          '3 (b) first differ at'], summary.divergence())
+        self.assertEqual([], determinism.seed_dependence_section([summary]))
+
+    def test_without_seeds_the_table_and_line_are_as_before(self):
+        # All runs under the seed their process had: one group.
+        summaries = determinism.summarise(
+            [_run('x', 1, hash_seed=0), _run('x', 2, digest='e',
+                                             hash_seed=0)])
+        self.assertTrue(summaries[0].flaky)
+        self.assertEqual('x: 2 timelines; runs 1 (d1) and 2 (e) first '
+                         'differ at', summaries[0].divergence()[0])
+        self.assertNotIn('seeds', determinism.table(summaries)[0])
+        self.assertEqual('determinism: 2 runs, 1 flaky, wall 1 s',
+                         determinism.summary_line(summaries, 1.0))
+
+
+class _PoolHere(object):
+    """Stands in for ``Pool`` (the class): each pool runs jobs here.
+
+    ``seeds`` gets ``PYTHONHASHSEED`` as each pool starts, what the
+    workers it spawned would get. A job in ``hang`` breaks its pool as a
+    hung worker does, its hang record written first.
+    """
+
+    def __init__(self, hang=()):
+        self.seeds = []
+        self.hang = set(hang)
+
+    def __call__(self, workers, recycle=0):
+        return self
+
+    def __enter__(self):
+        self.seeds.append(os.environ.get('PYTHONHASHSEED'))
+        return self
+
+    def __exit__(self, *exc_info):
+        return False
+
+    def call(self, func, *args):
+        return func(*args)
+
+    def imap(self, func, jobs):
+        for job in jobs:
+            if (job['item'], job['number']) in self.hang:
+                self.hang.discard((job['item'], job['number']))
+                with open(os.path.join(job['hangs'], '1.json'), 'w') as f:
+                    json.dump({'item': job['item'], 'number': job['number'],
+                               'timeout': job['timeout'], 'stacks': []}, f)
+                raise concurrent.futures.process.BrokenProcessPool('died')
+            yield func(job)
+
+
+class _RunsBySeed(object):
+    """Stands in for ``run_once`` in a worker: its seed is the environment's.
+
+    ``text(item, seed)`` is the run's timeline, ``verdict(item, seed)``
+    its verdict; ``seed_said`` overrides the seed it reports.
+    """
+
+    def __init__(self, text=None, verdict=None, stop_after=None,
+                 seed_said=None):
+        self.text = text or (lambda item, seed: 'timeline of %s' % item)
+        self.verdict = verdict or (lambda item, seed: 'pass')
+        self.stop_after = stop_after
+        self.seed_said = seed_said
+        self.jobs = []
+
+    def __call__(self, job):
+        if self.stop_after is not None and len(self.jobs) == self.stop_after:
+            raise KeyboardInterrupt
+        seed = determinism.current_hash_seed()
+        self.jobs.append((job['item'], job['number'], seed))
+        text = self.text(job['item'], seed)
+        return {'item': job['item'], 'number': job['number'],
+                'verdict': self.verdict(job['item'], seed),
+                'timeline': determinism.digest(text), 'timeline_text': text,
+                'points': 'p1', 'points_text': 'points', 'seconds': 1.0,
+                'worker': 1, 'rss_mb': 100.0,
+                'scenarios': [[job['item'], None]],
+                'hash_seed': (seed if self.seed_said is None
+                              else self.seed_said)}
+
+
+def _boot_follows_the_seed(item, seed):
+    # Of two equal devices, seed 5 picks one and seed 9 the other.
+    if item == 'boot__one':
+        return 'boot vm1\nnvme%d' % (seed % 2 if seed == 5 else 0)
+    return 'timeline of %s' % item
+
+
+class TestCheckWithSeeds(testing.TestCase):
+    """A pool per seed, one after the other, under that seed."""
+
+    ITEMS = TestJobs.ITEMS
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(fixtures.EnvironmentVariable('PYTHONHASHSEED', '0'))
+        self.pool = _PoolHere()
+        self.patch(determinism, 'Pool', self.pool)
+
+    def _check(self, runs, **kwargs):
+        report = determinism.check(4, workers=1, items=self.ITEMS,
+                                   hash_seeds=[5, 9], run=runs, **kwargs)
+        if report.hang_dir:
+            self.addCleanup(shutil.rmtree, report.hang_dir, True)
+        return report
+
+    def test_each_seed_runs_in_its_own_pool_under_it(self):
+        runs = _RunsBySeed(text=_boot_follows_the_seed)
+        report = self._check(runs)
+        self.assertEqual(['5', '9'], self.pool.seeds)
+        # Seed 5's runs (1 and 3) first, then seed 9's, each round-robin;
+        # each ran with its seed in the environment.
+        self.assertEqual(
+            [('boot__one', 1, 5), ('test_bites.T.test_x', 1, 5),
+             ('boot__one', 3, 5), ('test_bites.T.test_x', 3, 5),
+             ('boot__one', 2, 9), ('test_bites.T.test_x', 2, 9),
+             ('boot__one', 4, 9), ('test_bites.T.test_x', 4, 9)],
+            runs.jobs)
+        self.assertEqual('0', os.environ['PYTHONHASHSEED'])
+        self.assertEqual('', report.error)
+        self.assertEqual({1: 5, 2: 9, 3: 5, 4: 9},
+                         {run.number: run.hash_seed for run in report.runs})
+        boot, bites = report.summaries
+        self.assertEqual((False, True), (boot.flaky, boot.seed_dependent))
+        self.assertEqual((False, False), (bites.flaky, bites.seed_dependent))
+
+    def test_the_json_has_the_seeds(self):
+        report = self._check(_RunsBySeed(text=_boot_follows_the_seed))
+        args = determinism.parse_args(['--hash-seeds', '5,9',
+                                       '--workers', '1'])
+        data = json.loads(json.dumps(determinism.to_json(
+            report, vars(args), IDENTITY)))
+        self.assertEqual([5, 9], data['settings']['hash_seeds'])
+        self.assertEqual((0, 1), (data['flaky'], data['seed_dependent']))
+        boot = data['items'][0]
+        one = determinism.digest('boot vm1\nnvme1')
+        zero = determinism.digest('boot vm1\nnvme0')
+        self.assertEqual(
+            {'5': {'runs': [1, 3], 'verdicts': {'pass': 2},
+                   'timelines': {one: 2}, 'points': {'p1': 2}},
+             '9': {'runs': [2, 4], 'verdicts': {'pass': 2},
+                   'timelines': {zero: 2}, 'points': {'p1': 2}}},
+            boot['by_seed'])
+        self.assertTrue(boot['seed_dependent'])
+        self.assertTrue(boot['seed_dependence'][0].startswith(
+            'boot__one: 2 timelines by hash seed: %s (seed 5), %s (seed 9)'
+            % (one, zero)), boot['seed_dependence'])
+        self.assertEqual([], boot['divergence'])
+        self.assertEqual({1: 5, 2: 9, 3: 5, 4: 9},
+                         {run['number']: run['hash_seed']
+                          for run in data['runs']
+                          if run['item'] == 'boot__one'})
+        # What the JSON says comes back on --resume.
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'report.json')
+        with open(path, 'w') as target:
+            json.dump(data, target)
+        self.assertEqual(report.runs, determinism.load_report(
+            path, args, IDENTITY).runs)
+
+    def test_a_worker_with_another_seed_is_an_error(self):
+        report = self._check(_RunsBySeed(seed_said=0))
+        self.assertEqual('boot__one run 1 was to run under hash seed 5, its '
+                         'worker had 0', report.error)
+
+    def test_a_hang_goes_on_in_a_fresh_pool_of_the_same_seed(self):
+        self.pool.hang = {('boot__one', 3)}
+        runs = _RunsBySeed()
+        report = self._check(runs)
+        self.assertEqual(['5', '5', '9'], self.pool.seeds)
+        self.assertEqual([('test_bites.T.test_x', 3, 5)],
+                         [job for job in runs.jobs[2:3]])
+        (hung,) = [run for run in report.runs if run.timeline == 'hung']
+        self.assertEqual(('boot__one', 3, 5),
+                         (hung.item, hung.number, hung.hash_seed))
+        self.assertEqual(8, len(report.runs))
+        self.assertEqual('0', os.environ['PYTHONHASHSEED'])
+
+    def test_an_interrupt_puts_the_seed_back(self):
+        report = self._check(_RunsBySeed(stop_after=5))
+        self.assertTrue(report.interrupted)
+        self.assertEqual(['5', '9'], self.pool.seeds)
+        self.assertEqual('0', os.environ['PYTHONHASHSEED'])
+
+    def _main(self, runs, path):
+        self.patch(determinism, 'run_once', runs)
+        self.patch(determinism, 'discover', lambda: {'items': self.ITEMS})
+        self.patch(determinism, 'code_identity', lambda: IDENTITY)
+        out = io.StringIO()
+        code = determinism.main(['--runs', '4', '--workers', '1',
+                                 '--hash-seeds', '5,9', '--quiet',
+                                 '--json', path], out=out)
+        return code, out.getvalue()
+
+    def test_main_exits_0_on_timelines_that_follow_the_seed(self):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'report.json')
+        code, text = self._main(_RunsBySeed(text=_boot_follows_the_seed),
+                                path)
+        self.assertEqual(0, code, text)
+        self.assertIn("\nseed-dependent timelines (Nova's choice between "
+                      "equals follows the hash seed): 1 tests\n\n"
+                      "boot__one: 2 timelines by hash seed: ", text)
+        self.assertIn('    b>    2  nvme0\n', text)
+        self.assertIn('determinism: 8 runs, 0 flaky, 1 seed-dependent',
+                      text)
+        with open(path) as source:
+            self.assertEqual(1, json.load(source)['seed_dependent'])
+
+    def test_main_exits_1_on_verdicts_that_follow_the_seed(self):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'report.json')
+        code, text = self._main(_RunsBySeed(verdict=lambda item, seed: (
+            'fail: nvme1 taken' if seed == 9 and item == 'boot__one'
+            else 'pass')), path)
+        self.assertEqual(1, code, text)
+        self.assertIn('boot__one: 2 verdicts:\n  2 x pass (seed 5)\n'
+                      '  2 x fail: nvme1 taken (seed 9)\n', text)
+        self.assertNotIn('seed-dependent timelines', text)
+
+
+class TestResumeWithSeeds(testing.TestCase):
+
+    ITEMS = TestJobs.ITEMS
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(fixtures.EnvironmentVariable('PYTHONHASHSEED', '0'))
+        self.pool = _PoolHere()
+        self.patch(determinism, 'Pool', self.pool)
+        self.directory = self.useFixture(fixtures.TempDir()).path
+
+    def _args(self, seeds=None):
+        return determinism.parse_args(
+            ['--workers', '1'] + (['--hash-seeds', seeds] if seeds else []))
+
+    def _report(self, settings, stop_after=3, hash_seeds=(5, 9)):
+        report = determinism.check(4, workers=1, items=self.ITEMS,
+                                   hash_seeds=hash_seeds,
+                                   run=_RunsBySeed(stop_after=stop_after))
+        path = os.path.join(self.directory, 'report.json')
+        with open(path, 'w') as target:
+            json.dump(determinism.to_json(report, settings, IDENTITY),
+                      target)
+        return path
+
+    def test_resumed_runs_keep_their_seeds(self):
+        path = self._report(vars(self._args('5,9')))
+        earlier = determinism.load_report(path, self._args('5,9'), IDENTITY)
+        self.assertEqual([5, 5, 5], [run.hash_seed for run in earlier.runs])
+        runs = _RunsBySeed()
+        report = determinism.check(4, workers=1, items=self.ITEMS,
+                                   hash_seeds=[5, 9], previous=earlier,
+                                   run=runs)
+        self.assertEqual(
+            [('test_bites.T.test_x', 3, 5), ('boot__one', 2, 9),
+             ('test_bites.T.test_x', 2, 9), ('boot__one', 4, 9),
+             ('test_bites.T.test_x', 4, 9)], runs.jobs)
+        self.assertEqual(8, len(report.runs))
+        self.assertEqual('', report.error)
+
+    def test_a_report_of_other_seeds_is_refused(self):
+        path = self._report(vars(self._args('5,9')))
+        for seeds, theirs in (('5,8', '5,8'), ('9,5', '9,5'),
+                              (None, 'None')):
+            error = self.assertRaises(determinism.UsageError,
+                                      determinism.load_report, path,
+                                      self._args(seeds), IDENTITY)
+            self.assertEqual('--resume %s: it ran with --hash-seeds 5,9, '
+                             'this check with --hash-seeds %s'
+                             % (path, theirs), str(error))
+
+    def test_a_report_without_seeds_loads_and_refuses_seeds(self):
+        # As a report made before the option: no setting, no run field.
+        path = self._report({'busy': 0, 'select': None}, hash_seeds=None)
+        with open(path) as source:
+            data = json.load(source)
+        for run in data['runs']:
+            del run['hash_seed']
+        with open(path, 'w') as target:
+            json.dump(data, target)
+        earlier = determinism.load_report(path, self._args(), IDENTITY)
+        self.assertEqual([None, None, None],
+                         [run.hash_seed for run in earlier.runs])
+        error = self.assertRaises(determinism.UsageError,
+                                  determinism.load_report, path,
+                                  self._args('0'), IDENTITY)
+        self.assertEqual('--resume %s: it ran with --hash-seeds None, this '
+                         'check with --hash-seeds 0' % path, str(error))
