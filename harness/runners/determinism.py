@@ -1517,7 +1517,8 @@ def build_parser(prog=PROG):
                              '(default 0: never; each keeps running)')
     parser.add_argument('--dump', metavar='DIR',
                         help='write the distinct timelines and recordings '
-                             'of each flaky test here')
+                             'of each flaky (or, with --hash-seeds, '
+                             'seed-dependent) test here')
     parser.add_argument('--resume', metavar='REPORT',
                         help='a --json report of an interrupted check of '
                              'the same code: its runs count as done')
@@ -1572,10 +1573,13 @@ def parse_args(argv, prog=PROG):
 
 
 def dump(summaries, directory):
-    """Write each flaky test's distinct texts; return the paths."""
+    """Write each flaky or seed-dependent test's distinct texts.
+
+    Returns the paths. A seed-dependent test's are those of its seeds.
+    """
     paths = []
     for summary in summaries:
-        if not summary.flaky:
+        if not (summary.flaky or summary.seed_dependent):
             continue
         os.makedirs(directory, exist_ok=True)
         slug = re.sub(r'[^A-Za-z0-9_.-]+', '_', summary.item)[:150]

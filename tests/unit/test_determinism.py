@@ -676,6 +676,23 @@ class TestDump(testing.TestCase):
         with open(paths[1]) as f:
             self.assertEqual('two\n', f.read())
 
+    def test_dump_writes_seed_dependent_tests_too(self):
+        # Steady under each seed, another timeline under each: what the
+        # report lists apart is there in full as well.
+        directory = self.useFixture(fixtures.TempDir()).path
+        runs = [_run('devices/x', 1, digest='a', hash_seed=0),
+                _run('devices/x', 2, digest='b', hash_seed=1),
+                _run('devices/x', 3, digest='a', hash_seed=0),
+                _run('steady', 1, hash_seed=0), _run('steady', 2, hash_seed=1)]
+        texts = {('devices/x', 'a'): 'nvme d8', ('devices/x', 'b'): 'nvme d9',
+                 ('devices/x', 'p1'): 'points', ('steady', 'd1'): 's'}
+        summaries = determinism.summarise(runs, texts)
+        self.assertEqual([False, False], [s.flaky for s in summaries])
+        paths = determinism.dump(summaries, directory)
+        self.assertEqual(['devices_x.run1.a.txt', 'devices_x.run2.b.txt',
+                          'devices_x.run1.p1.txt'],
+                         [os.path.basename(p) for p in paths])
+
 
 class TestHangs(testing.TestCase):
 
@@ -1164,8 +1181,8 @@ def _boot_follows_the_seed(item, seed):
     return 'timeline of %s' % item
 
 
-class TestCheckWithSeeds(testing.TestCase):
-    """A pool per seed, one after the other, under that seed."""
+class _SeedPoolCase(testing.TestCase):
+    """Checks whose pools run here, each noting the seed it was made under."""
 
     ITEMS = TestJobs.ITEMS
 
@@ -1174,6 +1191,10 @@ class TestCheckWithSeeds(testing.TestCase):
         self.useFixture(fixtures.EnvironmentVariable('PYTHONHASHSEED', '0'))
         self.pool = _PoolHere()
         self.patch(determinism, 'Pool', self.pool)
+
+
+class TestCheckWithSeeds(_SeedPoolCase):
+    """A pool per seed, one after the other, under that seed."""
 
     def _check(self, runs, **kwargs):
         report = determinism.check(4, workers=1, items=self.ITEMS,
@@ -1297,15 +1318,10 @@ class TestCheckWithSeeds(testing.TestCase):
         self.assertNotIn('seed-dependent timelines', text)
 
 
-class TestResumeWithSeeds(testing.TestCase):
-
-    ITEMS = TestJobs.ITEMS
+class TestResumeWithSeeds(_SeedPoolCase):
 
     def setUp(self):
         super().setUp()
-        self.useFixture(fixtures.EnvironmentVariable('PYTHONHASHSEED', '0'))
-        self.pool = _PoolHere()
-        self.patch(determinism, 'Pool', self.pool)
         self.directory = self.useFixture(fixtures.TempDir()).path
 
     def _args(self, seeds=None):
