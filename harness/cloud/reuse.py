@@ -38,6 +38,7 @@ the process stands a cloud up (``fixture.Cloud`` asks it to).
 """
 
 import atexit
+import collections
 import contextlib
 import os
 
@@ -251,7 +252,9 @@ class CloudPool(fixtures.Fixture):
     ``with pool.cloud(scenario) as cloud:`` gives a settled cloud with the
     scenario's hosts and flavors; what the run leaves is put back to the
     checkpoint next time, or the cloud is torn down when it cannot be.
-    ``made`` and ``reused`` count clouds stood up and runs on a kept one.
+    ``made`` and ``reused`` count clouds stood up and runs on a kept one;
+    ``given_up`` counts the clouds it tore down itself, by why
+    (``GIVEN_UP``; a ``discard()`` asked from outside is not counted).
 
     :param around_change: a context manager factory entered around every
         stand-up and tear-down of the kept cloud (a pool kept between
@@ -269,6 +272,7 @@ class CloudPool(fixtures.Fixture):
         self._checkpoint = None
         self.made = 0
         self.reused = 0
+        self.given_up = collections.Counter()
         #: Whether the cloud of the last ``cloud()`` was a kept one.
         self.last_was_kept = False
         self.addCleanup(self.discard)
@@ -309,7 +313,7 @@ class CloudPool(fixtures.Fixture):
                 self._checkpoint.verify(self._cloud)
                 settle(self._cloud, self._checkpoint)
             except BaseException:
-                self.discard()
+                self._give_up(RAISED)
                 raise
             # Images made after the checkpoint are gone from the image
             # stand-in with it; the cloud's names for them go too.
@@ -317,6 +321,8 @@ class CloudPool(fixtures.Fixture):
             self.reused += 1
             self.last_was_kept = True
         else:
+            if self._cloud is not None:
+                self.given_up[OTHER_SHAPE] += 1
             with self._around_change():
                 self._discard()
                 self._stand_up(key, scenario, test_id, cloud_kwargs,
@@ -327,12 +333,18 @@ class CloudPool(fixtures.Fixture):
             add_catalogue(self._cloud, scenario)
             yield self._cloud
         except BaseException:
-            self.discard()
+            self._give_up(RAISED)
             raise
-        if not self._reusable(self._cloud):
-            self.discard()
+        reason = self._not_reusable(self._cloud)
+        if reason:
+            self._give_up(reason)
         else:
             set_globals(self._lazy_globals)
+
+    def _give_up(self, reason):
+        if self._cloud is not None:
+            self.given_up[reason] += 1
+        self.discard()
 
     def _stand_up(self, key, scenario, test_id, cloud_kwargs, fixtures):
         stack = contextlib.ExitStack()
@@ -347,12 +359,31 @@ class CloudPool(fixtures.Fixture):
         self._stack, self._cloud, self._key = stack, cloud, key
         self._lazy_globals = lazy_globals()
 
-    def _reusable(self, cloud):
-        return (self._checkpoint.matches(cloud)
-                and not cloud.casts.queued
-                and not cloud.race.failures
-                and cloud.activity.idle()
-                and nova_env.database_writes() is not None)
+    def _not_reusable(self, cloud):
+        """Why ``cloud`` cannot be put back for the next run, or None."""
+        if not self._checkpoint.matches(cloud):
+            return COMPUTES_CHANGED
+        if cloud.casts.queued:
+            return CASTS_QUEUED
+        if cloud.race.failures:
+            return RACE_FAILED
+        if not cloud.activity.idle():
+            return BUSY
+        if nova_env.database_writes() is None:
+            return UNCOUNTED_DATABASE
+        return None
+
+
+# Why a pool gave its cloud up (``CloudPool.given_up``).
+COMPUTES_CHANGED = 'a compute was stopped, restarted or deleted'
+CASTS_QUEUED = 'casts still queued for a stopped compute'
+RACE_FAILED = 'a race point failed'
+BUSY = 'Nova still busy'
+UNCOUNTED_DATABASE = 'a database nobody counts'
+RAISED = 'the run raised'
+OTHER_SHAPE = 'a scenario of another shape came'
+GIVEN_UP = (COMPUTES_CHANGED, CASTS_QUEUED, RACE_FAILED, BUSY,
+            UNCOUNTED_DATABASE, RAISED, OTHER_SHAPE)
 
 
 #: Set to 0 to give every test a cloud of its own (as before kept clouds;

@@ -242,6 +242,7 @@ class TestCloudPool(testing.TestCase):
         again = self.run_pooled(first)
         # One cloud stood up, kept for the two runs after the first.
         self.assertEqual((1, 2), (self.pool.made, self.pool.reused))
+        self.assertEqual({}, self.pool.given_up)
         self.assertEqual(determinism.timeline_text([before]),
                          determinism.timeline_text([again]))
         self.assertEqual(determinism.points_text([before]),
@@ -320,6 +321,9 @@ steps:
         self.run_pooled(scenario)
         self.run_pooled(scenario)
         self.assertEqual((2, 0), (self.pool.made, self.pool.reused))
+        # Started again, the compute is a new service: each run's cloud
+        # was given up for that.
+        self.assertEqual({reuse.COMPUTES_CHANGED: 2}, self.pool.given_up)
 
     def test_a_failed_run_is_not_kept(self):
         first, _ = [scenario_named(*which) for which in FAKE_PAIR]
@@ -337,6 +341,7 @@ steps:
         self.assertRaises(errors.ScenarioFailed, self.run_pooled, wrong)
         self.run_pooled(first)
         self.assertEqual((2, 0), (self.pool.made, self.pool.reused))
+        self.assertEqual({reuse.RAISED: 1}, self.pool.given_up)
 
     def test_a_run_with_fixtures_gets_a_cloud_of_its_own(self):
         first, _ = [scenario_named(*which) for which in FAKE_PAIR]
