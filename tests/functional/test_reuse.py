@@ -494,6 +494,7 @@ class TestKeptBetweenTests(testing.TestCase):
     def test_a_database_not_back_at_its_checkpoint_is_refused(self):
         result = self.run_inner(_Inner, 'confirm')
         self.assertEqual([], result.errors + result.failures)
+        given_up = reuse.shared_pool().given_up[reuse.NOT_PUT_BACK]
         # A restore that copies nothing back: the run's servers, migrations
         # and allocations are still in the databases.
         with fixtures.MonkeyPatch(
@@ -503,6 +504,8 @@ class TestKeptBetweenTests(testing.TestCase):
         [(case, text)] = result.errors
         self.assertIn('is not back at its checkpoint', text)
         self.assertIsNone(reuse.shared_pool()._cloud)
+        self.assertEqual(given_up + 1,
+                         reuse.shared_pool().given_up[reuse.NOT_PUT_BACK])
 
 
 def _counts():
