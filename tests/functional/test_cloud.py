@@ -18,8 +18,10 @@ behaviour:
   run that periodic first, as Nova's own tests do.
 """
 
+import logging
 import socket
 
+import fixtures
 
 from harness.cloud import fixture as cloud_mod
 from harness.cloud import offline
@@ -248,3 +250,33 @@ class TestOffline(testing.TestCase):
         self.addCleanup(sock.close)
         self.assertRaises(offline.NetworkAttempt, sock.connect_ex,
                           ('::1', 9))
+
+
+class TestLogging(testing.TestCase):
+    """Nova's DEBUG records are not built unless OS_DEBUG asks for them.
+
+    Nova's StandardLogging fixture sets the root logger to DEBUG and
+    formats every debug record into a null handler; the cloud puts the
+    root back to INFO while it stands (and to what it was after), so a
+    debug message costs a level test, and what is captured (INFO and up)
+    stays the same.
+    """
+
+    def _levels(self, os_debug):
+        self.useFixture(fixtures.EnvironmentVariable('OS_DEBUG', os_debug))
+        root = logging.getLogger()
+        before = root.level
+        with cloud_mod.Cloud(test_id=self.id()) as cloud:
+            nova = logging.getLogger('nova.compute.resource_tracker')
+            debug = nova.isEnabledFor(logging.DEBUG)
+            nova.info('an INFO line the cloud captures')
+            captured = cloud.env.stdlog.logger.output
+        self.assertEqual(before, root.level)
+        self.assertIn('an INFO line the cloud captures', captured)
+        return debug
+
+    def test_debug_is_off_by_default(self):
+        self.assertFalse(self._levels(None))
+
+    def test_os_debug_keeps_debug_on(self):
+        self.assertTrue(self._levels('1'))
