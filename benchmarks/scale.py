@@ -26,9 +26,13 @@ their median), the peak resident memory, whether every invariant held
 boot at the largest size over the seconds per boot at the smallest. Each
 boot's time is also split into Nova's scheduler (``SchedulerManager.
 _schedule``: host states and filters for every host, Nova's own cost,
-which grows with the hosts) and the rest (the API, conductor, compute,
-Placement and the harness); ``growth without the scheduler: X`` is the
-rest's ratio.
+which grows with the hosts), the scheduler's request for Placement's
+allocation candidates (one per host that fits: Placement's cost, which
+grows with the hosts too) and the rest (the API, conductor, compute,
+Placement's other work and the harness). ``growth without the
+scheduler: X`` is the ratio of what is not the scheduler (candidates
+included), ``growth without the scheduler and Placement's candidates:
+X`` that of the rest.
 With ``--profile`` it also writes a cProfile of the boots phase of the
 largest size (in the temp dir) and prints its top functions by cumulative
 and by own time, to show where the time goes (Nova's scheduler, objects
@@ -68,23 +72,34 @@ ANSWER = 'scale result: '
 
 
 def _time_scheduler():
-    """Sum the seconds Nova's scheduler spends in ``_schedule``.
+    """Sum the seconds a boot spends choosing its host, by whose work.
 
-    Into the returned one-item list, which a boot resets. Only timed:
-    the wrapped method runs as it is.
+    Into the returned ``{'scheduler': s, 'candidates': s}``, which a boot
+    resets: Nova's scheduler in ``_schedule`` (host states and filters for
+    every host), and the scheduler asking Placement for allocation
+    candidates (``GET /allocation_candidates``: Placement's query and the
+    answer, one candidate per host that fits). Both grow with the hosts
+    and neither is the harness's. Only timed: the wrapped methods run as
+    they are.
     """
+    from nova.scheduler.client import report
     from nova.scheduler import manager
-    spent = [0.0]
-    real = manager.SchedulerManager._schedule
+    spent = {'scheduler': 0.0, 'candidates': 0.0}
 
-    def _schedule(self, *args, **kwargs):
-        began = time.monotonic()
-        try:
-            return real(self, *args, **kwargs)
-        finally:
-            spent[0] += time.monotonic() - began
+    def timed(cls, name, key):
+        real = getattr(cls, name)
 
-    manager.SchedulerManager._schedule = _schedule
+        def wrapper(self, *args, **kwargs):
+            began = time.monotonic()
+            try:
+                return real(self, *args, **kwargs)
+            finally:
+                spent[key] += time.monotonic() - began
+        setattr(cls, name, wrapper)
+
+    timed(manager.SchedulerManager, '_schedule', 'scheduler')
+    timed(report.SchedulerReportClient, 'get_allocation_candidates',
+          'candidates')
     return spent
 
 
@@ -147,7 +162,7 @@ def measure(size, boots_per_host, move_share, idempotence, profile_to,
         small = ('pin4', 'shared2')
         full = False
         scheduling = _time_scheduler()
-        in_scheduler = []
+        in_scheduler, in_candidates = [], []
         planned = boots_per_host * size
         if max_boots is not None:
             planned = min(planned, max_boots)
@@ -155,7 +170,7 @@ def measure(size, boots_per_host, move_share, idempotence, profile_to,
             name = 'vm%05d' % number
             flavor = small[number % 2]
             began = time.monotonic()
-            scheduling[0] = 0.0
+            scheduling.update(scheduler=0.0, candidates=0.0)
             try:
                 cloud.servers.boot(name, flavor)
             except errors.HarnessError as exc:
@@ -169,13 +184,15 @@ def measure(size, boots_per_host, move_share, idempotence, profile_to,
                     result['stopped_at'] = str(exc).splitlines()[0]
                 break
             boots.append(time.monotonic() - began)
-            in_scheduler.append(scheduling[0])
+            in_scheduler.append(scheduling['scheduler'])
+            in_candidates.append(scheduling['candidates'])
             servers.append((name, flavor))
         if profiler is not None:
             profiler.disable()
             profiler.dump_stats(profile_to)
         result['boots'] = boots
         result['scheduler'] = in_scheduler
+        result['candidates'] = in_candidates
         result['full'] = full
         result['problems']['boots'] = _invariants(cloud, idempotence)
 
@@ -301,13 +318,18 @@ def main(argv=None):
     for result in results:
         if result['boots']:
             print('%d computes: per boot %.3f s in Nova\'s scheduler, '
-                  '%.3f s the rest' % (
+                  '%.3f s in Placement\'s allocation candidates, %.3f s '
+                  'the rest' % (
                       result['size'], statistics.mean(result['scheduler']),
-                      _rest(result)))
+                      statistics.mean(result.get('candidates') or [0.0]),
+                      _rest(result, candidates=True)))
     first, last = results[0], results[-1]
     if first['boots'] and last['boots']:
         print('growth without the scheduler: %.2f' % (
             _rest(last) / _rest(first)))
+        print('growth without the scheduler and Placement\'s candidates: '
+              '%.2f' % (_rest(last, candidates=True)
+                        / _rest(first, candidates=True)))
         stopped = [r['size'] for r in results if 'stopped_at' in r]
         print('growth: %.2f (seconds per boot at %d computes over at %d)%s'
               % (statistics.mean(last['boots'])
@@ -318,9 +340,12 @@ def main(argv=None):
     return 0
 
 
-def _rest(result):
-    return statistics.mean(b - s for b, s in zip(result['boots'],
-                                                 result['scheduler']))
+def _rest(result, candidates=False):
+    """Seconds per boot but Nova's scheduler (and Placement's candidates)."""
+    chosen = result['scheduler']
+    if candidates:
+        chosen = [s + c for s, c in zip(chosen, result['candidates'])]
+    return statistics.mean(b - s for b, s in zip(result['boots'], chosen))
 
 
 if __name__ == '__main__':
