@@ -71,7 +71,7 @@ BIGGER = {'pin4': 'pin6', 'shared2': 'shared4'}
 ANSWER = 'scale result: '
 
 
-def _time_scheduler():
+def _time_host_choice():
     """Sum the seconds a boot spends choosing its host, by whose work.
 
     Into the returned ``{'scheduler': s, 'candidates': s}``, which a boot
@@ -161,7 +161,7 @@ def measure(size, boots_per_host, move_share, idempotence, profile_to,
         boots, servers = [], []
         small = ('pin4', 'shared2')
         full = False
-        scheduling = _time_scheduler()
+        scheduling = _time_host_choice()
         in_scheduler, in_candidates = [], []
         planned = boots_per_host * size
         if max_boots is not None:
@@ -321,7 +321,7 @@ def main(argv=None):
                   '%.3f s in Placement\'s allocation candidates, %.3f s '
                   'the rest' % (
                       result['size'], statistics.mean(result['scheduler']),
-                      statistics.mean(result.get('candidates') or [0.0]),
+                      statistics.mean(result['candidates']),
                       _rest(result, candidates=True)))
     first, last = results[0], results[-1]
     if first['boots'] and last['boots']:
