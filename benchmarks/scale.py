@@ -5,7 +5,11 @@ its own (Nova's config is global: one cloud per process):
 
 1. stand-up: a cloud with that many computes, Nova's libvirt driver over
    the fake connection, the host profiles taken in turn (the five of
-   ``harness/data/hosts``);
+   ``harness/data/hosts``), then each compute's instance sync with the
+   scheduler, as every compute of a cloud in service runs it every two
+   minutes: the scheduler then keeps the hosts' instance lists, where a
+   cloud just started reads every host's from the database at every
+   request (``--no-instance-sync`` boots in that state);
 2. boots through the scheduler, pinned and shared flavors in turn, until
    the cloud is full (the first boot the scheduler finds no host for) or
    ``--boots-per-host`` times the size, whichever comes first (or
@@ -131,8 +135,24 @@ def _invariants(cloud, idempotence):
     return [str(problem) for problem in found]
 
 
+def _sync_instance_lists(cloud, hosts):
+    """Each compute's instance sync with the scheduler, twice, in turn.
+
+    A cloud in service runs it on every compute every
+    ``scheduler_instance_sync_interval`` (120 s). The scheduler's host
+    manager makes a host's instance list at the first sync from a host
+    it had not seen, and trusts it once a sync matches it; from then on
+    the computes' updates keep it, and a request reads no host's
+    instances from the database (``HostManager._get_instance_info``).
+    Without it, every request reads the instances of every host.
+    """
+    for _round in range(2):
+        for host in hosts:
+            cloud.run_periodic('_sync_scheduler_instance_info', host)
+
+
 def measure(size, boots_per_host, move_share, idempotence, profile_to,
-            max_boots=None):
+            max_boots=None, instance_sync=True):
     """Everything for one size, in this process; a dict of figures."""
     from harness.cloud import fixture as cloud_mod
     from harness.core import errors
@@ -142,9 +162,13 @@ def measure(size, boots_per_host, move_share, idempotence, profile_to,
     unlimited = {'quota': {'cores': -1, 'instances': -1, 'ram': -1}}
     with cloud_mod.Cloud(test_id='scale.%d' % size, timeout=120.0,
                          conf=unlimited) as cloud:
-        for index in range(size):
-            cloud.start_compute('host%04d' % index,
-                                profile=PROFILES[index % len(PROFILES)])
+        hosts = ['host%04d' % index for index in range(size)]
+        for index, host in enumerate(hosts):
+            cloud.start_compute(host, profile=PROFILES[index % len(PROFILES)])
+        if instance_sync:
+            began = time.monotonic()
+            _sync_instance_lists(cloud, hosts)
+            result['instance_sync'] = time.monotonic() - began
         for name, (vcpus, ram, disk, dedicated) in sorted(FLAVORS.items()):
             cloud.create_flavor(
                 name, vcpus=vcpus, ram=ram, disk=disk,
@@ -228,7 +252,8 @@ def measure(size, boots_per_host, move_share, idempotence, profile_to,
 
 def _child(args):
     result = measure(args.child, args.boots_per_host, args.move_share,
-                     args.idempotence, args.profile_to, args.max_boots)
+                     args.idempotence, args.profile_to, args.max_boots,
+                     instance_sync=not args.no_instance_sync)
     print(ANSWER + json.dumps(result), flush=True)
 
 
@@ -238,6 +263,8 @@ def _run_size(size, args, profile_to=None):
            '--move-share', str(args.move_share)]
     if args.idempotence:
         cmd.append('--idempotence')
+    if args.no_instance_sync:
+        cmd.append('--no-instance-sync')
     if args.max_boots is not None:
         cmd += ['--max-boots', str(args.max_boots)]
     if profile_to:
@@ -275,6 +302,10 @@ def main(argv=None):
                         'after each phase')
     parser.add_argument('--profile', action='store_true',
                         help='profile the boots of the largest size')
+    parser.add_argument('--no-instance-sync', action='store_true',
+                        help='boot before the computes have synced their '
+                        'instance lists with the scheduler (every request '
+                        'then reads every host\'s instances)')
     parser.add_argument('--child', type=int, help=argparse.SUPPRESS)
     parser.add_argument('--profile-to', help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -294,9 +325,14 @@ def main(argv=None):
         result = _run_size(size, args, profile_to)
         results.append(result)
         held = all(not found for found in result['problems'].values())
-        print('%d computes: stand-up %.1f s; boots %s%s; moves %s; peak '
+        print('%d computes: stand-up %.1f s%s; boots %s%s; moves %s; peak '
               'memory %.0f MB; invariants %s' % (
-                  size, result['stand_up'], _per(result['boots']),
+                  size, result['stand_up'],
+                  ' (of which the instance lists synced with the '
+                  'scheduler: %.1f s)' % result['instance_sync']
+                  if 'instance_sync' in result else
+                  ' (instance lists not synced with the scheduler)',
+                  _per(result['boots']),
                   ' (cloud full: %s)' % result['full_at']
                   if result['full'] else
                   ' (boots STOPPED before the cloud was full: %s)'
