@@ -276,7 +276,12 @@ class Activity(fixtures.Fixture):
         activity = self
 
         def observed(obj, *args, **kwargs):
-            changes = (frozenset(obj.obj_what_changed())
+            # The object's own fields set since it was read: what the
+            # listeners ask about (an instance's host, a migration's
+            # status). Not obj_what_changed(), which would also walk every
+            # nested object (flavors, NUMA topology, info cache) at every
+            # save, to answer nothing anyone asks.
+            changes = (frozenset(obj._changed_fields)
                        if method == 'save' else frozenset())
             activity._notify(obj, method, 'before', changes)
             result = real(obj, *args, **kwargs)
@@ -313,8 +318,9 @@ class Activity(fixtures.Fixture):
         """Call ``callback(obj, method, when, changes)`` around each save.
 
         ``when`` is ``'before'`` or ``'after'``; ``changes`` names the
-        fields the save writes (``save`` only; their new values are on
-        ``obj``).
+        object's own fields the save writes (``save`` only; their new
+        values are on ``obj``): a nested object's changes (an instance's
+        flavor, say) are not named.
         """
         self._listeners.append(callback)
 
