@@ -126,6 +126,7 @@ class Cloud(fixtures.Fixture):
         self.casts = self.useFixture(nova_env.CastsWaited(
             shim, is_stopped=lambda host: host in self._stopped))
         self.placement = self.useFixture(func_fixtures.PlacementFixture())
+        self.useFixture(nova_env.InProcessHTTP(self.placement))
         self.neutron = self.useFixture(nova_fixtures.NeutronFixture(shim))
         self.glance = self.useFixture(nova_fixtures.GlanceFixture(shim))
         self.image_id = self.glance.image1['id']

@@ -40,6 +40,7 @@ from oslo_service import _options as service_options  # noqa: E402
 from oslo_utils.fixture import uuidsentinel  # noqa: E402
 from oslo_versionedobjects import fixture as ovo_fixture  # noqa: E402
 from oslotest import mock_fixture  # noqa: E402
+import requests  # noqa: E402
 import sqlalchemy  # noqa: E402
 
 from nova.api.openstack import wsgi_app  # noqa: E402
@@ -430,6 +431,46 @@ def count_write():
 def _count_write(conn, cursor, statement, parameters, context, executemany):
     if not statement.lstrip()[:9].upper().startswith(_READS):
         _WRITES['count'] += 1
+
+
+class InProcessHTTP(fixtures.Fixture):
+    """Requests to the cloud's APIs take nothing from the environment.
+
+    Nova's test clients send their requests with ``requests``, which at
+    every request reads the environment's proxies (``http_proxy``,
+    ``no_proxy``, ...) and CA bundle, and looks for a ``~/.netrc``. Every
+    request of a cloud is answered in this process (wsgi-intercept): a
+    proxy set in the environment would send it to the network instead,
+    and the look-ups cost a scan of the environment and a few file checks
+    at each of the hundreds of requests a scenario makes. Placement's
+    client keeps one session, which stops trusting the environment; Nova's
+    API client makes a session per request, through its module's
+    ``requests``, which makes them so.
+    """
+
+    def __init__(self, placement):
+        super().__init__()
+        self._placement = placement
+
+    def _setUp(self):
+        session = self._placement._client.session.session
+        self.addCleanup(setattr, session, 'trust_env', session.trust_env)
+        session.trust_env = False
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.tests.functional.api.client.requests', _Untrusting()))
+
+
+class _Untrusting(object):
+    """``requests`` as Nova's API client uses it, the environment aside."""
+
+    def __getattr__(self, name):
+        return getattr(requests, name)
+
+    @staticmethod
+    def request(method, url, **kwargs):
+        with requests.Session() as session:
+            session.trust_env = False
+            return session.request(method=method, url=url, **kwargs)
 
 
 class ReusedEngines(fixtures.Fixture):

@@ -280,3 +280,29 @@ class TestLogging(testing.TestCase):
 
     def test_os_debug_keeps_debug_on(self):
         self.assertTrue(self._levels('1'))
+
+
+class TestProxyInEnvironment(testing.TestCase):
+    """A proxy the environment names does not take the cloud's requests.
+
+    Every request a cloud makes is answered in this process
+    (wsgi-intercept); ``requests`` would send it to a proxy named in the
+    environment instead (tox passes ``http_proxy`` and ``no_proxy``
+    through), where nothing answers: the harness's clients do not read
+    the environment (``nova_env.InProcessHTTP``).
+    """
+
+    def test_requests_stay_in_process(self):
+        for name in ('http_proxy', 'HTTP_PROXY', 'all_proxy', 'ALL_PROXY'):
+            self.useFixture(fixtures.EnvironmentVariable(
+                name, 'http://127.0.0.1:9'))
+        for name in ('no_proxy', 'NO_PROXY'):
+            self.useFixture(fixtures.EnvironmentVariable(name, None))
+        with cloud_mod.Cloud(test_id=self.id()) as cloud:
+            # Placement: the compute's provider and its inventory.
+            cloud.start_compute('host1')
+            # Nova's API.
+            cloud.create_flavor('small', vcpus=1, ram=512, disk=1)
+            snap = cloud.snapshot()
+        self.assertIn('host1', snap.providers)
+        self.assertIn('VCPU', snap.providers['host1'].inventories)
