@@ -135,7 +135,7 @@ def _invariants(cloud, idempotence):
     return [str(problem) for problem in found]
 
 
-def _sync_instance_lists(cloud, hosts):
+def _sync_instance_lists(cloud):
     """Each compute's instance sync with the scheduler, twice, in turn.
 
     A cloud in service runs it on every compute every
@@ -147,8 +147,7 @@ def _sync_instance_lists(cloud, hosts):
     Without it, every request reads the instances of every host.
     """
     for _round in range(2):
-        for host in hosts:
-            cloud.run_periodic('_sync_scheduler_instance_info', host)
+        cloud.run_periodics('_sync_scheduler_instance_info')
 
 
 def measure(size, boots_per_host, move_share, idempotence, profile_to,
@@ -162,12 +161,12 @@ def measure(size, boots_per_host, move_share, idempotence, profile_to,
     unlimited = {'quota': {'cores': -1, 'instances': -1, 'ram': -1}}
     with cloud_mod.Cloud(test_id='scale.%d' % size, timeout=120.0,
                          conf=unlimited) as cloud:
-        hosts = ['host%04d' % index for index in range(size)]
-        for index, host in enumerate(hosts):
-            cloud.start_compute(host, profile=PROFILES[index % len(PROFILES)])
+        for index in range(size):
+            cloud.start_compute('host%04d' % index,
+                                profile=PROFILES[index % len(PROFILES)])
         if instance_sync:
             began = time.monotonic()
-            _sync_instance_lists(cloud, hosts)
+            _sync_instance_lists(cloud)
             result['instance_sync'] = time.monotonic() - began
         for name, (vcpus, ram, disk, dedicated) in sorted(FLAVORS.items()):
             cloud.create_flavor(
