@@ -40,6 +40,9 @@ thread_pool_factory = install.nova_spawn_module()
 
 from harness.core import errors  # noqa: E402
 
+# eventlet's own, before a cloud counts its calls (Nova may hold either).
+_TPOOL_EXECUTE = tpool.execute
+
 # Which service's code the current (green)thread runs, by host name; set
 # where the harness hands work to a service (RPC dispatch, periodic runs)
 # and carried into the executor tasks that work spawns.
@@ -194,6 +197,29 @@ class Activity(fixtures.Fixture):
         self.placement_writes = 0
         for verb in ('put', 'post', 'delete'):
             self._count_placement(verb)
+        self._count_native_calls()
+
+    def _count_native_calls(self):
+        """Count the calls a real thread of eventlet's pool has in hand.
+
+        Nova's libvirt driver calls its connection through ``tpool``. A
+        process forked while such a call runs (``harness.cloud.forking``)
+        would wait for its answer for ever: the thread is the parent's.
+        """
+        self.native_calls = 0
+        real_execute = tpool.execute
+        activity = self
+
+        def execute(*args, **kwargs):
+            activity.native_calls += 1
+            try:
+                return real_execute(*args, **kwargs)
+            finally:
+                activity.native_calls -= 1
+
+        # tpool.Proxy calls the module's global at every call.
+        self.useFixture(fixtures.MonkeyPatch('eventlet.tpool.execute',
+                                             execute))
 
     def _watch_fair_locks(self):
         """Say when a taker of a fair lock has to wait, as for plain ones.
@@ -245,7 +271,7 @@ class Activity(fixtures.Fixture):
         activity = self
 
         def pass_context(runner, func, *args, **kwargs):
-            if runner is tpool.execute:
+            if runner in (tpool.execute, _TPOOL_EXECUTE):
                 # A native thread the caller waits for: nothing to follow.
                 return real_pass_context(runner, func, *args, **kwargs)
             host = acting_host()

@@ -26,9 +26,11 @@ in the child:
   for green threads, 0.39 (Nova 31's) does not, and green threads then
   fail as they end in the child. Made a no-op before the fork there too.
 
-Take the copy between steps, where the explorer's replays part: green
-threads still at work there are copied as they are, but a call a real
-thread of the pool had in hand would never answer in the child.
+Take the copy between steps, where the explorer's replays part, or at a
+race point inside a step: green threads still at work there are copied
+as they are, but a call a real thread of the pool had in hand would
+never answer in the child, so not while one is in flight
+(``Activity.native_calls``).
 """
 
 import gc

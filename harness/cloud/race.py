@@ -195,10 +195,8 @@ class Injection(object):
         return self
 
     def matches(self, passage):
-        return (self.remaining is None or self.remaining > 0) and (
-            passage.point == self.point and passage.when == self.when
-            and (self.host is None or self.host == passage.host)
-            and (self.server is None or self.server == passage.server))
+        return (self.remaining is None or self.remaining > 0) and matches(
+            passage, self.point, self.when, self.host, self.server)
 
     @property
     def subject(self):
@@ -210,6 +208,17 @@ class Injection(object):
 
     def __str__(self):
         return '%s %s: %s' % (self.when, self.point, self.description)
+
+
+def matches(passage, point, when, host=None, server=None):
+    """Whether an injection at ``point`` would fire at ``passage``.
+
+    ``when`` it is passed, narrowed to ``host`` and ``server`` if given;
+    how many times it may fire aside.
+    """
+    return (passage.point == point and passage.when == when
+            and (host is None or host == passage.host)
+            and (server is None or server == passage.server))
 
 
 class RacePoints(fixtures.Fixture):
@@ -310,6 +319,9 @@ class RacePoints(fixtures.Fixture):
         self.injections = []
         self.failures = []
         self.record = True
+        # Told of each passage recorded, before the injections it matches
+        # are looked for (the explorer forks its replays there: ``fire``).
+        self.on_passage = None
         # Per greenthread: an injected action neither records nor fires
         # the points it passes itself; another greenthread meanwhile (a
         # delete's terminate_instance, cast from the action) does, the
@@ -473,6 +485,9 @@ class RacePoints(fixtures.Fixture):
         if self.record:
             self.recording.append(passage)
             hooks.notify('point_passed', passage)
+            if self.on_passage is not None:
+                # May arm injections that fire at this very passage.
+                self.on_passage(passage)
         noting = self.record and _NOTING_ROLES
         due = [inj for inj in self.injections if inj.matches(passage)]
         if due or noting:

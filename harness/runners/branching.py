@@ -12,12 +12,33 @@ takes its own steps from that point on, runs them to the end, writes
 its result to a file and ends; the trunk reads the result as the child
 ends.
 
+A replay whose own steps only arm injections (``inject`` steps) and
+then go on as the trunk's does not even need the part of the trunk's
+step before its first injection fires: ``at_points`` children are
+forked inside that step, at the first race point passed that one of
+their injections matches (``RacePoints.on_passage``). There, before the
+point's injections are looked for, the child arms its own (runs its
+inject steps) and the injection fires at that very passage, as it would
+have in the replay from the start: up to that passage the trunk's step
+did exactly what the replay's did, since nothing the child arms matched
+before it. The runner then takes up the child's scenario (its inject
+steps' timeline entries, read before the step as the replay reads them,
+and its step numbers). A child that cannot be forked at its passage
+(a call of eventlet's thread pool in flight there, which a child would
+never see answered: ``harness.cloud.forking``; or its passage never
+came) is left in ``unforked``, for the caller to run another way.
+
 Up to ``concurrency`` children run at once (the explorer gives one per
 core): the trunk forks the next as soon as one ends, goes on to its
 next step once the last child of this one is forked, and waits for the
 rest at its end (``finish``). Running side by side, children share no
 state: the cloud's databases are in memory, and its instances'
 directory stays empty (Nova's fixtures fake the hypervisor's files).
+Inside a step the trunk's waits for a free core count wall time against
+the work it has in flight, and each child inherits that work's
+timeouts: once it has waited ``wait_limit`` seconds in one step (a
+quarter of the cloud's timeout unless given), the step's further
+children that would have to wait are left ``unforked``.
 """
 
 import collections
@@ -75,49 +96,127 @@ class Branches(object):
         child at the end of its run: its result (picklable).
     :param done: ``done(key, result)`` in the trunk as each child ends.
     :param concurrency: children running at once, at most.
+    :param at_points: ``{steps done: [(key, start, injections), ...]}``:
+        children forked inside the trunk's step ``steps done + 1``, at the
+        first passage one of ``injections`` matches (each ``(point, when,
+        host, server)``, as ``race.matches`` takes them). The scenario
+        ``start(forked_at)`` returns is the trunk's with steps that only
+        arm those injections put in before that step.
+    :param wait_limit: seconds the trunk may wait for a free core inside
+        one step (see the module docstring).
     """
 
-    def __init__(self, parts, result_of, done=None, concurrency=1):
+    def __init__(self, parts, result_of, done=None, concurrency=1,
+                 at_points=None, wait_limit=None):
         self.parts = {at: list(keys) for at, keys in parts.items()}
+        self.at_points = {at: list(keys)
+                          for at, keys in (at_points or {}).items()}
         self.result_of = result_of
         self.done = done or (lambda key, result: None)
         self.results = {}
-        # Seconds the trunk spent forking and waiting for its children.
+        # Keys of ``at_points`` children not forked at their passage.
+        self.unforked = []
+        # Seconds the trunk spent forking and waiting for its children,
+        # and of those inside its steps.
         self.waited = 0.0
+        self.waited_in_steps = 0.0
         self.in_child = False
+        # In a child forked inside a step: the passage (as text).
+        self.forked_at = None
         self.concurrency = max(1, concurrency)
+        self.wait_limit = wait_limit
         # Children running: pid -> (key, result file), in fork order.
         self._running = collections.OrderedDict()
         self._key = None
         self._out = None
+        self._forks = 0
+        # The ``at_points`` children of the step the trunk runs, and the
+        # seconds it waited for a free core in it.
+        self._watching = []
+        self._waited_in_step = 0.0
         self._dir = tempfile.mkdtemp(prefix='harness-branches-')
 
     def before(self, done_steps, cloud):
         """Fork the children that part here; see ``runner.run``."""
-        for number, (key, start) in enumerate(
-                self.parts.pop(done_steps, [])):
-            out = os.path.join(self._dir, 'result-%d-%d' % (
-                done_steps, number))
-            # Here, not at the top: the explorer's plan is loaded by
-            # Nova-free unit tests, and forking needs eventlet.
-            from harness.cloud import forking
-            waiting = time.monotonic()
-            while len(self._running) >= self.concurrency:
-                self._collect(self._next_ended())
-            forked_at = time.monotonic()
-            self.waited += forked_at - waiting
-            pid = forking.fork(cloud)
-            if pid == 0:
-                self.in_child, self._key, self._out = True, key, out
-                self.parts = {}
-                self._running = collections.OrderedDict()
-                _quiet_stdout()
-                return start(forked_at)
-            self._running[pid] = (key, out)
-            if self.concurrency == 1:
-                # One at a time: the trunk would only compete with it.
-                self._collect(pid)
-            self.waited += time.monotonic() - forked_at
+        for key, start in self.parts.pop(done_steps, []):
+            scenario = self._fork(key, start, cloud)
+            if scenario is not None:
+                return scenario
+        self._watching = self.at_points.pop(done_steps, [])
+        self._waited_in_step = 0.0
+        return None
+
+    def watching(self):
+        """Whether children are to be forked inside the coming step."""
+        return bool(self._watching)
+
+    def at_passage(self, passage, cloud):
+        """Fork the children whose first injection fires at ``passage``.
+
+        None in the trunk; in a child, the scenario it runs (whose steps
+        after the trunk's done ones first arm its injections).
+        """
+        # Here, not at the top, as forking (below).
+        from harness.cloud import race
+        found = [child for child in self._watching
+                 if any(race.matches(passage, *injection)
+                        for injection in child[2])]
+        if not found:
+            return None
+        # Here or never: a later passage is not where they fire.
+        self._watching = [child for child in self._watching
+                          if child not in found]
+        limit = self.wait_limit
+        if limit is None:
+            limit = cloud.timeout / 4.0
+        for key, start, _injections in found:
+            if cloud.activity.native_calls or (
+                    len(self._running) >= self.concurrency
+                    and self._waited_in_step >= limit):
+                self.unforked.append(key)
+                continue
+            scenario = self._fork(key, start, cloud, in_step=True)
+            if scenario is not None:
+                self.forked_at = str(passage)
+                return scenario
+        return None
+
+    def step_ended(self):
+        """In the trunk, after a step: children whose passage never came."""
+        self.unforked.extend(key for key, _start, _inj in self._watching)
+        self._watching = []
+
+    def _fork(self, key, start, cloud, in_step=False):
+        """Fork the child ``key``: None here, its scenario in the child."""
+        out = os.path.join(self._dir, 'result-%d' % self._forks)
+        self._forks += 1
+        # Here, not at the top: the explorer's plan is loaded by
+        # Nova-free unit tests, and forking needs eventlet.
+        from harness.cloud import forking
+        waiting = time.monotonic()
+        while len(self._running) >= self.concurrency:
+            self._collect(self._next_ended())
+        forked_at = time.monotonic()
+        self.waited += forked_at - waiting
+        if in_step:
+            self._waited_in_step += forked_at - waiting
+            self.waited_in_steps += forked_at - waiting
+        pid = forking.fork(cloud)
+        if pid == 0:
+            self.in_child, self._key, self._out = True, key, out
+            self.parts, self.at_points, self._watching = {}, {}, []
+            self._running = collections.OrderedDict()
+            _quiet_stdout()
+            return start(forked_at)
+        self._running[pid] = (key, out)
+        if self.concurrency == 1:
+            # One at a time: the trunk would only compete with it.
+            self._collect(pid)
+        ended = time.monotonic()
+        self.waited += ended - forked_at
+        if in_step:
+            self._waited_in_step += ended - forked_at
+            self.waited_in_steps += ended - forked_at
         return None
 
     def finish(self):

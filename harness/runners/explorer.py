@@ -40,8 +40,11 @@ injection each is the scenario as recorded. So the explorer's process,
 warm from the recorded run, runs the scenario once more and forks every
 replay where its steps part from it, one child per core at a time
 (``replay_branched``, ``harness.runners.branching``): a child is that
-cloud exactly, checks' state and all, and runs only its own steps
-(proof: tests/functional/test_explorer_branches.py). ``branch=False``
+cloud exactly, checks' state and all, and runs only its own steps. A
+replay whose injections all go before one step forks inside that step,
+at the race point where the first of them fires, and skips the part of
+the step before it too (proof of both:
+tests/functional/test_explorer_branches.py). ``branch=False``
 replays each from the start, in worker processes on all cores, each
 keeping one cloud for all its replays (``reuse.CloudPool``: put back to
 its state before any step between them). The explorer knows nothing
@@ -618,40 +621,57 @@ def branchable(jobs):
 
 
 def replay_branched(jobs, pool=None, done=None, record=False,
-                    concurrency=1):
+                    concurrency=1, at_points=True, wait_limit=None):
     """``replay`` each of ``jobs`` (``branchable``), as branches of one run.
 
     The trunk is the jobs' scenario as recorded (``base``); each job
     forks from it before the first step where its own steps differ
-    (``harness.runners.branching``). Results in job order, as
-    ``replay``'s; ``done(failed=...)`` as each job ends. The trunk's own
-    time (its reset and steps, shared by all) is counted in the first
-    job's phases. ``concurrency``: children running at once. Run it in
-    a process that has run the scenario before (the explorer's plan
-    did): what Nova and the libraries do once per process on first use
-    (SQL compiled, modules imported, caches filled) would otherwise be
-    done again in every child, after its fork.
+    (``harness.runners.branching``), or, with ``at_points``, a job whose
+    own steps there only inject (``_injected_at``) forks inside that
+    step, at the race point where its first injection fires: the part
+    of the step before it is the trunk's. A job that could not be forked
+    there (``Branches.unforked``) is replayed as a branch of another run
+    of the trunk, forked before the step. Results in job order, as
+    ``replay``'s, each saying where it was forked (``forked_at``: the
+    passage, None before a step); ``done(failed=...)`` as each job ends.
+    The trunk's own time (its reset and steps, shared by all) is counted
+    in the first job's phases. ``concurrency``: children running at
+    once; ``wait_limit``: see ``branching.Branches``. Run it in a
+    process that has run the scenario before (the explorer's plan did):
+    what Nova and the libraries do once per process on first use (SQL
+    compiled, modules imported, caches filled) would otherwise be done
+    again in every child, after its fork.
     """
     done = done or (lambda failed: None)
     trunk = dict(jobs[0], document=jobs[0]['base'])
     trunk_steps = len(trunk['document']['steps'])
     phases = _Phases(trunk_steps, [])
-    parts = {}
+    trunk_scenario = _parse(trunk) if at_points else None
+    parts, in_steps = {}, {}
     for number, job in enumerate(jobs):
         at = branching.shared_steps(job['base'], job['document'])
+        scenario = _parse(job)
+        injections = (_injected_at(trunk_scenario, scenario, at)
+                      if at_points else None)
 
-        def start(forked_at, job=job, at=at):
+        def start(forked_at, scenario=scenario, at=at):
             phases.branched(at, forked_at)
-            return _parse(job)
-        parts.setdefault(at, []).append((number, start))
+            return scenario
+        if injections:
+            in_steps.setdefault(at, []).append((number, start, injections))
+        else:
+            parts.setdefault(at, []).append((number, start))
+
+    branches = None
 
     def result_of(number, scenario, timeline):
-        return _result(scenario, timeline, phases, record)
+        return dict(_result(scenario, timeline, phases, record),
+                    forked_at=branches.forked_at)
 
     branches = branching.Branches(
         parts, result_of,
         lambda number, result: done(failed=result['failed']),
-        concurrency=concurrency)
+        concurrency=concurrency, at_points=in_steps, wait_limit=wait_limit)
     try:
         # A child ends inside the run (runner.run: child_done, or
         # child_failed on an error); nothing after this runs in one.
@@ -660,12 +680,45 @@ def replay_branched(jobs, pool=None, done=None, record=False,
     finally:
         branches.close()
     shared = phases.seconds()
-    # The trunk's time but its children's (they count their own).
-    shared['other'] = max(0.0, shared['other'] - branches.waited)
-    results = [branches.results[number] for number in range(len(jobs))]
+    # The trunk's time but its children's (they count their own): its
+    # waits for them inside a step were timed as that step's.
+    shared['prefix'] = max(0.0, shared['prefix'] - branches.waited_in_steps)
+    shared['other'] = max(0.0, shared['other'] - (
+        branches.waited - branches.waited_in_steps))
+    results = [branches.results.get(number) for number in range(len(jobs))]
+    if branches.unforked:
+        again = sorted(branches.unforked)
+        for number, result in zip(again, replay_branched(
+                [jobs[number] for number in again], pool=pool, done=done,
+                record=record, concurrency=concurrency, at_points=False)):
+            results[number] = result
     for name in ('reset', 'prefix', 'other'):
         results[0]['phases'][name] += shared[name]
     return results
+
+
+def _injected_at(trunk, scenario, at):
+    """What ``scenario`` injects before the trunk's step ``at + 1``, if only.
+
+    Its steps after the trunk's first ``at`` only arm injections
+    (``inject``), then are the trunk's rest, the first of them alike in
+    what it runs: the injections as ``(point, when, host, server)``
+    (``race.matches``). None otherwise.
+    """
+    arming = len(scenario.steps) - len(trunk.steps)
+    if at is None or arming <= 0 or at >= len(trunk.steps):
+        return None
+    own = scenario.steps[at:at + arming]
+    rest = scenario.steps[at + arming:]
+    if any(step.kind != 'inject' for step in own) or (
+            [step.raw for step in rest]
+            != [step.raw for step in trunk.steps[at:]]):
+        return None
+    first, trunks = rest[0], trunk.steps[at]
+    if (first.args, first.error) != (trunks.args, trunks.error):
+        return None
+    return [(step.args['point'], step.args['when'], step.args.get('at_host'),
+             step.args.get('server')) for step in own]
 
 
 #: Where a replay's time goes: ``reset`` (the scenario loaded, the kept
@@ -701,11 +754,18 @@ class _Phases(object):
         self.times = {name: 0.0 for name in PHASES}
         # Its reset: the fork and the child's start.
         self.started, self.ready = forked_at, time.monotonic()
+        # Forked inside a step, what is left of it is the child's own.
+        self._step = (prefix + 1, self.ready, self._checked())
 
     def step_started(self, step):
-        self._step = (step.index, time.monotonic(), self._checked())
+        # A step that only arms takes no time, and a child forked inside
+        # a step hears of its inject steps only once that step is over.
+        if not step.unit.arms:
+            self._step = (step.index, time.monotonic(), self._checked())
 
     def step_done(self, step, entry):
+        if step.unit.arms:
+            return
         index, began, checked = self._step
         took = time.monotonic() - began
         checks = self._checked() - checked

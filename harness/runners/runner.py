@@ -15,6 +15,7 @@ problems, race points passed) and when the run ends.
 """
 
 import contextlib
+import copy
 
 from harness.cloud import config as config_mod
 from harness.cloud import reuse
@@ -57,7 +58,10 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
         before each step, ``branches.before(done, cloud)`` (``done``
         steps run so far) may fork the process; it returns None in this
         run, and in a child the scenario whose steps the child runs from
-        there on (its first ``done`` steps are this run's). A child ends
+        there on (its first ``done`` steps are this run's). If
+        ``branches.watching()``, the step's race points are passed to
+        ``branches.at_passage`` too, which may fork there a child whose
+        own steps first arm injections (``_ForkInStep``). A child ends
         in ``branches.child_done(scenario, timeline)``, inside the run:
         the cloud is the parent's, never torn down by a child.
     """
@@ -102,6 +106,11 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
                 found = []
                 passed_from = len(cloud.race.recording)
                 version = cloud.activity.version
+                fork = None
+                if branches is not None and branches.watching():
+                    fork = _ForkInStep(branches, cloud, scenario, done - 1)
+                    cloud.race.on_passage = fork.passing
+                failure = None
                 try:
                     injection = execute(cloud, step)
                     if injection is not None:
@@ -116,15 +125,28 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
                 except errors.ScenarioFailed:
                     raise
                 except errors.HarnessError as exc:
+                    failure = exc
+                finally:
+                    if fork is not None:
+                        cloud.race.on_passage = None
+                if fork is not None and fork.scenario is not None:
+                    # A child forked inside the step: from here on it is
+                    # the run of its own scenario.
+                    scenario, step = fork.rebase(timeline, injections,
+                                                 watching)
+                    done = step.index
+                elif fork is not None:
+                    branches.step_ended()
+                if failure is not None:
                     # actual: which error, so tools tell kinds apart without
                     # reading the message.
                     found.append(Problem(
                         problems_mod.STEP_FAILED, step.label,
-                        actual=type(exc).__name__,
-                        text='the step failed: %s' % exc).at(step.index))
+                        actual=type(failure).__name__,
+                        text='the step failed: %s' % failure).at(step.index))
                     if not keep_going:
                         raise _failed(step, 'step %d (%s) failed: %s'
-                                      % (step.index, step.label, exc),
+                                      % (step.index, step.label, failure),
                                       timeline, problems=found)
                 entry = timeline.add(step.index, step.label,
                                      cloud.reader.read(step.label))
@@ -203,6 +225,63 @@ def execute(cloud, step):
         return None
     raise errors.OperationFailed(
         'was expected to fail with %r but succeeded' % step.error)
+
+
+class _ForkInStep(object):
+    """Forks the explorer's children inside one step of the trunk.
+
+    At each passage of the step (``RacePoints.on_passage``) the children
+    whose first injection fires there are forked
+    (``branches.at_passage``); in a child, its inject steps arm its
+    injections then and there, and the passage's injections are looked
+    for after that. Once the step is over the child takes up its own
+    scenario (``rebase``).
+    """
+
+    def __init__(self, branches, cloud, scenario, done):
+        self._branches = branches
+        self._cloud = cloud
+        self._trunk = scenario
+        self._done = done
+        # In a child: its scenario, and its inject steps with what each
+        # armed.
+        self.scenario = None
+        self.armed = []
+
+    def passing(self, passage):
+        scenario = self._branches.at_passage(passage, self._cloud)
+        if scenario is None:
+            return
+        self._cloud.race.on_passage = None
+        try:
+            arming = len(scenario.steps) - len(self._trunk.steps)
+            for step in scenario.steps[self._done:self._done + arming]:
+                self.armed.append((step, execute(self._cloud, step)))
+            self.scenario = scenario
+        except BaseException:
+            # Inside Nova's code: nothing there may see it.
+            self._branches.child_failed()
+
+    def rebase(self, timeline, injections, observers):
+        """Put the child's inject steps in the timeline; its step now.
+
+        Their entries are what the run from the start reads after each:
+        the cloud as the step before left it (they only arm), under their
+        own labels, with no point passed.
+        """
+        before = timeline.entries[-1].snapshot
+        for step, armed in self.armed:
+            hooks.notify('step_started', step, observers=observers)
+            snap = copy.copy(before)
+            snap.label = step.label
+            entry = timeline.add(step.index, step.label, snap)
+            entry.passages = []
+            entry.problems = []
+            if armed is not None:
+                injections.append((step, armed))
+            hooks.notify('step_done', step, entry, observers=observers)
+        return self.scenario, self.scenario.steps[
+            self._done + len(self.armed)]
 
 
 class _PointsOf(object):

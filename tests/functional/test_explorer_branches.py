@@ -10,6 +10,10 @@ same first failing step and problems, the same race points passed, and
 the same timeline (``timeline.comparable``: every provider, usage,
 allocation, tracker, server and migration after every step).
 
+A replay that only injects before a step forks inside it, where its
+injection fires: the same proof covers those, and those left to a
+second trunk, forked before the step, where no fork could be taken.
+
 Shrinking branches too (``Explorer._drop_branched``): a round tries
 every removal of a step at once, forked from one run of the steps, and
 keeps the last that fails alike. The proof: a failing replay with two
@@ -22,6 +26,7 @@ import os
 import fixtures
 
 from harness.core import scenario as scenario_mod
+from harness.runners import branching
 from harness.runners import explorer
 # Nova patches the process for eventlet when it is first imported: load it
 # with this module, not inside the test (harness.leaks fails that).
@@ -60,7 +65,26 @@ class TestBranchedReplays(testing.TestCase):
                     for injections in chosen]
             self.assertTrue(explorer.branchable(jobs))
             # Two children at a time, as on two cores: the trunk goes on
-            # to its next step while the last ones run.
+            # with its step while the last ones run. Each replay here only
+            # injects before one step: it forks inside that step, at its
+            # point. But in the confirm, a call of eventlet's thread pool
+            # is made to seem in flight at every point (no fork can be
+            # taken there): its replays are left to a second trunk run,
+            # forked before the step.
+            confirming = {point[2] for point in plan.baseline['points']
+                          if point[0] == 3}
+            real_at_passage = branching.Branches.at_passage
+
+            def at_passage(branches, passage, cloud):
+                busy = int(passage.point in confirming)
+                cloud.activity.native_calls += busy
+                try:
+                    return real_at_passage(branches, passage, cloud)
+                finally:
+                    cloud.activity.native_calls -= busy
+
+            self.useFixture(fixtures.MonkeyPatch(
+                'harness.runners.branching.Branches.at_passage', at_passage))
             branched = explorer.replay_branched(jobs, pool=explore._pool,
                                                 record=True, concurrency=2)
             from_start = [explorer.replay(job, record=True,
@@ -88,11 +112,19 @@ class TestBranchedReplays(testing.TestCase):
                 1 + len(scenario.steps) + sum(len(i.steps())
                                               for i in injections),
                 len(ours['timeline']), where)
-        # Branched for real: only the first replay carries the shared
-        # steps' time (the trunk's boot); the others ran none of them.
-        self.assertGreater(branched[0]['phases']['prefix'], 0.0)
-        self.assertEqual([0.0] * (len(jobs) - 1),
-                         [r['phases']['prefix'] for r in branched[1:]])
+        # The resize's forked where their injections fired; the
+        # confirm's before the step, from the second trunk.
+        self.assertEqual(
+            ['%s %s on %s (%s)' % (i[0].at.when, i[0].at.point,
+                                   i[0].at.host, i[0].at.server)
+             for i in chosen[:3]] + [None] * 3,
+            [result['forked_at'] for result in branched])
+        # Branched for real: only the first replay of each trunk carries
+        # the shared steps' time (its boot); the others ran none of them.
+        prefixes = [result['phases']['prefix'] for result in branched]
+        self.assertGreater(prefixes[0], 0.0)
+        self.assertGreater(prefixes[3], 0.0)
+        self.assertEqual([0.0] * 4, prefixes[1:3] + prefixes[4:])
 
     def test_a_branch_of_the_trunks_first_steps_only(self):
         # A shrinking trial that drops the last step: forked before it,

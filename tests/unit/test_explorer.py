@@ -108,8 +108,9 @@ class TestCandidates(testing.TestCase):
 
 class _Step(object):
 
-    def __init__(self, index):
+    def __init__(self, index, arms=False):
         self.index = index
+        self.unit = type('Unit', (), {'arms': arms})
 
 
 class _Checker(object):
@@ -144,6 +145,24 @@ class TestPhases(testing.TestCase):
         self.tick(0.5)                       # the run's end
         self.assertEqual({'reset': 2.0, 'prefix': 1.0, 'steps': 3.75,
                           'checks': 1.25, 'other': 0.5}, phases.seconds())
+
+    def test_a_child_forked_inside_a_step_times_the_rest_of_it(self):
+        # The trunk starts step 2 and forks the child one second into it;
+        # the child arms its inject (step 2 of its own), hears of it once
+        # the step is over, and the step (3 of its own) ends 2 s later.
+        checker = _Checker()
+        phases = explorer._Phases(prefix=4, checkers=[checker])
+        phases.run_started(None, None)
+        phases.step_started(_Step(2))
+        self.tick(1.0)
+        phases.branched(1, self.now[0])
+        self.tick(2.0)
+        checker.timings['tracker_agrees'] += 0.5
+        phases.step_started(_Step(2, arms=True))
+        phases.step_done(_Step(2, arms=True), None)
+        phases.step_done(_Step(3), None)
+        self.assertEqual({'reset': 0.0, 'prefix': 0.0, 'steps': 1.5,
+                          'checks': 0.5, 'other': 0.0}, phases.seconds())
 
     def test_a_report_averages_the_phases_of_its_replays(self):
         report = explorer.Report('s')
@@ -235,3 +254,53 @@ class TestBranchable(testing.TestCase):
         self.assertFalse(explorer.branchable([same, other_bug]))
         no_base = dict(same, base=None)
         self.assertFalse(explorer.branchable([same, no_base]))
+
+
+class TestForkedInsideTheStep(testing.TestCase):
+    """Which replays fork inside the trunk's step, at their point."""
+
+    head = ('name: resize\n'
+            'hosts: {src: {driver: fake}, dst: {driver: fake}}\n'
+            'flavors: {small: {vcpus: 1, ram: 512, disk: 1},\n'
+            '          large: {vcpus: 2, ram: 1024, disk: 2}}\n'
+            'steps:\n'
+            '  - boot: {server: vm1, flavor: small, host: src}\n'
+            '  - resize: {server: vm1, flavor: large}\n'
+            '  - confirm: vm1\n')
+    resize = explorer.Point(2, 'before', 'finish_resize', 'dst', 'vm1')
+    confirm = explorer.Point(3, 'after', 'confirm_resize', 'src', 'vm1')
+
+    def _load(self, *injections):
+        trunk = scenario.load_file('s.yaml', self.head)[1][0]
+        steps = explorer.injected_steps(trunk, injections)
+        return trunk, scenario.parse(trunk.document(steps), 's.yaml',
+                                     's.yaml')
+
+    def _at(self, trunk, replay):
+        return explorer._injected_at(
+            trunk, replay, explorer.branching.shared_steps(
+                trunk.document(), replay.document()))
+
+    def test_injections_before_one_step_fork_at_their_points(self):
+        # Both orders on both hosts: two inject steps before the resize.
+        trunk, replay = self._load(explorer.Injection(
+            self.resize, 'update_available_resource', ('source', 'dest')))
+        self.assertEqual([('finish_resize', 'before', 'dst', 'vm1')] * 2,
+                         self._at(trunk, replay))
+
+    def test_injections_before_two_steps_fork_before_the_first(self):
+        trunk, replay = self._load(
+            explorer.Injection(self.resize, 'update_available_resource',
+                               ('source',)),
+            explorer.Injection(self.confirm, 'update_available_resource',
+                               ('dest',)))
+        self.assertIsNone(self._at(trunk, replay))
+
+    def test_a_replay_without_a_step_forks_before_it(self):
+        # A shrinking trial: the trunk's steps but the confirm.
+        trunk = scenario.load_file('s.yaml', self.head)[1][0]
+        trial = scenario.parse(
+            trunk.document(explorer.injected_steps(trunk, ())[:2]),
+            's.yaml', 's.yaml')
+        self.assertIsNone(self._at(trunk, trial))
+        self.assertIsNone(explorer._injected_at(trunk, trunk, 3))
