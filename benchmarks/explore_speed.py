@@ -2,14 +2,15 @@
 
 Explores ``tests/functional/explore/pinned_resize_confirm.yaml`` (a pinned
 resize and confirm between two profiled hosts) at depth 1 twice, side by
-side: each replay from the start, and branched (each worker runs the
-scenario once and forks every replay where its steps part from it:
+side: each replay from the start, and branched (the scenario run once
+more, each replay forked where its steps part from it, or inside the
+step, at the race point where its injection fires:
 ``explorer.replay_branched``). For each it prints the interleavings
-tried, the wall time and where a replay's time goes (reset, prefix,
-steps, checks: ``explorer.PHASES``); then whether both found the same
-outcomes, their ratio, how many cores replays of that cost would keep
-busy at 200 interleavings/min, and last the branched rate, as
-``interleavings/min: X``.
+tried, the wall time, where a replay's time goes (reset, prefix, steps,
+checks: ``explorer.PHASES``) and how many replays forked inside their
+step; then whether both found the same outcomes, their ratio, how many
+cores replays of that cost would keep busy at 200 interleavings/min,
+and last the branched rate, as ``interleavings/min: X``.
 
     python benchmarks/explore_speed.py [--workers N] [--reintroduce BUG]
         [--only branched|from-start]
@@ -58,6 +59,11 @@ def main(argv=None):
         # Summed over the replays' processes: with N workers a replay's
         # phases add up to about N times the wall time per replay.
         print('%s: %s' % (mode, report.per_replay()))
+        if mode == 'branched':
+            print('%s: %d of %d replays forked inside the step their '
+                  'injections went before, at the race point where the '
+                  'first fired' % (mode, report.forked_in_step,
+                                   report.timed))
     if len(reports) == 2:
         start, branched = reports['from-start'], reports['branched']
         print('same outcomes: %s' % (

@@ -38,7 +38,8 @@ Inside a step the trunk's waits for a free core count wall time against
 the work it has in flight, and each child inherits that work's
 timeouts: once it has waited ``wait_limit`` seconds in one step (a
 quarter of the cloud's timeout unless given), the step's further
-children that would have to wait are left ``unforked``.
+children that would have to wait are left ``postponed``, for another
+trunk run to fork where they fire.
 """
 
 import collections
@@ -114,8 +115,10 @@ class Branches(object):
         self.result_of = result_of
         self.done = done or (lambda key, result: None)
         self.results = {}
-        # Keys of ``at_points`` children not forked at their passage.
+        # Keys of ``at_points`` children not forked at their passage:
+        # that cannot be, and that had no free core in time.
         self.unforked = []
+        self.postponed = []
         # Seconds the trunk spent forking and waiting for its children,
         # and of those inside its steps.
         self.waited = 0.0
@@ -134,6 +137,7 @@ class Branches(object):
         # seconds it waited for a free core in it.
         self._watching = []
         self._waited_in_step = 0.0
+        self._forked_in_step = 0
         self._dir = tempfile.mkdtemp(prefix='harness-branches-')
 
     def before(self, done_steps, cloud):
@@ -144,6 +148,7 @@ class Branches(object):
                 return scenario
         self._watching = self.at_points.pop(done_steps, [])
         self._waited_in_step = 0.0
+        self._forked_in_step = 0
         return None
 
     def watching(self):
@@ -170,15 +175,21 @@ class Branches(object):
         if limit is None:
             limit = cloud.timeout / 4.0
         for key, start, _injections in found:
-            if cloud.activity.native_calls or (
-                    len(self._running) >= self.concurrency
-                    and self._waited_in_step >= limit):
+            if cloud.activity.native_calls:
                 self.unforked.append(key)
+                continue
+            if (len(self._running) >= self.concurrency
+                    and self._waited_in_step >= limit
+                    and self._forked_in_step):
+                # The first of the step always forks: another run of the
+                # trunk takes the postponed on from there.
+                self.postponed.append(key)
                 continue
             scenario = self._fork(key, start, cloud, in_step=True)
             if scenario is not None:
                 self.forked_at = str(passage)
                 return scenario
+            self._forked_in_step += 1
         return None
 
     def step_ended(self):

@@ -174,6 +174,9 @@ class Report(object):
     # replays they cover.
     phases: dict = dataclasses.field(default_factory=dict)
     timed: int = 0
+    # Replays forked inside the step their injections went before, at
+    # the race point where the first fired (``replay_branched``).
+    forked_in_step: int = 0
 
     def add_phases(self, phases):
         for name, seconds in phases.items():
@@ -341,6 +344,8 @@ class Explorer(object):
         report.inapplicable += plan.candidates - len(plan.runnable)
         for injections, result in zip(plan.runnable, results):
             report.add_phases(result['phases'])
+            if result.get('forked_at'):
+                report.forked_in_step += 1
             if result['inapplicable']:
                 report.inapplicable += 1
                 continue
@@ -631,7 +636,9 @@ def replay_branched(jobs, pool=None, done=None, record=False,
     step, at the race point where its first injection fires: the part
     of the step before it is the trunk's. A job that could not be forked
     there (``Branches.unforked``) is replayed as a branch of another run
-    of the trunk, forked before the step. Results in job order, as
+    of the trunk, forked before the step; one that found no free core in
+    time there (``Branches.postponed``), of another run that forks it
+    where it fires. Results in job order, as
     ``replay``'s, each saying where it was forked (``forked_at``: the
     passage, None before a step); ``done(failed=...)`` as each job ends.
     The trunk's own time (its reset and steps, shared by all) is counted
@@ -686,11 +693,18 @@ def replay_branched(jobs, pool=None, done=None, record=False,
     shared['other'] = max(0.0, shared['other'] - (
         branches.waited - branches.waited_in_steps))
     results = [branches.results.get(number) for number in range(len(jobs))]
-    if branches.unforked:
-        again = sorted(branches.unforked)
+    # Another trunk run for those not forked: before their step, or (a
+    # free core too late) where they fire; each run forks at least the
+    # first of each step.
+    for again, where in ((branches.unforked, False),
+                         (branches.postponed, True)):
+        again = sorted(again)
+        if not again:
+            continue
         for number, result in zip(again, replay_branched(
                 [jobs[number] for number in again], pool=pool, done=done,
-                record=record, concurrency=concurrency, at_points=False)):
+                record=record, concurrency=concurrency, at_points=where,
+                wait_limit=wait_limit)):
             results[number] = result
     for name in ('reset', 'prefix', 'other'):
         results[0]['phases'][name] += shared[name]
