@@ -138,6 +138,7 @@ class Branches(object):
         self._watching = []
         self._waited_in_step = 0.0
         self._forked_in_step = 0
+        self._failure = None
         self._dir = tempfile.mkdtemp(prefix='harness-branches-')
 
     def before(self, done_steps, cloud):
@@ -159,8 +160,23 @@ class Branches(object):
         """Fork the children whose first injection fires at ``passage``.
 
         None in the trunk; in a child, the scenario it runs (whose steps
-        after the trunk's done ones first arm its injections).
+        after the trunk's done ones first arm its injections). Raises
+        nothing: it runs inside Nova's code, whose error handling would
+        take what it raised (a cast's handler logs it and goes on). A
+        child that fails here ends (``child_failed``); the trunk raises
+        what went wrong once the step is over (``step_ended``).
         """
+        if self._failure is not None:
+            return None
+        try:
+            return self._at_passage(passage, cloud)
+        except BaseException as exc:
+            if self.in_child:
+                self.child_failed()
+            self._failure = exc
+            return None
+
+    def _at_passage(self, passage, cloud):
         # Here, not at the top, as forking (below).
         from harness.cloud import race
         found = [child for child in self._watching
@@ -193,9 +209,14 @@ class Branches(object):
         return None
 
     def step_ended(self):
-        """In the trunk, after a step: children whose passage never came."""
+        """In the trunk, after a step: children whose passage never came.
+
+        Raises what went wrong with a child meanwhile.
+        """
         self.unforked.extend(key for key, _start, _inj in self._watching)
         self._watching = []
+        if self._failure is not None:
+            raise self._failure
 
     def _fork(self, key, start, cloud, in_step=False):
         """Fork the child ``key``: None here, its scenario in the child."""

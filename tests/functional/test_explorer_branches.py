@@ -26,6 +26,7 @@ import os
 
 import fixtures
 
+from harness.core import errors
 from harness.core import scenario as scenario_mod
 from harness.runners import branching
 from harness.runners import explorer
@@ -152,6 +153,28 @@ class TestBranchedReplays(testing.TestCase):
         self.assertEqual(1 + len(steps) - 1, len(branched['timeline']))
         for key in ('failed', 'step', 'points', 'timeline'):
             self.assertEqual(from_start[key], branched[key], key)
+
+    def test_a_child_that_fails_inside_the_step_fails_the_trunk(self):
+        # Seen while the trunk waits for it inside the resize (one child
+        # at a time), its failure must not land in Nova's code there (a
+        # cast's handler would log it and go on): the trunk's run fails
+        # with it once the step is over.
+        scenario = scenario_mod.load(SCENARIO)[0]
+        explore = explorer.Explorer(workers=1)
+        with explore.kept():
+            plan = explore.plan(scenario)
+            jobs = [explore._job(scenario, injections)
+                    for injections in plan.runnable
+                    if injections[0].at.step == 2][:2]
+
+            def branched(phases, prefix, forked_at):
+                raise RuntimeError('the child fails')
+
+            self.useFixture(fixtures.MonkeyPatch(
+                'harness.runners.explorer._Phases.branched', branched))
+            self.assertRaisesRegex(
+                errors.HarnessError, 'ended with status 70',
+                explorer.replay_branched, jobs, pool=explore._pool)
 
 
 class TestBranchedShrinking(testing.TestCase):
