@@ -19,8 +19,15 @@ in the child:
   engines take their connection as their own.
 - eventlet's pool of real threads (``tpool``, through which Nova's
   libvirt driver calls its connection): the threads stay in the parent.
-  The child's pool starts afresh at its first call; its old socket pair,
-  shared with the parent, is closed in the child.
+  The child closes its old socket pair, shared with the parent, and
+  starts a pool of its own at once. Neither passes through eventlet's
+  hub: ending the old pool's green thread with ``kill``, or starting the
+  pool at the first call (``tpool.setup`` yields to the hub once), would
+  let the other green threads run at a moment where the run without the
+  fork does not, and a child forked inside a step would then take
+  another turn (a live migration's monitor saw its migration running
+  before a restart injected there, where the run from the start did
+  not).
 - threading's after-fork clean-up, which takes every thread but the
   forking one for dead: eventlet 0.40 on (Nova 32's) makes it a no-op
   for green threads, 0.39 (Nova 31's) does not, and green threads then
@@ -38,10 +45,11 @@ import os
 import threading
 import warnings
 
-from eventlet import greenthread
+import eventlet
 from eventlet import hubs
 from eventlet import patcher
 from eventlet import tpool
+import greenlet
 
 _select = patcher.original('select')
 
@@ -97,8 +105,7 @@ def _mend_eventlet():
         # The trampoline reads what the parent's threads answer: ended
         # here, with the sockets it read from (the parent keeps its own
         # ends of them).
-        if tpool._coro is not None:
-            greenthread.kill(tpool._coro)
+        _end_here(tpool._coro)
         for sock in (tpool._rsock, tpool._wsock):
             if sock is not None:
                 sock.close()
@@ -106,3 +113,26 @@ def _mend_eventlet():
         tpool._rsock = tpool._wsock = tpool._coro = None
         tpool._reqq = tpool._rspq = None
         tpool._setup_already = False
+        _setup_thread_pool()
+
+
+def _end_here(green):
+    """End a parked green thread; come back here, not to the hub."""
+    if green is None or green.dead:
+        return
+    if not green:
+        # Never started: it never will.
+        green.run = lambda *args, **kwargs: None
+        return
+    green.parent = greenlet.getcurrent()
+    green.throw(greenlet.GreenletExit)
+
+
+def _setup_thread_pool():
+    """``tpool.setup()``, without its one yield to the hub."""
+    real_sleep = eventlet.sleep
+    eventlet.sleep = lambda seconds=0, result=None: result
+    try:
+        tpool.setup()
+    finally:
+        eventlet.sleep = real_sleep

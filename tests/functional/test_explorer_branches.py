@@ -23,6 +23,7 @@ one removal at a time from the start.
 """
 
 import os
+import re
 
 import fixtures
 
@@ -38,6 +39,11 @@ from harness import testing
 SCENARIO = os.path.join(os.path.dirname(__file__), 'explore',
                         'pinned_resize_confirm.yaml')
 PRE_MIGRATING = 'migration.status=pre-migrating'
+LIVE_MIGRATE = os.path.join(os.path.dirname(__file__), 'scenarios',
+                            'live_migrate.yaml')
+LIVE_MIGRATE_NFV = 'live migrate a two-node pinned guest between NFV hosts'
+UUID = re.compile(r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
+                  r'[0-9a-f]{12}')
 
 
 class TestBranchedReplays(testing.TestCase):
@@ -175,6 +181,45 @@ class TestBranchedReplays(testing.TestCase):
             self.assertRaisesRegex(
                 errors.HarnessError, 'ended with status 70',
                 explorer.replay_branched, jobs, pool=explore._pool)
+
+
+class TestForkedWhileMoving(testing.TestCase):
+
+    def test_a_fork_during_a_live_migration_lets_no_other_work_run(self):
+        # A restart of the source once the conductor's task is over, on
+        # libvirt hosts: the source's live migration goes on in its own
+        # green thread meanwhile. Forked there, the child must not let
+        # that thread take a turn the run from the start does not give
+        # it: it once did (ending the parent's thread pool passed through
+        # eventlet's hub), the migration was running by the restart, and
+        # the restarted compute aborted it (Nova's failure message then
+        # lists a live_migration_abort action the other run has not).
+        scenario = [s for s in scenario_mod.load(LIVE_MIGRATE)
+                    if s.name == LIVE_MIGRATE_NFV][0]
+        explore = explorer.Explorer(tasks=['restart'], workers=2)
+        with explore.kept():
+            plan = explore.plan(scenario)
+            restart = [i for i in plan.runnable
+                       if i[0].task == 'restart' and i[0].hosts == ('source',)
+                       and i[0].at.point == 'conductor.LiveMigrationTask'
+                       and i[0].at.when == 'after']
+            self.assertEqual(1, len(restart), plan.runnable)
+            job = explore._job(scenario, restart[0])
+            from_start = explorer.replay(job, record=True,
+                                         pool=explore._pool)
+            branched = explorer.replay_branched(
+                [job], pool=explore._pool, record=True, concurrency=2)[0]
+        self.assertIsNotNone(branched['forked_at'])
+        self.assertTrue(from_start['failed'])
+        for key in ('failed', 'step', 'label', 'points', 'timeline'):
+            self.assertEqual(from_start[key], branched[key], key)
+        self.assertEqual(_texts(from_start), _texts(branched))
+
+
+def _texts(result):
+    """A result's problems in full, but the UUIDs Nova draws anew."""
+    return [UUID.sub('<uuid>', problem.text) for problem in
+            result['problems']]
 
 
 class TestBranchedShrinking(testing.TestCase):
