@@ -20,14 +20,13 @@ in the child:
 - eventlet's pool of real threads (``tpool``, through which Nova's
   libvirt driver calls its connection): the threads stay in the parent.
   The child closes its old socket pair, shared with the parent, and
-  starts a pool of its own at once. Neither passes through eventlet's
-  hub: ending the old pool's green thread with ``kill``, or starting the
-  pool at the first call (``tpool.setup`` yields to the hub once), would
-  let the other green threads run at a moment where the run without the
-  fork does not, and a child forked inside a step would then take
-  another turn (a live migration's monitor saw its migration running
-  before a restart injected there, where the run from the start did
-  not).
+  starts a pool of its own at its first call. Neither passes through
+  eventlet's hub: ending the old pool's green thread with ``kill``, or
+  ``tpool.setup`` as it is (it yields to the hub once), would let the
+  other green threads run at a moment where the run without the fork
+  does not, and a child forked inside a step would then take another
+  turn (a live migration went on running before a restart injected
+  there, where the run from the start did not).
 - threading's after-fork clean-up, which takes every thread but the
   forking one for dead: eventlet 0.40 on (Nova 32's) makes it a no-op
   for green threads, 0.39 (Nova 31's) does not, and green threads then
@@ -52,6 +51,8 @@ from eventlet import tpool
 import greenlet
 
 _select = patcher.original('select')
+# eventlet's own, before a child puts its quiet one in place.
+_SETUP = tpool.setup
 
 
 def fork(cloud):
@@ -113,7 +114,10 @@ def _mend_eventlet():
         tpool._rsock = tpool._wsock = tpool._coro = None
         tpool._reqq = tpool._rspq = None
         tpool._setup_already = False
-        _setup_thread_pool()
+    # The child's pool starts at its first call, as in any process, but
+    # without the yield (a child of a fake driver's cloud never pays for
+    # its threads).
+    tpool.setup = _setup_thread_pool
 
 
 def _end_here(green):
@@ -130,9 +134,11 @@ def _end_here(green):
 
 def _setup_thread_pool():
     """``tpool.setup()``, without its one yield to the hub."""
+    if tpool._setup_already:
+        return
     real_sleep = eventlet.sleep
     eventlet.sleep = lambda seconds=0, result=None: result
     try:
-        tpool.setup()
+        _SETUP()
     finally:
         eventlet.sleep = real_sleep
