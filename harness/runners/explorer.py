@@ -669,8 +669,6 @@ def replay_branched(jobs, pool=None, done=None, record=False,
         else:
             parts.setdefault(at, []).append((number, start))
 
-    branches = None
-
     def result_of(number, scenario, timeline):
         return dict(_result(scenario, timeline, phases, record),
                     forked_at=branches.forked_at)
