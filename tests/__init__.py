@@ -51,6 +51,30 @@ def in_order(suite, order):
     return OrderedSuite(cases)
 
 
+def by_shape(suite, scenario_of):
+    """``suite``'s tests with those of one cloud shape together.
+
+    Shapes in the order of their first test (by ID); within a shape, by
+    ID. ``scenario_of(case)`` is the scenario a test runs, or None for a
+    test of no scenario (a file that did not load), which comes first. A
+    worker runs its share in this order, so its kept cloud
+    (``harness.cloud.reuse``) serves every test of a shape in a row.
+    """
+    from harness.core import shapes
+    first = {}
+    keyed = []
+    for case in sorted(_cases(suite), key=lambda case: case.id()):
+        scenario = scenario_of(case)
+        if scenario is None:
+            keyed.append(((-1, case.id()), case))
+            continue
+        shape = repr(shapes.cloud_shape(scenario))
+        keyed.append(((first.setdefault(shape, len(first)), case.id()),
+                      case))
+    return OrderedSuite(case for key, case in sorted(
+        keyed, key=lambda pair: pair[0]))
+
+
 def _cases(suite):
     for test in suite:
         if isinstance(test, unittest.TestSuite):

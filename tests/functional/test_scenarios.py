@@ -20,7 +20,6 @@ import os
 import re
 
 import ddt
-import testtools
 
 from harness.core import errors
 from harness.core import scenario as scenario_mod
@@ -69,24 +68,10 @@ def load_tests(loader, standard_tests, pattern):
     """The scenario tests with those of one cloud shape together.
 
     Shapes in the order of their first scenario (files in name order);
-    within a shape, files in name order and each file's own order. A
-    worker runs its share of them in this order, with whatever else it
-    runs before or after them.
+    within a shape, files in name order and each file's own order
+    (``tests.by_shape``).
     """
-    cases = list(testtools.iterate_tests(standard_tests))
-    first = {}
-    keyed = []
-    for case in sorted(cases, key=lambda case: case.id()):
-        scenario = scenario_of(case)
-        if scenario is None:
-            # A file that did not load: its failing test first.
-            keyed.append(((-1, case.id()), case))
-            continue
-        shape = repr(shapes.cloud_shape(scenario))
-        keyed.append(((first.setdefault(shape, len(first)), case.id()),
-                      case))
-    return tests.OrderedSuite(case for key, case in sorted(
-        keyed, key=lambda pair: pair[0]))
+    return tests.by_shape(standard_tests, scenario_of)
 
 
 def scenario_of(case):

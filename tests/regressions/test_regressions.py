@@ -7,7 +7,9 @@ scenario, named ``test_bug_<ID>_<n>_<scenario>`` and tied to the bug with
 ``related_bug``, so ``stestr run 1944759`` selects it and a failure links
 the bug. Each runs with the invariants on, as ``ScenarioTestCase`` runs
 them, less those the bug's ``invariants_off`` names (with its reason
-there), honouring the scenario's ``expected_breaks``.
+there), honouring the scenario's ``expected_breaks``. They run in shape
+order across bugs (``load_tests``), as the scenario tests do, so a
+worker's kept cloud serves a shape's tests in a row.
 
 Which outcome a test expects depends on the Nova installed: on a release
 with the bug's fix (``fixed_in``, ``Bug.fixed_on``) the scenario passes;
@@ -26,6 +28,7 @@ from harness import bugs
 from harness.cloud import install
 from harness.core import errors
 from harness import testing
+import tests
 
 
 def _class_for(path):
@@ -60,6 +63,8 @@ def _class_for(path):
         '__doc__': 'LP#%s: %s (%s)' % (bug.id, bug.title, bug.link),
         '__module__': __name__,
         'invariants': bug.invariants,
+        # In ddt's order: test N runs scenarios[N - 1].
+        'scenarios': bug.scenarios,
         test.__name__: ddt.data(*bug.scenarios)(
             bugs.related_bug(bug.id)(test)),
     })
@@ -83,6 +88,27 @@ def _shows_the_bug(test, bug, scenario, version):
         '%s)' % (bug.id, '.'.join(map(str, version)), bug.fixed_in_text,
                  scenario.name,
                  sorted({p.check for p in problems}) or 'none'))
+
+
+_NUMBER = re.compile(r'^test_bug_[^_]+_(\d+)_')
+
+
+def load_tests(loader, standard_tests, pattern):
+    """The bugs' tests with those of one cloud shape together.
+
+    As the scenario tests (``tests.by_shape``): a worker's kept cloud
+    serves the tests of a shape in a row, whatever bugs they are of.
+    """
+    return tests.by_shape(standard_tests, scenario_of)
+
+
+def scenario_of(case):
+    """The scenario a test of this module runs (None: a file's load)."""
+    number = _NUMBER.match(case.id().rsplit('.', 1)[-1])
+    scenarios = getattr(type(case), 'scenarios', None)
+    if number is None or scenarios is None:
+        return None
+    return scenarios[int(number.group(1)) - 1]
 
 
 def _load_all():
