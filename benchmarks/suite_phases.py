@@ -115,8 +115,9 @@ def main(argv=None):
         print('%8.1f s %5.1f%%  %5d calls  %s' % (
             seconds, 100 * seconds / wall, COUNTS[label], label))
     pool = reuse.shared_pool()
-    print('clouds: %d stood up, %d runs on one put back' % (
-        pool.made, pool.reused))
+    print('clouds: %d stood up, %d runs on one put back, %d after which '
+          'stopped or restarted computes started anew' % (
+              pool.made, pool.reused, pool.replaced))
     for reason, count in pool.given_up.most_common():
         print('given up %3d x: %s' % (count, reason))
     return 1 if result.failures or result.errors else 0

@@ -228,7 +228,7 @@ def compare_clouds(args):
                                env={'HARNESS_KEEP_CLOUDS': keep,
                                     'HARNESS_COMPARE_WITHOUT_CHECKS': compare,
                                     'HARNESS_POOL_STATS': stats})
-            made, reused = _pool_stats(stats)
+            made, reused, replaced = _pool_stats(stats)
         results[keep] = result
         print('%s: %d tests, %d failed, wall %.1f s on 2 workers, mean '
               '%.2f s per scenario test (%d), %.2f s per test' % (
@@ -236,8 +236,9 @@ def compare_clouds(args):
                   result['wall'], result['scenario_mean'],
                   result['scenario_tests'], result['mean']), flush=True)
         if keep == '1':
-            print('kept clouds: %d stood up, %d runs on one put back' % (
-                made, reused), flush=True)
+            print('kept clouds: %d stood up, %d runs on one put back, '
+                  '%d after which stopped or restarted computes started '
+                  'anew' % (made, reused, replaced), flush=True)
         for test_id in result['failed']:
             print('  failed: %s' % test_id)
         time_nova_at(1 if keep == '0' else 2)
@@ -257,14 +258,20 @@ def compare_clouds(args):
 
 
 def _pool_stats(path):
-    """Clouds the workers' pools stood up and runs on a kept one."""
-    made = reused = 0
+    """(stood up, put back, computes started anew) over the workers.
+
+    Clouds the pools stood up, runs on a kept one, and runs after which a
+    kept cloud's stopped or restarted computes started anew.
+    """
+    made = reused = replaced = 0
     if os.path.exists(path):
         with open(path) as source:
             for line in source:
-                one, other = line.split()
-                made, reused = made + int(one), reused + int(other)
-    return made, reused
+                one, other, anew = line.split()
+                made, reused, replaced = (made + int(one),
+                                          reused + int(other),
+                                          replaced + int(anew))
+    return made, reused, replaced
 
 
 def main(argv=None):

@@ -122,6 +122,36 @@ class Checkpoint(object):
         vars(tracker).update(copy.deepcopy(state, dict(shared)))
         return tracker
 
+    def rebind(self, host, service):
+        """Take ``service`` as ``host``'s compute from now on.
+
+        A kept cloud's compute that a run replaced
+        (``Cloud.replace_compute``): its tracker copies refer to the new
+        compute's driver, report client, monitors, service record and PCI
+        context in place of the old one's, and the new report client gets
+        the old one's cache of Placement's providers.
+        """
+        old = self.services[host]
+        memo, state = self.trackers[host]
+        new = _shared(service.manager.rt)
+        if len(new) != len(memo):
+            raise errors.HarnessError(
+                'the new compute on %s shares %d things with its tracker, '
+                'the checkpoint\'s %d' % (host, len(new), len(memo)))
+        # The memo's keys are the ids of what the saved state refers to,
+        # in _shared's order. The service record stays the checkpoint's:
+        # the databases put back hold it (a run that deleted the service
+        # made the new compute a record of its own).
+        self.trackers[host] = ({
+            key: memo[key] if name == 'service_ref' else thing
+            for key, (name, thing) in zip(memo, new)}, state)
+        self.provider_caches = [
+            (service.manager.reportclient
+             if client is old.manager.reportclient else client,
+             tree, refreshed)
+            for client, tree, refreshed in self.provider_caches]
+        self.services[host] = service
+
     def close(self):
         for saved in self.databases:
             saved.close()
@@ -201,12 +231,19 @@ def _tracker_state(tracker):
     The driver, report client, monitors, service record and the PCI
     tracker's request context are the compute's: a copy refers to them.
     """
-    shared = [tracker.driver, tracker.reportclient, tracker.monitors,
-              tracker.service_ref]
-    if tracker.pci_tracker is not None:
-        shared.append(tracker.pci_tracker._context)
-    memo = {id(thing): thing for thing in shared}
+    memo = {id(thing): thing for _name, thing in _shared(tracker)}
     return memo, copy.deepcopy(vars(tracker), dict(memo))
+
+
+def _shared(tracker):
+    """``(name, thing)`` of what ``tracker`` shares, in a fixed order."""
+    shared = [('driver', tracker.driver),
+              ('reportclient', tracker.reportclient),
+              ('monitors', tracker.monitors),
+              ('service_ref', tracker.service_ref)]
+    if tracker.pci_tracker is not None:
+        shared.append(('pci_context', tracker.pci_tracker._context))
+    return shared
 
 
 def _report_clients(cloud):

@@ -366,6 +366,22 @@ class Cloud(fixtures.Fixture):
             self.race.check()
         return service
 
+    def replace_compute(self, host, driver=None, profile=None):
+        """A new nova-compute on ``host``, started as at the cloud's start.
+
+        For a kept cloud (``harness.cloud.reuse``): the compute a run
+        stopped, killed or restarted is stopped if it runs and forgotten,
+        and a new one starts from ``driver``/``profile`` (the host's spec:
+        a fresh machine, the profile's own config, not what a restart's
+        ``config`` made of it).
+        """
+        if host in self.computes:
+            self.stop_compute(host)
+        if host not in self._stopped:
+            raise errors.UnknownName('no compute %r was started' % host)
+        del self._stopped[host]
+        return self.start_compute(host, driver=driver, profile=profile)
+
     def _reconfigure(self, host, config):
         """Give ``host`` its changed config before it starts again."""
         libvirt_hosts = self._libvirt_hosts

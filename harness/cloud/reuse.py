@@ -25,9 +25,16 @@ A first and a later run of a scenario thus start from the same state by
 construction; ``tests/functional/test_reuse.py`` checks they give the
 same timeline.
 
-A cloud is not kept when a run raised, stopped or restarted a compute
-(a new service object, or casts still queued), made a database nobody
-counts, or left Nova busy: the next run then gets a new cloud. Only one
+A compute a run stopped, killed, restarted or whose service it deleted
+is started anew after the run, from its host's spec as the stand-up
+started it (``CloudPool._replace_computes``): the checkpoint takes the
+new service, the next run puts the databases back over whatever that
+start wrote, and its tracker is the checkpoint's with the new compute's
+driver and report client (``Checkpoint.rebind``). A cloud is not kept
+when a run raised, left casts queued for a stopped compute, made a
+database nobody counts, left Nova busy, or left a compute that cannot
+start as it first did (a fake host restarted with config of its own, a
+compute of several nodes): the next run then gets a new cloud. Only one
 cloud is alive at a time (two would share Nova's global config).
 
 ``shared_pool()`` is the process's pool, kept from one test to the next
@@ -58,7 +65,9 @@ from nova import service_auth
 from harness.cloud import activity as activity_mod
 from harness.cloud import checkpoint as checkpoint_mod
 from harness.cloud import fixture as cloud_mod
+from harness.cloud import nodes
 from harness.cloud import nova_env
+from harness.cloud import perhost
 from harness.cloud import servers
 from harness.cloud import snapshot_reader
 from harness.core import errors
@@ -273,6 +282,8 @@ class CloudPool(fixtures.Fixture):
         self._checkpoint = None
         self.made = 0
         self.reused = 0
+        #: Runs after which stopped or restarted computes started anew.
+        self.replaced = 0
         self.given_up = collections.Counter()
         #: Whether the cloud of the last ``cloud()`` was a kept one.
         self.last_was_kept = False
@@ -337,6 +348,8 @@ class CloudPool(fixtures.Fixture):
             self._give_up(RAISED)
             raise
         reason = self._not_reusable(self._cloud)
+        if reason is None and not self._checkpoint.matches(self._cloud):
+            reason = self._replace_computes(self._cloud)
         if reason:
             self._give_up(reason)
         else:
@@ -359,10 +372,19 @@ class CloudPool(fixtures.Fixture):
             raise
         self._stack, self._cloud, self._key = stack, cloud, key
         self._lazy_globals = lazy_globals()
+        # What a replaced compute starts from (``_replace_computes``).
+        self._hosts = {host.name: host for host in scenario.hosts.values()}
+        self._host_conf = _host_conf()
+        self._started_anew = 0
 
     def _not_reusable(self, cloud):
-        """Why ``cloud`` cannot be put back for the next run, or None."""
-        if not self._checkpoint.matches(cloud):
+        """Why ``cloud`` cannot be put back for the next run, or None.
+
+        None too for a cloud whose computes a run stopped, killed or
+        restarted, when ``_replace_computes`` can start them anew.
+        """
+        if not (self._checkpoint.matches(cloud)
+                or self._replaceable(cloud)):
             return COMPUTES_CHANGED
         if cloud.casts.queued:
             return CASTS_QUEUED
@@ -374,9 +396,95 @@ class CloudPool(fixtures.Fixture):
             return UNCOUNTED_DATABASE
         return None
 
+    def _changed(self, cloud):
+        """The hosts whose compute is not the checkpoint's any more."""
+        return [host for host, service
+                in sorted(self._checkpoint.services.items())
+                if cloud.computes.get(host) is not service]
+
+    def _replaceable(self, cloud):
+        """Whether each changed compute can start anew as it first did.
+
+        Not when the run made a database or started a compute the cloud
+        was not stood up with, when the cloud has started computes anew
+        ``STARTS_ANEW_PER_CLOUD`` times already, or for a compute on a fake
+        driver left with config of its own that its first start did not
+        have (a restart's ``config``; a profiled host's start takes its
+        profile's again) or one managing several nodes (their records are
+        the bare-metal stand-in's).
+        """
+        if list(cloud.env.engines) != self._checkpoint.engines:
+            return False
+        if self._started_anew >= STARTS_ANEW_PER_CLOUD:
+            return False
+        known = set(self._checkpoint.services)
+        if not (set(cloud.computes) | set(cloud.stopped_computes())) <= known:
+            return False
+        conf = _host_conf()
+        for host in self._changed(cloud):
+            if host not in cloud.computes and \
+                    host not in cloud.stopped_computes():
+                return False
+            # A host's driver is its spec's, whichever compute runs it.
+            if nodes.is_multi_node(
+                    self._checkpoint.services[host].manager.driver):
+                return False
+            if self._hosts[host].profile is None and (
+                    conf.get(host) != self._host_conf.get(host)):
+                return False
+        return True
+
+    def _replace_computes(self, cloud):
+        """Start the changed computes anew; why not, or None.
+
+        Each stopped (or stopped now) and started from its host's spec
+        (``Cloud.replace_compute``), its work waited for; the checkpoint
+        then takes the new service (``Checkpoint.rebind``): the next run
+        puts the databases back over whatever this start wrote, proves
+        them back byte for byte, and settles every compute as usual. A
+        start that fails gives the cloud up.
+        """
+        with self._around_change():
+            try:
+                for host in self._changed(cloud):
+                    spec = self._hosts[host]
+                    service = cloud.replace_compute(
+                        host, driver=spec.driver, profile=spec.profile)
+                    cloud.activity.wait_idle(
+                        cloud.timeout,
+                        lambda: 'after starting %s anew' % host)
+                    cloud.race.check()
+                    self._checkpoint.rebind(host, service)
+            except Exception:
+                return NOT_REPLACED
+            # The starts filled Nova's lazy globals: put back as any run
+            # leaves them, with the pool's change (the leak check's view).
+            set_globals(self._lazy_globals)
+        self.replaced += 1
+        self._started_anew += 1
+        return None
+
+
+# Runs after which one cloud starts computes anew, at most. The old
+# services stay referenced by the cloud's clean-ups (Nova's service
+# fixtures, the race points' wrappers) until it is torn down: about 1.3
+# MB per run (40 runs of a libvirt restart scenario on one cloud, 231 MB
+# after the first, 287 MB after the last). Then the cloud is given up.
+STARTS_ANEW_PER_CLOUD = 20
+
+
+def _host_conf():
+    """Each host's own config now (``perhost``), as a plain dict."""
+    conf = perhost.installed()
+    if conf is None:
+        return {}
+    return {host: dict(values) for host, values in conf.overrides.items()}
+
 
 # Why a pool gave its cloud up (``CloudPool.given_up``).
-COMPUTES_CHANGED = 'a compute was stopped, restarted or deleted'
+COMPUTES_CHANGED = ('a compute was stopped, restarted or deleted and '
+                    'cannot start anew')
+NOT_REPLACED = 'a compute stopped, restarted or deleted did not start anew'
 CASTS_QUEUED = 'casts still queued for a stopped compute'
 RACE_FAILED = 'a race point failed'
 BUSY = 'Nova still busy'
@@ -390,8 +498,9 @@ OTHER_SHAPE = 'a scenario of another shape came'
 #: ``benchmarks/suite_speed.py`` compares the two).
 KEEP_ENV = 'HARNESS_KEEP_CLOUDS'
 #: A file to which each process appends, as it exits, how many clouds its
-#: shared pool stood up and how many runs it put one back for
-#: (``made reused``; ``benchmarks/suite_speed.py`` adds them up).
+#: shared pool stood up, how many runs it put one back for and after how
+#: many it started stopped or restarted computes anew (``made reused
+#: replaced``; ``benchmarks/suite_speed.py`` adds them up).
 STATS_ENV = 'HARNESS_POOL_STATS'
 _SHARED = []
 
@@ -423,4 +532,4 @@ def shared_pool(around_change=None):
 
 def _write_stats(path, pool):
     with open(path, 'a') as out:
-        out.write('%d %d\n' % (pool.made, pool.reused))
+        out.write('%d %d %d\n' % (pool.made, pool.reused, pool.replaced))

@@ -314,15 +314,86 @@ steps:
             self.assertEqual([set()] * len(topology.cells),
                              [cell.pinned_cpus for cell in topology.cells])
 
-    def test_a_cloud_whose_compute_was_stopped_is_not_kept(self):
+    def assertKeptWithComputesAnew(self, filename, name):
+        """Three runs of a scenario that stops or restarts computes.
+
+        After each run the pool starts those computes anew and keeps the
+        cloud: the later runs give the first run's timeline and race
+        points, Nova's write counts at each point included.
+        """
+        scenario = scenario_named(filename, name)
+        runs = [self.run_pooled(scenario) for _ in range(3)]
+        self.assertEqual((1, 2, 3), (self.pool.made, self.pool.reused,
+                                     self.pool.replaced))
+        self.assertEqual({}, self.pool.given_up)
+        for later in runs[1:]:
+            self.assertEqual(determinism.timeline_text(runs[:1]),
+                             determinism.timeline_text([later]))
+            self.assertEqual(determinism.points_text(runs[:1]),
+                             determinism.points_text([later]))
+        with self.pool.cloud(scenario, self.id()) as cloud:
+            snap = cloud.snapshot()
+            for host, service in sorted(cloud.computes.items()):
+                # Each tracker is the running compute's, and its report
+                # client's cache holds what Placement's database holds.
+                tracker = service.manager.rt
+                self.assertIs(service.manager.driver, tracker.driver)
+                self.assertIs(service.manager.reportclient,
+                              tracker.reportclient)
+                cache = service.manager.reportclient._provider_tree
+                for node in tracker.compute_nodes.values():
+                    self.assertEqual(
+                        snap.providers[node.hypervisor_hostname].generation,
+                        cache.data(node.uuid).generation)
+
+    def test_a_cloud_whose_compute_was_stopped_is_kept(self):
+        self.assertKeptWithComputesAnew(
+            'stopped_compute.yaml',
+            'delete while the compute is stopped, finished when it starts')
+
+    def test_a_cloud_whose_compute_service_was_deleted_is_kept(self):
+        # The compute's service record deleted, then a new one made by its
+        # start: the databases put back hold the first one again.
+        self.assertKeptWithComputesAnew(
+            'services.yaml',
+            'a compute started again after its service was deleted')
+
+    def test_a_libvirt_host_restarted_with_other_config_is_kept(self):
+        # Started anew, the host has its profile's cpu_dedicated_set
+        # again, not the one the run's restart gave it.
+        self.assertKeptWithComputesAnew(
+            'restart.yaml',
+            'restart with the guests gone and a changed cpu_dedicated_set')
+
+    def test_a_cloud_whose_libvirt_compute_was_killed_is_kept(self):
+        self.assertKeptWithComputesAnew(
+            'dying_compute.yaml',
+            'a pinned build dies on a libvirt host and restarts')
+
+    def test_computes_start_anew_a_bounded_number_of_times(self):
+        # Each start anew keeps the old services alive until the cloud
+        # goes: past the bound, the cloud is given up and a new one made.
+        self.useFixture(fixtures.MonkeyPatch(
+            'harness.cloud.reuse.STARTS_ANEW_PER_CLOUD', 1))
         scenario = scenario_named(
             'stopped_compute.yaml',
             'delete while the compute is stopped, finished when it starts')
+        for _ in range(3):
+            self.run_pooled(scenario)
+        self.assertEqual((2, 1, 2), (self.pool.made, self.pool.reused,
+                                     self.pool.replaced))
+        self.assertEqual({reuse.COMPUTES_CHANGED: 1}, self.pool.given_up)
+
+    def test_a_fake_host_restarted_with_config_is_not_kept(self):
+        # Its config of its own (a restart's config:) is not what the
+        # cloud was stood up with: each run gets a new cloud.
+        scenario = scenario_named(
+            'restart.yaml',
+            'cpu_allocation_ratio lowered then raised on restart')
         self.run_pooled(scenario)
         self.run_pooled(scenario)
-        self.assertEqual((2, 0), (self.pool.made, self.pool.reused))
-        # Started again, the compute is a new service: each run's cloud
-        # was given up for that.
+        self.assertEqual((2, 0, 0), (self.pool.made, self.pool.reused,
+                                     self.pool.replaced))
         self.assertEqual({reuse.COMPUTES_CHANGED: 2}, self.pool.given_up)
 
     def test_a_failed_run_is_not_kept(self):
