@@ -51,6 +51,20 @@ def in_order(suite, order):
     return OrderedSuite(cases)
 
 
+def numbered_scenario(case, number):
+    """The scenario a test of a generated class runs, or None.
+
+    ddt numbers a class's tests in its data's order: test N runs the
+    class's ``scenarios[N - 1]``. ``number`` finds N in the test's name
+    (its first group). None for a test of no scenario (a file's load).
+    """
+    found = number.match(case.id().rsplit('.', 1)[-1])
+    scenarios = getattr(type(case), 'scenarios', None)
+    if found is None or scenarios is None:
+        return None
+    return scenarios[int(found.group(1)) - 1]
+
+
 def by_shape(suite, scenario_of):
     """``suite``'s tests with those of one cloud shape together.
 

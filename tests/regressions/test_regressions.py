@@ -104,11 +104,7 @@ def load_tests(loader, standard_tests, pattern):
 
 def scenario_of(case):
     """The scenario a test of this module runs (None: a file's load)."""
-    number = _NUMBER.match(case.id().rsplit('.', 1)[-1])
-    scenarios = getattr(type(case), 'scenarios', None)
-    if number is None or scenarios is None:
-        return None
-    return scenarios[int(number.group(1)) - 1]
+    return tests.numbered_scenario(case, _NUMBER)
 
 
 def _load_all():
