@@ -37,7 +37,9 @@ clone (a run with no history splits the tests blind).
 """
 
 import argparse
+import collections
 import io
+import json
 import os
 import statistics
 import subprocess
@@ -228,7 +230,7 @@ def compare_clouds(args):
                                env={'HARNESS_KEEP_CLOUDS': keep,
                                     'HARNESS_COMPARE_WITHOUT_CHECKS': compare,
                                     'HARNESS_POOL_STATS': stats})
-            made, reused, replaced = _pool_stats(stats)
+            pools = _pool_stats(stats)
         results[keep] = result
         print('%s: %d tests, %d failed, wall %.1f s on 2 workers, mean '
               '%.2f s per scenario test (%d), %.2f s per test' % (
@@ -238,7 +240,10 @@ def compare_clouds(args):
         if keep == '1':
             print('kept clouds: %d stood up, %d runs on one put back, '
                   '%d after which stopped or restarted computes started '
-                  'anew' % (made, reused, replaced), flush=True)
+                  'anew' % (pools['made'], pools['reused'],
+                            pools['replaced']), flush=True)
+            for reason, count in pools['given_up'].most_common():
+                print('  given up %3d x: %s' % (count, reason), flush=True)
         for test_id in result['failed']:
             print('  failed: %s' % test_id)
         time_nova_at(1 if keep == '0' else 2)
@@ -258,20 +263,22 @@ def compare_clouds(args):
 
 
 def _pool_stats(path):
-    """(stood up, put back, computes started anew) over the workers.
+    """The workers' pools' figures, added up (``reuse.STATS_ENV``).
 
-    Clouds the pools stood up, runs on a kept one, and runs after which a
-    kept cloud's stopped or restarted computes started anew.
+    ``made`` (clouds stood up), ``reused`` (runs on a kept one),
+    ``replaced`` (runs after which a kept cloud's stopped or restarted
+    computes started anew) and ``given_up`` (reason -> clouds).
     """
-    made = reused = replaced = 0
+    total = {'made': 0, 'reused': 0, 'replaced': 0,
+             'given_up': collections.Counter()}
     if os.path.exists(path):
         with open(path) as source:
             for line in source:
-                one, other, anew = line.split()
-                made, reused, replaced = (made + int(one),
-                                          reused + int(other),
-                                          replaced + int(anew))
-    return made, reused, replaced
+                stats = json.loads(line)
+                for key in ('made', 'reused', 'replaced'):
+                    total[key] += stats[key]
+                total['given_up'].update(stats['given_up'])
+    return total
 
 
 def main(argv=None):

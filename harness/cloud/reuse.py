@@ -47,6 +47,7 @@ the process stands a cloud up (``fixture.Cloud`` asks it to).
 import atexit
 import collections
 import contextlib
+import json
 import os
 
 import fixtures
@@ -497,10 +498,12 @@ OTHER_SHAPE = 'a scenario of another shape came'
 #: Set to 0 to give every test a cloud of its own (as before kept clouds;
 #: ``benchmarks/suite_speed.py`` compares the two).
 KEEP_ENV = 'HARNESS_KEEP_CLOUDS'
-#: A file to which each process appends, as it exits, how many clouds its
-#: shared pool stood up, how many runs it put one back for and after how
-#: many it started stopped or restarted computes anew (``made reused
-#: replaced``; ``benchmarks/suite_speed.py`` adds them up).
+#: A file to which each process appends, as it exits, a JSON line: how
+#: many clouds its shared pool stood up (``made``), how many runs it put
+#: one back for (``reused``), after how many it started stopped or
+#: restarted computes anew (``replaced``) and why it gave clouds up
+#: (``given_up``, reason -> count); ``benchmarks/suite_speed.py`` adds
+#: them up.
 STATS_ENV = 'HARNESS_POOL_STATS'
 _SHARED = []
 
@@ -532,4 +535,6 @@ def shared_pool(around_change=None):
 
 def _write_stats(path, pool):
     with open(path, 'a') as out:
-        out.write('%d %d %d\n' % (pool.made, pool.reused, pool.replaced))
+        out.write(json.dumps({'made': pool.made, 'reused': pool.reused,
+                              'replaced': pool.replaced,
+                              'given_up': dict(pool.given_up)}) + '\n')
