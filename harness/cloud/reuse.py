@@ -423,9 +423,6 @@ class CloudPool(fixtures.Fixture):
             return False
         conf = _host_conf()
         for host in self._changed(cloud):
-            if host not in cloud.computes and \
-                    host not in cloud.stopped_computes():
-                return False
             # A host's driver is its spec's, whichever compute runs it.
             if nodes.is_multi_node(
                     self._checkpoint.services[host].manager.driver):
@@ -439,8 +436,8 @@ class CloudPool(fixtures.Fixture):
         """Start the changed computes anew; why not, or None.
 
         Each stopped (or stopped now) and started from its host's spec
-        (``Cloud.replace_compute``), its work waited for; the checkpoint
-        then takes the new service (``Checkpoint.rebind``): the next run
+        (``Cloud.replace_compute``), the checkpoint taking the new service
+        (``Checkpoint.rebind``), and their work waited for: the next run
         puts the databases back over whatever this start wrote, proves
         them back byte for byte, and settles every compute as usual. A
         start that fails gives the cloud up.
@@ -449,13 +446,11 @@ class CloudPool(fixtures.Fixture):
             try:
                 for host in self._changed(cloud):
                     spec = self._hosts[host]
-                    service = cloud.replace_compute(
-                        host, driver=spec.driver, profile=spec.profile)
-                    cloud.activity.wait_idle(
-                        cloud.timeout,
-                        lambda: 'after starting %s anew' % host)
-                    cloud.race.check()
-                    self._checkpoint.rebind(host, service)
+                    self._checkpoint.rebind(host, cloud.replace_compute(
+                        host, driver=spec.driver, profile=spec.profile))
+                cloud.activity.wait_idle(
+                    cloud.timeout, lambda: 'after starting computes anew')
+                cloud.race.check()
             except Exception:
                 return NOT_REPLACED
             # The starts filled Nova's lazy globals: put back as any run
