@@ -304,3 +304,40 @@ class TestForkedInsideTheStep(testing.TestCase):
             's.yaml', 's.yaml')
         self.assertIsNone(self._at(trunk, trial))
         self.assertIsNone(explorer._injected_at(trunk, trunk, 3))
+
+
+class TestShrinkingTrials(testing.TestCase):
+    """Which removals a shrinking round replays."""
+
+    head = TestForkedInsideTheStep.head
+    resize = TestForkedInsideTheStep.resize
+
+    def _trials(self, *injections):
+        trunk = scenario.load_file('s.yaml', self.head)[1][0]
+        steps = explorer.injected_steps(trunk, injections)
+        explore = explorer.Explorer(workers=1)
+        return [[list(step)[0] for step in job['document']['steps']]
+                if job else None
+                for job in (explore._trial(trunk, steps, position)
+                            for position in range(len(steps)))]
+
+    def test_dropping_the_only_injection_is_not_replayed(self):
+        trials = self._trials(explorer.Injection(
+            self.resize, 'update_available_resource', ('source',)))
+        # Boot, inject, resize, confirm. Without the inject: the recorded
+        # run's steps, which passed. Without the confirm: replayed.
+        self.assertIsNone(trials[1])
+        self.assertEqual(['boot', 'inject', 'resize'], trials[3])
+        # Refused by the loader: a resize of no server, a confirm of no
+        # move.
+        self.assertEqual([None, None], [trials[0], trials[2]])
+
+    def test_dropping_one_of_two_injections_is_replayed(self):
+        trials = self._trials(explorer.Injection(
+            self.resize, 'update_available_resource', ('source', 'dest')))
+        self.assertEqual(['boot', 'inject', 'resize', 'confirm'], trials[1])
+        self.assertEqual(trials[1], trials[2])
+
+    def test_a_prefix_of_the_recorded_steps_is_not_replayed(self):
+        # No injection: without the confirm, the recorded boot and resize.
+        self.assertIsNone(self._trials()[2])
