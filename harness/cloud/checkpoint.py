@@ -21,7 +21,6 @@ Two uses:
 """
 
 import contextlib
-import copy
 import sqlite3
 import time
 
@@ -29,6 +28,7 @@ from nova.compute import resource_tracker
 from nova.scheduler.client import report
 
 from harness.cloud import nova_env
+from harness.cloud import objcopy
 from harness.core import errors
 
 # The stand-in services' per-test records (not their wiring to the test).
@@ -81,7 +81,7 @@ class Checkpoint(object):
         # without fetching every provider's inventory, traits and
         # aggregates again.
         self.provider_caches = [
-            (client, copy.deepcopy(client._provider_tree),
+            (client, objcopy.keeping_links(client._provider_tree),
              dict(client._association_refresh_time))
             for client in _report_clients(cloud)]
         # Taken settled, each tracker holds what a start-up pass over
@@ -119,7 +119,7 @@ class Checkpoint(object):
         shared, state = self.trackers[host]
         tracker = resource_tracker.ResourceTracker.__new__(
             resource_tracker.ResourceTracker)
-        vars(tracker).update(copy.deepcopy(state, dict(shared)))
+        vars(tracker).update(objcopy.keeping_links(state, dict(shared)))
         return tracker
 
     def rebind(self, host, service):
@@ -182,9 +182,9 @@ class Checkpoint(object):
         cloud.activity.saves, cloud.activity.placement_writes = (
             self.counters)
         for stand_in, records in self.records:
-            vars(stand_in).update(copy.deepcopy(records))
+            vars(stand_in).update(objcopy.keeping_links(records))
         for client, tree, refreshed in self.provider_caches:
-            client._provider_tree = copy.deepcopy(tree)
+            client._provider_tree = objcopy.keeping_links(tree)
             # A kept cloud's cache counts as just refreshed (it is
             # Placement's records now); a trial's keeps its own times.
             client._association_refresh_time = (
@@ -232,7 +232,7 @@ def _tracker_state(tracker):
     tracker's request context are the compute's: a copy refers to them.
     """
     memo = {id(thing): thing for _name, thing in _shared(tracker)}
-    return memo, copy.deepcopy(vars(tracker), dict(memo))
+    return memo, objcopy.keeping_links(vars(tracker), dict(memo))
 
 
 def _shared(tracker):
@@ -257,8 +257,9 @@ def _report_clients(cloud):
 
 
 def _records(stand_in):
-    return copy.deepcopy({name: value for name, value in vars(stand_in).items()
-                          if name not in _FIXTURE_WIRING})
+    return objcopy.keeping_links({
+        name: value for name, value in vars(stand_in).items()
+        if name not in _FIXTURE_WIRING})
 
 
 def _hypervisor_state(cloud, host, service):

@@ -137,7 +137,11 @@ imports Nova.
       gone;
     - a PF and one of its VFs are never both held (Nova makes the PF
       ``unavailable`` while a VF is used, and the VFs while the PF is):
-      one function of a card, one guest;
+      one function of a card, one guest; and both directions of that
+      rule hold for a PF tracked with its VFs: while a VF is held its PF
+      is ``unclaimable`` or ``unavailable``, while the PF is held so is
+      each VF, and a PF none of whose VFs is held, or a VF whose PF is
+      not held, is not left ``unclaimable`` or ``unavailable``;
     - with ``[pci] report_in_placement``, the usage of each PCI device
       provider (``<host>_<address>``) is the number of devices the
       tracker has held there (the device itself, or its PF's VFs);
@@ -173,6 +177,10 @@ FINAL_STATUSES = snapshot_mod.FINAL_STATUSES
 # An evacuation whose source has not cleaned up yet.
 EVACUATING = frozenset(('accepted', 'pre-migrating', 'done'))
 EVACUATION = 'evacuation'
+# nova.objects.fields.PciDeviceStatus: what a held PF makes its VFs and a
+# held VF its PF (unclaimable while claimed, unavailable once allocated).
+BLOCKED_STATUSES = frozenset(('unclaimable', 'unavailable'))
+HELD_STATUSES = snapshot_mod.HELD_STATUSES
 RECONCILE = names.RECONCILE
 # What tracker_agrees compares, per host, and Placement's classes behind
 # each: the same keys the step kinds' windows bound.
@@ -788,10 +796,47 @@ def devices_agree(snap, skip_hosts=()):
                         '%s while its PF %s is %s for %s' % (
                             address, host, dev.status, dev.server,
                             pf.address, pf.status, pf.server))
+        _functions_block_each_other(host, devices, problem)
         if host not in skip_hosts:
             problems += _device_providers_agree(snap, host, problem)
     problems += _devices_on_allowed_cells(snap, problem)
     return problems
+
+
+def _functions_block_each_other(host, devices, problem):
+    """A card's PF and VFs as ``nova.objects.pci_device`` keeps them.
+
+    Both directions, for a PF tracked with its VFs: a held VF leaves its
+    PF unclaimable or unavailable (``claim``, ``allocate``), a held PF
+    each of its VFs; a PF none of whose VFs is held, and a VF whose PF is
+    not held, are available again (``free``).
+    """
+    children = {}
+    for dev in devices.values():
+        if dev.parent in devices:
+            children.setdefault(dev.parent, []).append(dev)
+    for address, vfs in sorted(children.items()):
+        pf = devices[address]
+        held = [vf for vf in vfs if vf.held]
+        if held and pf.status not in BLOCKED_STATUSES | HELD_STATUSES:
+            problem('%s %s' % (host, address), 'PF %s on %s is %s while '
+                    'its VF(s) %s are held' % (
+                        address, host, pf.status,
+                        ', '.join(vf.address for vf in held)))
+        elif not held and not pf.held and pf.status in BLOCKED_STATUSES:
+            problem('%s %s' % (host, address), 'PF %s on %s is %s although '
+                    'none of its VFs is held' % (address, host, pf.status))
+        for vf in sorted(vfs, key=lambda vf: vf.address):
+            if pf.held and vf.status not in BLOCKED_STATUSES | HELD_STATUSES:
+                problem('%s %s' % (host, vf.address), 'VF %s on %s is %s '
+                        'while its PF %s is %s for %s' % (
+                            vf.address, host, vf.status, address,
+                            pf.status, pf.server))
+            elif not pf.held and vf.status in BLOCKED_STATUSES:
+                problem('%s %s' % (host, vf.address), 'VF %s on %s is %s '
+                        'although its PF %s is not held (%s)' % (
+                            vf.address, host, vf.status, address,
+                            pf.status))
 
 
 def _device_providers_agree(snap, host, problem):

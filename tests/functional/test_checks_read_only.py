@@ -90,6 +90,94 @@ class TestTrial(testing.TestCase):
         self.assertEqual(recording, cloud.race.recording)
 
 
+PF_AND_VFS = """
+name: a guest holding a VF of a PF that is in device_spec too
+config:
+  pci:
+    alias:
+      - '{"name": "vf", "vendor_id": "8086", "product_id": "1889",
+         "device_type": "type-VF"}'
+  filter_scheduler:
+    enabled_filters: [ComputeFilter, PciPassthroughFilter]
+hosts:
+  h1: {profile: nfv-2s-10c-smt2-pf-vfs}
+flavors:
+  vf1: {vcpus: 1, ram: 512, disk: 1,
+        extra_specs: {"pci_passthrough:alias": "vf:1"}}
+steps:
+  - boot: {server: vm1, flavor: vf1, host: h1}
+"""
+
+
+def _device_tree(tracker):
+    """Each PCI device's links, checked for identity, as comparable data.
+
+    The parent a VF names and the children a PF lists must be the very
+    objects of the tracker's device list (what claim, allocate and free
+    follow), and so must the devices its PCI pools hold.
+    """
+    pci = tracker.pci_tracker
+    devices = {id(dev): dev for dev in pci.pci_devs}
+    tree = []
+    for dev in pci.pci_devs:
+        parent = dev.parent_device
+        if parent is not None and id(parent) not in devices:
+            raise AssertionError('%s names a PF outside the device list'
+                                 % dev.address)
+        if any(id(child) not in devices or child.parent_device is not dev
+               for child in dev.child_devices):
+            raise AssertionError('%s lists a VF outside the device list '
+                                 'or not naming it' % dev.address)
+        tree.append((dev.address, dev.status,
+                     parent.address if parent is not None else None,
+                     tuple(sorted(c.address for c in dev.child_devices))))
+    for pool in pci.stats.pools:
+        if any(id(dev) not in devices for dev in pool['devices']):
+            raise AssertionError('a PCI pool holds a device outside the '
+                                 'device list')
+    return sorted(tree)
+
+
+class TestPciDeviceTrees(testing.TestCase):
+    """Putting a tracker back keeps its PF/VF tree (nova/pci/manager.py).
+
+    ``copy.deepcopy`` of a ``PciDevice`` copies its fields only, not the
+    ``parent_device``/``child_devices`` links; a tracker put back from
+    such a copy claims a VF without blocking its PF.
+    """
+
+    def test_a_trial_and_a_kept_cloud_keep_every_link(self):
+        scenario = scenario_mod.parse(
+            scenario_mod.safe_load(PF_AND_VFS), 'pf-and-vfs')
+        checked = []
+        runner.run(scenario, test_id=self.id(),
+                   observers=[_AtRunDone(self.check_links, checked)])
+        self.assertEqual(['checked'], checked)
+
+    def check_links(self, cloud, timeline):
+        rt = cloud.computes['h1'].manager.rt
+        before = _device_tree(rt)
+        # What the scenario left: vm1 holds one VF, which blocks its PF.
+        statuses = sorted(status for _a, status, _p, _c in before)
+        self.assertEqual(['allocated', 'available', 'available',
+                          'available', 'unavailable'], statuses)
+        self.assertEqual(('0000:12:00.1', '0000:12:00.2', '0000:12:00.3',
+                          '0000:12:00.4'),
+                         [row for row in before
+                          if row[0] == '0000:12:00.0'][0][3])
+        with cloud.trial():
+            cloud.run_periodics()
+        self.assertIs(rt, cloud.computes['h1'].manager.rt)
+        self.assertEqual(before, _device_tree(rt))
+        # A kept cloud's copy of a tracker (Checkpoint.tracker) too.
+        from harness.cloud import checkpoint
+        saved = checkpoint.Checkpoint(cloud)
+        try:
+            self.assertEqual(before, _device_tree(saved.tracker('h1')))
+        finally:
+            saved.close()
+
+
 class _AtRunDone(object):
     """Observer: call ``check(cloud, timeline)`` when the run is done.
 

@@ -362,6 +362,54 @@ class TestDevicesAgree(testing.TestCase):
         self.assertEqual(1, len(problems))
         self.assertIn('while its PF', str(problems[0]))
 
+    def card(self, pf_status, *vf_statuses, **servers):
+        """A PF 0000:3b:00.0 with VFs .1 and .2, in the given statuses."""
+        devices = [_dev('0000:3b:00.0', pf_status, servers.get('pf'),
+                        dev_type='type-PF')]
+        for n, status in enumerate(vf_statuses, start=1):
+            devices.append(_dev('0000:3b:00.%d' % n, status,
+                                servers.get('vf%d' % n), dev_type='type-VF',
+                                parent='0000:3b:00.0'))
+        return invariants.devices_agree(
+            _snap(devices, servers=('vm1', 'vm2')))
+
+    def test_pf_and_vfs_as_nova_leaves_them(self):
+        # nova.objects.pci_device: claim/allocate of a VF blocks its PF,
+        # of the PF every VF; free unblocks once nothing is held.
+        for statuses, servers in (
+                (('available', 'available', 'available'), {}),
+                (('unavailable', 'allocated', 'available'), {'vf1': 'vm1'}),
+                (('unclaimable', 'claimed', 'allocated'),
+                 {'vf1': 'vm1', 'vf2': 'vm2'}),
+                (('allocated', 'unavailable', 'unavailable'), {'pf': 'vm1'}),
+                (('claimed', 'unclaimable', 'unclaimable'), {'pf': 'vm1'})):
+            self.assertEqual([], self.card(*statuses, **servers), statuses)
+
+    def test_a_held_vf_leaves_its_pf_claimable(self):
+        problems = self.card('available', 'allocated', 'available',
+                             vf1='vm1')
+        self.assertEqual(['h1 0000:3b:00.0'], [p.subject for p in problems])
+        self.assertIn('PF 0000:3b:00.0 on h1 is available while its VF(s) '
+                      '0000:3b:00.1 are held', str(problems[0]))
+
+    def test_a_held_pf_leaves_a_vf_claimable(self):
+        problems = self.card('allocated', 'unavailable', 'available',
+                             pf='vm1')
+        self.assertEqual(['h1 0000:3b:00.2'], [p.subject for p in problems])
+        self.assertIn('VF 0000:3b:00.2 on h1 is available while its PF',
+                      str(problems[0]))
+
+    def test_a_pf_left_unavailable_once_its_vfs_are_free(self):
+        problems = self.card('unavailable', 'available', 'available')
+        self.assertEqual(['h1 0000:3b:00.0'], [p.subject for p in problems])
+        self.assertIn('none of its VFs is held', str(problems[0]))
+
+    def test_a_vf_left_unavailable_once_its_pf_is_free(self):
+        problems = self.card('available', 'unavailable', 'available')
+        self.assertEqual(['h1 0000:3b:00.1'], [p.subject for p in problems])
+        self.assertIn('although its PF 0000:3b:00.0 is not held',
+                      str(problems[0]))
+
     def test_device_off_the_guests_cell(self):
         for policy, found in (('required', 1), ('legacy', 1),
                               ('preferred', 0)):
