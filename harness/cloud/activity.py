@@ -26,7 +26,6 @@ from harness.cloud import nova_env  # noqa: F401,I100
 import contextlib  # noqa: E402
 import threading  # noqa: E402
 
-from eventlet import tpool  # noqa: E402
 import fixtures  # noqa: E402
 from oslo_concurrency import lockutils  # noqa: E402
 from oslo_context import context as oslo_context  # noqa: E402
@@ -34,6 +33,14 @@ from oslo_context import context as oslo_context  # noqa: E402
 from nova import objects  # noqa: E402
 from nova.scheduler.client import report  # noqa: E402
 from harness.cloud import install  # noqa: E402,H306
+from harness.cloud import mode  # noqa: E402
+
+if mode.EVENTLET:
+    from eventlet import tpool  # noqa: E402
+else:
+    # Native threading: Nova calls libvirt directly (utils.tpool_wrap
+    # wraps nothing) and nothing may import eventlet.
+    tpool = None
 
 # Nova 34's nova.thread_pool_factory; nova.utils before.
 thread_pool_factory = install.nova_spawn_module()
@@ -41,7 +48,7 @@ thread_pool_factory = install.nova_spawn_module()
 from harness.core import errors  # noqa: E402
 
 # eventlet's own, before a cloud counts its calls (Nova may hold either).
-_TPOOL_EXECUTE = tpool.execute
+_TPOOL_EXECUTE = tpool.execute if tpool is not None else None
 
 # Which service's code the current (green)thread runs, by host name; set
 # where the harness hands work to a service (RPC dispatch, periodic runs)
@@ -52,6 +59,22 @@ _acting = threading.local()
 def acting_host():
     """The host whose service runs the current code, or None."""
     return getattr(_acting, 'host', None)
+
+
+def current_chain():
+    """The chain of work the current thread runs (see ``Activity``)."""
+    return getattr(_acting, 'chain', None)
+
+
+@contextlib.contextmanager
+def in_chain(chain):
+    """Run the block as part of ``chain``."""
+    previous = current_chain()
+    _acting.chain = chain
+    try:
+        yield
+    finally:
+        _acting.chain = previous
 
 
 @contextlib.contextmanager
@@ -86,6 +109,10 @@ class Task(object):
         self.name = name
         self.request_id = request_id
         self.done = False
+        # Threading mode: whether a worker has taken it (a task queued
+        # behind a full executor has not), and the executor's full test.
+        self.started = False
+        self.queued = None
 
     def __str__(self):
         return '%s (%s)' % (self.name, 'done' if self.done else 'running')
@@ -102,7 +129,7 @@ class _WatchedLock(object):
     def __enter__(self):
         if not self._lock.acquire(blocking=False):
             waiter = object()
-            self._activity._waiting(waiter, (self._name, _request_id()))
+            self._activity._waiting(waiter, self._name)
             try:
                 self._lock.acquire()
             finally:
@@ -111,6 +138,7 @@ class _WatchedLock(object):
 
     def __exit__(self, *exc_info):
         self._lock.release()
+        self._activity.released(self._name)
 
     def __getattr__(self, name):
         return getattr(self._lock, name)
@@ -120,6 +148,20 @@ class _WatchedLock(object):
         # 33 on its __getstate__ leaves the lock out); a named lock is one
         # per process anyway, and this one holds the whole activity.
         return self
+
+
+def _saturated(executor):
+    """Whether a task submitted to ``executor`` now waits for a worker.
+
+    futurist starts a worker per submit up to its maximum; past it, a task
+    waits in the queue until a worker is idle (what Nova's
+    ``thread_pool_factory._executor_is_full`` reads too).
+    """
+    def queued():
+        workers = list(executor._workers)
+        return (len(workers) >= executor._max_workers
+                and not any(worker.idle for worker in workers))
+    return queued
 
 
 def _fair_lock_busy(lock):
@@ -134,10 +176,36 @@ def _fair_lock_busy(lock):
 
 
 class Activity(fixtures.Fixture):
-    """Count Nova's executor tasks and watch instance and migration saves."""
+    """Count Nova's executor tasks and watch instance and migration saves.
+
+    Under native threading it also keeps Nova's threads from running at
+    once. Work runs in chains: the test's own (``main``: API requests,
+    periodics the clock fires) and one per executor task; an RPC call's
+    handler, and work a chain hands to a thread and waits for, belong to
+    the caller's chain. A chain is parked when it is done, waits for one
+    of Nova's locks, waits for another chain (a harness wait, a future),
+    or is a task queued behind a full executor. A spawner goes on once its
+    new task is parked; the releaser of a lock another chain waits for
+    goes on once every other chain is parked again. So between two points
+    where a chain waits, it runs alone, as a greenthread does between two
+    switches under eventlet, and a run is the same every time.
+
+    :param timeout: how long a chain may run before the one waiting for
+        it to park goes on anyway (and ``unparked`` says so).
+    """
+
+    def __init__(self, timeout=60.0):
+        super().__init__()
+        self.timeout = timeout
 
     def _setUp(self):
         self._cond = threading.Condition()
+        # The test's own chain of work (it runs the API requests and the
+        # periodics the clock fires), and its thread.
+        self.main = Task('main', None)
+        self._main_thread = threading.current_thread()
+        # Chains waiting for other chains (harness waits, futures).
+        self._chain_waits = {}
         self._pending = {}
         self._listeners = []
         # While ``spawned()`` collects: the tasks started meanwhile, and
@@ -155,9 +223,15 @@ class Activity(fixtures.Fixture):
             host = acting_host()
             name = getattr(func, '__name__', repr(func))
             task = Task(name, _request_id())
+            if mode.THREADING:
+                task.queued = _saturated(
+                    thread_pool_factory.get_executor(executor_type))
 
             def run_as_spawner(*a, **k):
-                with acting_as(host):
+                with self._cond:
+                    task.started = True
+                    self._cond.notify_all()
+                with acting_as(host), in_chain(task):
                     return func(*a, **k)
 
             future = real_spawn_on(executor_type, run_as_spawner,
@@ -207,6 +281,8 @@ class Activity(fixtures.Fixture):
         would wait for its answer for ever: the thread is the parent's.
         """
         self.native_calls = 0
+        if tpool is None:
+            return
         real_execute = tpool.execute
         activity = self
 
@@ -241,7 +317,7 @@ class Activity(fixtures.Fixture):
             waiter = None
             if _fair_lock_busy(lockutils.internal_fair_lock(name)):
                 waiter = object()
-                activity._waiting(waiter, (name, _request_id()))
+                activity._waiting(waiter, name)
             try:
                 with real_lock(name, *args, **kwargs) as taken:
                     if waiter is not None:
@@ -251,6 +327,8 @@ class Activity(fixtures.Fixture):
             finally:
                 if waiter is not None:
                     activity._waiting(waiter, None)
+            # Released (a re-entry releases nothing: then no one waits).
+            activity.released(name)
 
         def lock(name, *args, **kwargs):
             # ``fair`` is the eighth parameter; synchronized names it.
@@ -364,7 +442,9 @@ class Activity(fixtures.Fixture):
         with self._cond:
             self._pending[key] = task
             if self._collecting is None:
-                return None
+                # Under native threads the spawner always waits for its
+                # task to park: the two would run at once otherwise.
+                return self.timeout if mode.THREADING else None
             self._collecting.append(task)
             return self._parking
 
@@ -391,19 +471,102 @@ class Activity(fixtures.Fixture):
                 task.done = True
             self._cond.notify_all()
 
-    def _waiting(self, waiter, what):
+    def _waiting(self, waiter, lock):
+        """``waiter`` waits for ``lock`` now (None: no longer)."""
         with self._cond:
-            if what is None:
+            if lock is None:
                 self._lock_waits.pop(waiter, None)
             else:
-                self._lock_waits[waiter] = what
+                self._lock_waits[waiter] = (lock, _request_id(),
+                                            self.chain())
             self._cond.notify_all()
 
     def _parked(self, task):
-        """Whether ``task`` is done or its request waits for a lock."""
-        return task.done or (task.request_id is not None and any(
-            request_id == task.request_id
-            for _lock, request_id in self._lock_waits.values()))
+        """Whether ``task`` is done or waits (see the class docstring)."""
+        if task.done:
+            return True
+        if mode.EVENTLET:
+            # Its request waits for a lock, in whichever greenthread.
+            return task.request_id is not None and any(
+                request_id == task.request_id
+                for _lock, request_id, _chain in self._lock_waits.values())
+        return (any(chain is task
+                    for _lock, _request, chain in self._lock_waits.values())
+                or self._chain_waits.get(task, 0) > 0
+                or (not task.started and task.queued is not None
+                    and task.queued()))
+
+    def chain(self):
+        """The chain of work of the current thread (the test's: ``main``)."""
+        chain = current_chain()
+        if chain is None and threading.current_thread() is self._main_thread:
+            return self.main
+        return chain
+
+    @contextlib.contextmanager
+    def chain_waits(self):
+        """The current chain waits for another one: parked meanwhile.
+
+        A harness wait (``wait_idle``, ``wait_parked``), or a future of
+        another task.
+        """
+        chain = self.chain()
+        if chain is None:
+            yield
+            return
+        with self._cond:
+            self._chain_waits[chain] = self._chain_waits.get(chain, 0) + 1
+            self._cond.notify_all()
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._chain_waits[chain] -= 1
+                if not self._chain_waits[chain]:
+                    del self._chain_waits[chain]
+
+    def released(self, lock):
+        """``lock`` was just released: hand over to whoever waits for it.
+
+        Threading mode: if another chain waits for the lock, the releaser
+        goes on only once every other chain is parked again, so the one
+        that takes the lock runs until it waits or ends, alone, as a
+        greenthread would: Nova's threads never run at once.
+        """
+        if mode.EVENTLET:
+            return
+        me = self.chain()
+        with self._cond:
+            if not any(name == lock and chain is not me
+                       for name, _request, chain
+                       in self._lock_waits.values()):
+                return
+        self.settle_others(self.timeout,
+                           lambda: 'the release of lock %s' % lock)
+
+    def settle_others(self, timeout, describe):
+        """Wait until every chain but the current one is parked.
+
+        Never raised into Nova's code: a chain that does not park in time
+        is noted in ``unparked`` and the caller goes on.
+        """
+        me = self.chain()
+        with self.chain_waits():
+            with self._cond:
+                if self._cond.wait_for(
+                        lambda: all(self._parked(chain)
+                                    for chain in self._live_chains()
+                                    if chain is not me), timeout):
+                    return
+                state = ', '.join(str(chain) for chain in self._live_chains()
+                                  if chain is not me
+                                  and not self._parked(chain))
+        self.unparked.append(errors.OperationTimeout(
+            'Nova\'s other threads did not finish or wait within %ss after '
+            '%s (%s)' % (timeout, describe(), state)))
+
+    def _live_chains(self):
+        return [self.main] + [task for task in self._pending.values()]
 
     @contextlib.contextmanager
     def spawned(self, park=None):
@@ -434,7 +597,7 @@ class Activity(fixtures.Fixture):
         meanwhile (the same greenthread hub); none of them is left half
         way, whatever the scheduler would have picked.
         """
-        with self._cond:
+        with self.chain_waits(), self._cond:
             if self._cond.wait_for(
                     lambda: all(self._parked(task) for task in tasks),
                     timeout):
@@ -454,8 +617,12 @@ class Activity(fixtures.Fixture):
 
         ``describe`` is called on timeout and gives the state to report.
         """
-        with self._cond:
+        with self.chain_waits(), self._cond:
             if self._cond.wait_for(lambda: not self._pending, timeout):
+                if mode.THREADING and self.unparked:
+                    # Two of Nova's threads may have run at once: the run
+                    # is not the same every time.
+                    raise self.unparked.pop(0)
                 return
             busy = sorted(task.name for task in self._pending.values())
         raise errors.OperationTimeout(

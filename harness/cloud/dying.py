@@ -38,10 +38,12 @@ cast to return (the cloud runs casts as calls): what it does after the
 cast, it had done before the cast arrived in a deployment.
 """
 
-import greenlet
+import threading
+
 import oslo_messaging
 
 from harness.cloud import activity
+from harness.cloud import mode
 from harness.core import errors
 
 
@@ -75,12 +77,18 @@ def die(cloud, host, restart=False):
 def in_work_of(host):
     """Whether the current code is ``host``'s compute's own work.
 
-    Its RPC handlers and executor tasks run in greenthreads of their own
-    and carry the host they act as; the test's main thread (a periodic the
-    clock runs) does not die with the compute.
+    Its RPC handlers and executor tasks run in (green)threads of their
+    own and carry the host they act as; the test's main thread (a periodic
+    the clock runs) does not die with the compute.
     """
-    return (activity.acting_host() == host
-            and greenlet.getcurrent().parent is not None)
+    return activity.acting_host() == host and not _in_main_thread()
+
+
+def _in_main_thread():
+    if mode.EVENTLET:
+        import greenlet
+        return greenlet.getcurrent().parent is None
+    return threading.current_thread() is threading.main_thread()
 
 
 def ended(cloud, died, call=True):

@@ -31,12 +31,14 @@ from harness.cloud import clock as clock_mod  # noqa: E402
 from harness.cloud import faults  # noqa: E402
 # Also registers nova.virt.harness_ironic, the drivers of hosts with
 # 'nodes:'.
+from harness.cloud import mode  # noqa: E402
 from harness.cloud import nodes  # noqa: E402
 from harness.cloud import perhost  # noqa: E402
 from harness.cloud import race as race_mod  # noqa: E402
 from harness.cloud import servers  # noqa: E402
 from harness.cloud import services  # noqa: E402
 from harness.cloud import snapshot_reader  # noqa: E402
+from harness.cloud import threads  # noqa: E402
 from harness.core import errors  # noqa: E402
 from harness.core import hooks  # noqa: E402
 
@@ -144,7 +146,10 @@ class Cloud(fixtures.Fixture):
             nova_fixtures.OSAPIFixture(api_version='v2.1'))
         self.api = api_fixture.admin_api
         self.api.microversion = 'latest'
-        self.activity = self.useFixture(activity.Activity())
+        self.activity = self.useFixture(activity.Activity(self.timeout))
+        self.thread_chains = (
+            self.useFixture(threads.ThreadChains(self.activity))
+            if mode.THREADING else None)
         self.race = self.useFixture(race_mod.RacePoints(self))
         # Faults a test arms on a running compute (a driver method or a
         # claim that fails); see harness.cloud.faults.

@@ -44,24 +44,51 @@ import os
 import threading
 import warnings
 
-import eventlet
-from eventlet import hubs
-from eventlet import patcher
-from eventlet import tpool
-import greenlet
+from harness.cloud import mode
+from harness.core import errors
 
-_select = patcher.original('select')
-# eventlet's own, before a child puts its quiet one in place.
-_SETUP = tpool.setup
+if mode.EVENTLET:
+    import eventlet
+    from eventlet import hubs
+    from eventlet import patcher
+    from eventlet import tpool
+    import greenlet
+
+    _select = patcher.original('select')
+    # eventlet's own, before a child puts its quiet one in place.
+    _SETUP = tpool.setup
+
+
+def safe_here(cloud):
+    """Whether a fork here gives the child a cloud that can go on.
+
+    Under eventlet: anywhere but while a real thread of eventlet's pool
+    has a call in hand (it would never answer in the child). Under
+    native threading only the forking thread lives on in the child: only
+    from the test's own thread while Nova has nothing in flight (between
+    steps); a replay that would fork inside a step runs from the start.
+    """
+    if mode.EVENTLET:
+        return not cloud.activity.native_calls
+    return (threading.current_thread() is threading.main_thread()
+            and cloud.activity.idle())
 
 
 def fork(cloud):
     """``os.fork()``, with the child's ``cloud`` mended; 0 in the child."""
+    if not safe_here(cloud):
+        raise errors.HarnessError(
+            'the cloud cannot be forked here: %s' % (
+                'a call of eventlet\'s thread pool is in flight'
+                if mode.EVENTLET else
+                'under native threading only from the test\'s thread, '
+                'with nothing in flight'))
     # The objects the child starts with are the parent's pages: a
     # collection walking them would copy every page (copy on write).
     # Frozen, the child's collections leave them alone; the parent takes
     # them back once the child is on its way.
-    _keep_green_threads()
+    if mode.EVENTLET:
+        _keep_green_threads()
     gc.freeze()
     pid = None
     try:
@@ -74,7 +101,12 @@ def fork(cloud):
         if pid != 0:
             gc.unfreeze()
     if pid == 0:
-        _mend_eventlet()
+        if mode.EVENTLET:
+            _mend_eventlet()
+        else:
+            # Nova's idle workers and the RPC servers' listeners stayed in
+            # the parent: the child starts its own.
+            cloud.thread_chains.after_fork()
         for _key, engine in cloud.env.engines:
             # A StaticPool's one connection record, made at its first use.
             record = vars(engine.pool).get('connection')

@@ -18,6 +18,10 @@ import importlib.util
 import os
 
 from harness.core import errors
+from harness.core import versions
+
+nova_version = versions.nova_version
+parse_version = versions.parse_version
 
 PASTE = os.path.join('etc', 'nova', 'api-paste.ini')
 
@@ -75,32 +79,6 @@ def nova_api_paste_ini():
         'from its wheel, or install your checkout with '
         '`pip install -e <nova tree>`.'
         % (dist.version, nova_package_dir() or 'no nova package'))
-
-
-def nova_version():
-    """The Nova version under test, as (major, minor, patch) integers.
-
-    From the distribution metadata (pbr writes it for an editable install
-    too; set ``PBR_VERSION`` when installing a tree without git history).
-    """
-    return parse_version(metadata.version('nova'))
-
-
-def parse_version(text):
-    """``'33.0.2'`` -> ``(33, 0, 2)``; dev suffixes are dropped."""
-    parts = []
-    for part in str(text).split('.')[:3]:
-        digits = ''
-        for char in part:
-            if not char.isdigit():
-                break
-            digits += char
-        if not digits:
-            break
-        parts.append(int(digits))
-    if not parts:
-        raise errors.SetupError('not a Nova version: %r' % (text,))
-    return tuple(parts + [0] * (3 - len(parts)))
 
 
 def nova_spawn_module():

@@ -6,19 +6,18 @@ so that a ``Cloud`` works in any testtools, oslotest or pytest case.
 Each fixture here undoes what it does.
 """
 
-# Nova's services must run under eventlet, as in Nova's functional suite;
-# patch before anything imports threading-sensitive modules.
-from nova import monkey_patch  # noqa: I100
-# Nova 31 patches on that import and has no patch().
-if hasattr(monkey_patch, 'patch'):
-    monkey_patch.patch()
+# The process's concurrency mode is applied (harness.cloud.mode) before
+# anything imports threading-sensitive modules.
+from harness.cloud import mode  # noqa: I100
 
 import collections  # noqa: E402
 import contextlib  # noqa: E402
 import copy  # noqa: E402
 import functools  # noqa: E402
 import gc  # noqa: E402
+import importlib  # noqa: E402
 import logging as std_logging  # noqa: E402
+import queue  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 
@@ -600,6 +599,89 @@ class PromptDelivery(fixtures.Fixture):
             messaging_base.batch_poll_helper(poll)))
 
 
+class InMemoryDatabases(fixtures.Fixture):
+    """In native threading too, every database is an in-memory SQLite one.
+
+    Nova's fixtures give each database a SQLite file with WAL in threading
+    mode (``nova.tests.fixtures.nova._use_file_backed_sqlite_with_wal``,
+    used by its Database, CellDatabases and PlacementFixture), because
+    its tests' threads run at once and one shared in-memory connection
+    would mix their transactions. Here Nova's threads never run at once:
+    one runs at a time, switching only where one waits for another
+    (``harness.cloud.activity``), as greenthreads switch under eventlet,
+    which shares the one in-memory connection the same way. So the
+    databases stay in memory, as in eventlet mode: a checkpoint copies
+    them exactly with SQLite's backup API, and no statement waits for a
+    disk. Nova's ``DatabaseWriteLock`` (a writer transaction at a time per
+    database) stays in place, as Nova's threading-mode fixture has it;
+    ``ExclusiveConnection`` proves no two threads use a connection at once.
+    """
+
+    def _setUp(self):
+        def in_memory(name):
+            return 'sqlite://', None
+
+        # By the modules themselves: ``nova.tests.fixtures.nova`` as a
+        # dotted name finds the ``nova`` package (the fixtures package's
+        # star import rebinds that name).
+        for module in ('nova.tests.fixtures.nova',
+                       'nova.tests.functional.fixtures'):
+            self.useFixture(fixtures.MockPatchObject(
+                importlib.import_module(module),
+                '_use_file_backed_sqlite_with_wal', in_memory))
+
+
+class PromptWorkerStop(fixtures.Fixture):
+    """An idle executor worker stops as soon as it is told to.
+
+    futurist's idle ``ThreadWorker`` waits for work ``MAX_IDLE_FOR`` (1 s)
+    at a time and only then sees that it should stop, so every executor
+    shut down with ``wait=True`` (Nova's at a cloud's clean-up, each RPC
+    server's at a service's stop) waited up to a second per worker: most
+    of a threading-mode scenario's wall time. Nova's own tests shorten the
+    poll instead (``nova.test``: 0.01 s), which wakes every idle worker a
+    hundred times a second. Here ``stop`` puts a wake-up in the worker's
+    queue; an idle worker that takes one stops if it should and otherwise
+    waits on. Threading mode only (eventlet's workers are green).
+    """
+
+    _WAKE = object()
+
+    def _setUp(self):
+        from futurist import _thread
+        wake = self._WAKE
+        real_stop = _thread.ThreadWorker.stop
+
+        def stop(worker):
+            real_stop(worker)
+            worker.work_queue.put(wake)
+
+        def wait_for_work(worker):
+            worker.idle = True
+            work = None
+            while work is None:
+                try:
+                    work = worker.work_queue.get(True, worker.MAX_IDLE_FOR)
+                except queue.Empty:
+                    work = None
+                else:
+                    if work is wake:
+                        # Not work: nothing will call task_done for it.
+                        worker.work_queue.task_done()
+                        work = None
+                    else:
+                        break
+                if worker._is_dying():
+                    raise _thread._Stopping()
+            worker.idle = False
+            return work
+
+        self.useFixture(fixtures.MockPatchObject(
+            _thread.ThreadWorker, 'stop', stop))
+        self.useFixture(fixtures.MockPatchObject(
+            _thread.ThreadWorker, '_wait_for_work', wait_for_work))
+
+
 class CellsDatabase(fixtures.Fixture):
     """The API database plus cell0 and cell1, with their mappings."""
 
@@ -666,6 +748,9 @@ class NovaEnvironment(fixtures.Fixture):
         self.test_id = test_id
 
     def _setUp(self):
+        if mode.THREADING:
+            # First: in place until the last executor has stopped.
+            self.useFixture(PromptWorkerStop())
         self.useFixture(offline.NoNetwork())
         self.useFixture(fixtures.EnvironmentVariable('OS_LOG_CAPTURE', '0'))
         # Logging first, so that it still captures what the executors log
@@ -715,6 +800,8 @@ class NovaEnvironment(fixtures.Fixture):
         _use_if_there(self, 'RPCPollerCleanupFixture')
         self.useFixture(NovaGlobals())
         self.engines = self.useFixture(ReusedEngines()).engines
+        if mode.THREADING:
+            self.useFixture(InMemoryDatabases())
         self.cells = self.useFixture(CellsDatabase())
         # After the databases: their migrations reset warning filters.
         self.useFixture(nova_fixtures.WarningsFixture())

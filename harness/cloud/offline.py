@@ -26,13 +26,15 @@ class NoNetwork(fixtures.Fixture):
 
     def _setUp(self):
         # socket.socket is eventlet's GreenSocket once Nova monkey-patched;
-        # guard whichever class the process uses.
+        # guard whichever class the process uses. Under native threading
+        # the methods are inherited from _socket.socket: mock's patch
+        # deletes what it added to the class, where a plain set-back would
+        # leave the inherited method as an attribute of its own.
         cls = socket.socket
         for method in ('connect', 'connect_ex'):
             real = getattr(cls, method)
-            self.useFixture(fixtures.MonkeyPatch(
-                '%s.%s.%s' % (cls.__module__, cls.__name__, method),
-                _guarded(real, method)))
+            self.useFixture(fixtures.MockPatchObject(
+                cls, method, _guarded(real, method)))
 
 
 def _guarded(real, method):

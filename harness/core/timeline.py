@@ -6,6 +6,7 @@ step, so a reader sees where accounting moved and where it went wrong.
 
 import dataclasses
 
+from harness.core import concurrency as concurrency_mod
 from harness.core import snapshot as snapshot_mod
 
 SHORT = {'MEMORY_MB': 'MEM', 'DISK_GB': 'DISK'}
@@ -25,8 +26,11 @@ class Entry(object):
 
 class Timeline(object):
 
-    def __init__(self):
+    def __init__(self, concurrency=None):
         self.entries = []
+        # The mode Nova ran in (threading or eventlet): the process's, once
+        # it runs Nova; None where nothing ran (a timeline read back).
+        self.concurrency = concurrency or concurrency_mod.running_mode()
 
     def add(self, index, label, snap):
         entry = Entry(index, label, snap)
@@ -51,6 +55,8 @@ class Timeline(object):
                          allocations_cell(entry.snapshot),
                          pinned_cell(entry.snapshot)])
         lines = [title] if title else []
+        if self.concurrency:
+            lines.append('Nova in %s mode' % self.concurrency)
         lines.extend(snapshot_mod.format_table(rows))
         return '\n'.join(lines)
 

@@ -255,9 +255,12 @@ def section(run):
     verdict = 'FAILED' if run.failed else 'passed'
     parts = ['<section class="run" data-run="%s" data-verdict="%s">'
              % (escape(run.key), verdict),
-             '<p><span class="verdict %s">%s</span> %d steps</p>'
+             '<p><span class="verdict %s">%s</span> %d steps%s</p>'
              % ('fail' if run.failed else 'pass', verdict,
-                len(run.entries) - 1)]
+                len(run.entries) - 1,
+                ', <span class="concurrency">Nova in %s mode</span>'
+                % escape(run.timeline.concurrency)
+                if run.timeline.concurrency else '')]
     if run.failure is not None:
         parts.append('<pre class="failure">%s</pre>'
                      % escape(str(run.failure).split('\n\ntimeline so far')

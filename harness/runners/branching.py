@@ -51,16 +51,15 @@ import tempfile
 import time
 import traceback
 
-from eventlet import patcher
-
+from harness.cloud import mode
 from harness.core import errors
 
 # Not eventlet's: its os.waitpid polls in a loop of green sleeps, letting
 # the trunk's green threads run while it waits; its select waits in the
 # hub. The trunk waits for its children between steps, with nothing of
 # its own to run meanwhile.
-_os = patcher.original('os')
-_select = patcher.original('select')
+_os = mode.original('os')
+_select = mode.original('select')
 
 #: A child's exit status when its run raised (the traceback is on its
 #: standard error).

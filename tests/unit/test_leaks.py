@@ -13,8 +13,6 @@ import socket
 import tempfile
 import threading
 
-import eventlet
-import eventlet.tpool
 import fixtures
 from oslo_config import cfg
 import testtools
@@ -23,6 +21,23 @@ from harness.core import errors
 from harness import testing
 from harness.testing import leaks
 
+
+class _Eventlet(object):
+    """eventlet, imported on first use, by the tests that use it.
+
+    The functional suite's processes run Nova in native threading, where
+    importing eventlet is refused (``nova.monkey_patch.poison_eventlet``),
+    and their test discovery imports this module too; these tests run in
+    the unit suite's processes, which import no Nova.
+    """
+
+    def __getattr__(self, name):
+        import eventlet
+        import eventlet.tpool  # noqa: F401
+        return getattr(eventlet, name)
+
+
+eventlet = _Eventlet()
 GROUP = 'harness_leaks_test'
 PROBE_OPT = cfg.StrOpt('probe', default='as shipped')
 # Registered at import, as real options are, so that no test registers it.

@@ -1,0 +1,156 @@
+"""Chains of work across Nova's native threads (threading mode only).
+
+``harness.cloud.activity.Activity`` lets one chain of work run at a time:
+the test's own, and one per executor task. Under eventlet a chain is a
+greenthread's work, and a request ID follows it through RPC. Under
+native threads the work of one chain crosses threads Nova does not
+spawn through its executors, and the chain must cross with it:
+
+- an RPC call's handler runs in a worker of the receiving service's RPC
+  server while its caller waits for the reply: the handler is the caller's
+  chain (noted when the fake transport delivers the message, taken up
+  when the server's worker processes it);
+- work handed to a futurist executor by other code (oslo.service's
+  looping calls, which Nova's libvirt driver waits on) runs in the
+  submitter's chain, which waits for it;
+- a chain that waits for a future of another chain (Nova's scatter-gather
+  over cells, a build waiting for its network allocation, the update of
+  several nodes) is parked while it waits, as it is when it waits for a
+  lock: the other chain runs alone meanwhile.
+"""
+
+import concurrent.futures
+import threading
+import weakref
+
+import fixtures
+import futurist
+from futurist import waiters
+from oslo_messaging._drivers import base as driver_base
+from oslo_messaging._drivers import impl_fake
+from oslo_messaging.rpc import server as rpc_server
+
+from harness.cloud import activity as activity_mod
+
+
+class ThreadChains(fixtures.Fixture):
+    """Carry ``activity``'s chains across RPC, executors and futures."""
+
+    def __init__(self, activity):
+        super().__init__()
+        self.activity = activity
+
+    def _setUp(self):
+        # What a forked child must start anew (after_fork): the executors
+        # work was handed to, and the RPC servers' listeners.
+        self._executors = weakref.WeakSet()
+        self._listeners = weakref.WeakSet()
+        self._carry_through_rpc()
+        self._carry_through_executors()
+        self._park_future_waits()
+
+    def after_fork(self):
+        """In a child forked at rest: threads of its own for the parent's.
+
+        The child has none of the parent's threads but its own
+        (``harness.cloud.forking``).
+        Idle workers held no lock and had no work (nothing was in flight);
+        each executor starts new ones as work comes. Each listener polls
+        again in a thread of its own.
+        """
+        for executor in list(self._executors):
+            executor._workers = [worker for worker in executor._workers
+                                 if worker.is_alive()]
+        for listener in list(self._listeners):
+            if listener._started and not listener._listen_thread.is_alive():
+                listener._listen_thread = threading.Thread(
+                    target=listener._runner, daemon=True)
+                listener._listen_thread.start()
+
+    def _carry_through_rpc(self):
+        # Message (by identity) -> the chain and host of its sender, from
+        # delivery until a server's worker takes it up.
+        sent = {}
+        guard = threading.Lock()
+        real_deliver = impl_fake.FakeExchange.deliver_message
+        real_process = rpc_server.RPCServer._process_incoming
+        activity = self.activity
+
+        def deliver_message(exchange, topic, ctxt, message, *args, **kw):
+            with guard:
+                sent[id(message)] = (message, activity.chain())
+            return real_deliver(exchange, topic, ctxt, message, *args, **kw)
+
+        def process_incoming(server, incoming):
+            message = incoming[0].message
+            with guard:
+                _message, chain = sent.pop(id(message), (None, None))
+            with activity_mod.in_chain(chain):
+                return real_process(server, incoming)
+
+        real_start = driver_base.PollStyleListenerAdapter.start
+        listeners = self._listeners
+
+        def start(listener, *args, **kwargs):
+            listeners.add(listener)
+            return real_start(listener, *args, **kwargs)
+
+        self.addCleanup(sent.clear)
+        self.useFixture(fixtures.MockPatchObject(
+            driver_base.PollStyleListenerAdapter, 'start', start))
+        self.useFixture(fixtures.MockPatchObject(
+            impl_fake.FakeExchange, 'deliver_message', deliver_message))
+        self.useFixture(fixtures.MockPatchObject(
+            rpc_server.RPCServer, '_process_incoming', process_incoming))
+
+    def _carry_through_executors(self):
+        real_submit = futurist.ThreadPoolExecutor.submit
+        activity = self.activity
+
+        executors = self._executors
+
+        def submit(executor, fn, *args, **kwargs):
+            executors.add(executor)
+            chain = activity.chain()
+            host = activity_mod.acting_host()
+
+            def in_submitters_chain(*a, **k):
+                with activity_mod.in_chain(chain), \
+                        activity_mod.acting_as(host):
+                    return fn(*a, **k)
+
+            return real_submit(executor, in_submitters_chain, *args,
+                               **kwargs)
+
+        self.useFixture(fixtures.MockPatchObject(
+            futurist.ThreadPoolExecutor, 'submit', submit))
+
+    def _park_future_waits(self):
+        activity = self.activity
+
+        def parked_while(real, pending):
+            def wait(first, *args, **kwargs):
+                if pending is any_pending:
+                    # Waited for more than once below: a generator would
+                    # be spent.
+                    first = list(first)
+                if not pending(first):
+                    return real(first, *args, **kwargs)
+                with activity.chain_waits():
+                    return real(first, *args, **kwargs)
+            return wait
+
+        def one_pending(future):
+            return not future.done()
+
+        def any_pending(futures):
+            return not all(future.done() for future in futures)
+
+        for owner, name, pending in (
+                (concurrent.futures.Future, 'result', one_pending),
+                (concurrent.futures.Future, 'exception', one_pending),
+                (concurrent.futures, 'wait', any_pending),
+                (waiters, 'wait_for_all', any_pending),
+                (waiters, 'wait_for_any', any_pending)):
+            self.useFixture(fixtures.MockPatchObject(
+                owner, name, parked_while(getattr(owner, name), pending)))
