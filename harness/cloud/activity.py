@@ -110,9 +110,9 @@ class Task(object):
         self.request_id = request_id
         self.done = False
         # Threading mode: whether a worker has taken it (a task queued
-        # behind a full executor has not), and the executor's full test.
+        # behind a full executor has not), and that executor.
         self.started = False
-        self.queued = None
+        self.executor = None
 
     def __str__(self):
         return '%s (%s)' % (self.name, 'done' if self.done else 'running')
@@ -137,8 +137,10 @@ class _WatchedLock(object):
         return self._lock
 
     def __exit__(self, *exc_info):
+        waiting = self._activity.waiting_for(self._name)
         self._lock.release()
-        self._activity.released(self._name)
+        if waiting:
+            self._activity.hand_over(self._name, waiting)
 
     def __getattr__(self, name):
         return getattr(self._lock, name)
@@ -148,20 +150,6 @@ class _WatchedLock(object):
         # 33 on its __getstate__ leaves the lock out); a named lock is one
         # per process anyway, and this one holds the whole activity.
         return self
-
-
-def _saturated(executor):
-    """Whether a task submitted to ``executor`` now waits for a worker.
-
-    futurist starts a worker per submit up to its maximum; past it, a task
-    waits in the queue until a worker is idle (what Nova's
-    ``thread_pool_factory._executor_is_full`` reads too).
-    """
-    def queued():
-        workers = list(executor._workers)
-        return (len(workers) >= executor._max_workers
-                and not any(worker.idle for worker in workers))
-    return queued
 
 
 def _fair_lock_busy(lock):
@@ -206,6 +194,8 @@ class Activity(fixtures.Fixture):
         self._main_thread = threading.current_thread()
         # Chains waiting for other chains (harness waits, futures).
         self._chain_waits = {}
+        # Executor -> how many of its tasks have started and not ended.
+        self._busy = {}
         self._pending = {}
         self._listeners = []
         # While ``spawned()`` collects: the tasks started meanwhile, and
@@ -224,12 +214,14 @@ class Activity(fixtures.Fixture):
             name = getattr(func, '__name__', repr(func))
             task = Task(name, _request_id())
             if mode.THREADING:
-                task.queued = _saturated(
-                    thread_pool_factory.get_executor(executor_type))
+                task.executor = thread_pool_factory.get_executor(
+                    executor_type)
 
             def run_as_spawner(*a, **k):
                 with self._cond:
                     task.started = True
+                    self._busy[task.executor] = (
+                        self._busy.get(task.executor, 0) + 1)
                     self._cond.notify_all()
                 with acting_as(host), in_chain(task):
                     return func(*a, **k)
@@ -315,20 +307,27 @@ class Activity(fixtures.Fixture):
         @contextlib.contextmanager
         def watched_fair_lock(name, *args, **kwargs):
             waiter = None
-            if _fair_lock_busy(lockutils.internal_fair_lock(name)):
+            fair_lock = lockutils.internal_fair_lock(name)
+            if _fair_lock_busy(fair_lock):
                 waiter = object()
                 activity._waiting(waiter, name)
+            waiting = ()
             try:
                 with real_lock(name, *args, **kwargs) as taken:
                     if waiter is not None:
                         activity._waiting(waiter, None)
                         waiter = None
-                    yield taken
+                    try:
+                        yield taken
+                    finally:
+                        # Who waits as it is released (no one else runs).
+                        waiting = activity.waiting_for(name)
             finally:
                 if waiter is not None:
                     activity._waiting(waiter, None)
-            # Released (a re-entry releases nothing: then no one waits).
-            activity.released(name)
+            # A re-entry releases nothing: the outer release hands over.
+            if waiting and not fair_lock.is_writer(check_pending=False):
+                activity.hand_over(name, waiting)
 
         def lock(name, *args, **kwargs):
             # ``fair`` is the eighth parameter; synchronized names it.
@@ -458,6 +457,11 @@ class Activity(fixtures.Fixture):
         """
         if parking is None:
             return
+        if mode.THREADING:
+            # Parked while the task runs; on again once it, and every
+            # other chain, is parked.
+            self.settle_others()
+            return
         try:
             self.wait_parked([task], parking,
                              lambda: 'spawned %s' % task.name)
@@ -469,7 +473,20 @@ class Activity(fixtures.Fixture):
             task = self._pending.pop(future, None)
             if task is not None:
                 task.done = True
+                if task.started and task.executor is not None:
+                    self._busy[task.executor] -= 1
             self._cond.notify_all()
+
+    def _queued(self, task):
+        """Whether ``task`` waits for a worker its executor has none of.
+
+        Not yet started, and every worker the executor may have runs a
+        task that has not ended (one that has ended frees its worker for
+        the next in the queue, which then runs). Threading mode.
+        """
+        return (not task.started and task.executor is not None
+                and self._busy.get(task.executor, 0)
+                >= task.executor._max_workers)
 
     def _waiting(self, waiter, lock):
         """``waiter`` waits for ``lock`` now (None: no longer)."""
@@ -493,8 +510,7 @@ class Activity(fixtures.Fixture):
         return (any(chain is task
                     for _lock, _request, chain in self._lock_waits.values())
                 or self._chain_waits.get(task, 0) > 0
-                or (not task.started and task.queued is not None
-                    and task.queued()))
+                or self._queued(task))
 
     def chain(self):
         """The chain of work of the current thread (the test's: ``main``)."""
@@ -505,10 +521,11 @@ class Activity(fixtures.Fixture):
 
     @contextlib.contextmanager
     def chain_waits(self):
-        """The current chain waits for another one: parked meanwhile.
+        """The current chain waits (for a task, a lock, a future): parked.
 
-        A harness wait (``wait_idle``, ``wait_parked``), or a future of
-        another task.
+        Under native threading it goes on only once every other chain is
+        parked, decided and taken under one lock: of two chains that
+        could go on at once, one does, and the other waits for it.
         """
         chain = self.chain()
         if chain is None:
@@ -521,49 +538,61 @@ class Activity(fixtures.Fixture):
             yield
         finally:
             with self._cond:
+                if mode.THREADING and not self._cond.wait_for(
+                        lambda: self._others_parked(chain), self.timeout):
+                    self.unparked.append(errors.OperationTimeout(
+                        'Nova\'s other threads did not finish or wait '
+                        'within %ss while %s went on (%s)' % (
+                            self.timeout, chain,
+                            self._running_chains(chain))))
                 self._chain_waits[chain] -= 1
                 if not self._chain_waits[chain]:
                     del self._chain_waits[chain]
+                self._cond.notify_all()
 
-    def released(self, lock):
-        """``lock`` was just released: hand over to whoever waits for it.
+    def _others_parked(self, me):
+        return all(self._parked(chain) for chain in self._live_chains()
+                   if chain is not me)
 
-        Threading mode: if another chain waits for the lock, the releaser
-        goes on only once every other chain is parked again, so the one
-        that takes the lock runs until it waits or ends, alone, as a
-        greenthread would: Nova's threads never run at once.
-        """
+    def _running_chains(self, me):
+        return ', '.join(str(chain) for chain in self._live_chains()
+                         if chain is not me and not self._parked(chain))
+
+    def waiting_for(self, lock):
+        """The waits of other chains for ``lock`` now (threading mode)."""
         if mode.EVENTLET:
-            return
+            return ()
         me = self.chain()
         with self._cond:
-            if not any(name == lock and chain is not me
-                       for name, _request, chain
-                       in self._lock_waits.values()):
-                return
-        self.settle_others(self.timeout,
-                           lambda: 'the release of lock %s' % lock)
+            return tuple(waiter for waiter, (name, _request, chain)
+                         in self._lock_waits.items()
+                         if name == lock and chain is not me)
 
-    def settle_others(self, timeout, describe):
-        """Wait until every chain but the current one is parked.
+    def hand_over(self, lock, waiting):
+        """``lock`` was released while ``waiting`` waited: let one take it.
+
+        Threading mode: the releaser goes on once one of them has taken
+        the lock and every other chain is parked again, so the taker runs
+        until it waits or ends, alone, as a greenthread would: Nova's
+        threads never run at once.
+        """
+        with self.chain_waits(), self._cond:
+            taken = self._cond.wait_for(
+                lambda: any(waiter not in self._lock_waits
+                            for waiter in waiting), self.timeout)
+            if not taken:
+                self.unparked.append(errors.OperationTimeout(
+                    'no one took lock %s within %ss of its release' % (
+                        lock, self.timeout)))
+
+    def settle_others(self):
+        """Go on once every chain but the current one is parked.
 
         Never raised into Nova's code: a chain that does not park in time
         is noted in ``unparked`` and the caller goes on.
         """
-        me = self.chain()
         with self.chain_waits():
-            with self._cond:
-                if self._cond.wait_for(
-                        lambda: all(self._parked(chain)
-                                    for chain in self._live_chains()
-                                    if chain is not me), timeout):
-                    return
-                state = ', '.join(str(chain) for chain in self._live_chains()
-                                  if chain is not me
-                                  and not self._parked(chain))
-        self.unparked.append(errors.OperationTimeout(
-            'Nova\'s other threads did not finish or wait within %ss after '
-            '%s (%s)' % (timeout, describe(), state)))
+            pass
 
     def _live_chains(self):
         return [self.main] + [task for task in self._pending.values()]
@@ -607,6 +636,21 @@ class Activity(fixtures.Fixture):
             'Nova\'s tasks did not finish or wait for a lock within %ss '
             '(%s).\n%s' % (timeout, state, describe()))
 
+    def _check_alone(self):
+        """Raise if two of Nova's threads ran at once since last asked.
+
+        A chain that never parked in time (``unparked``), or two threads
+        that used one database at once (``nova_env.shared_uses``): the
+        run would not be the same every time.
+        """
+        if self.unparked:
+            raise self.unparked.pop(0)
+        shared = nova_env.shared_uses()
+        if shared:
+            raise errors.OperationFailed(
+                'two of Nova\'s threads ran at once (a harness bug: '
+                'harness.cloud.activity): %s' % shared[0])
+
     def idle(self):
         """Whether no executor task runs now."""
         with self._cond:
@@ -619,10 +663,8 @@ class Activity(fixtures.Fixture):
         """
         with self.chain_waits(), self._cond:
             if self._cond.wait_for(lambda: not self._pending, timeout):
-                if mode.THREADING and self.unparked:
-                    # Two of Nova's threads may have run at once: the run
-                    # is not the same every time.
-                    raise self.unparked.pop(0)
+                if mode.THREADING:
+                    self._check_alone()
                 return
             busy = sorted(task.name for task in self._pending.values())
         raise errors.OperationTimeout(

@@ -20,6 +20,14 @@ greenthread scheduler happens to pick it. An abort's cast
 (``live_migration_abort``) takes no such lock and runs at once, as the
 compute would handle it while its migration prepares.
 
+A live migration sent this way (``live_migrate``) takes no lock on its
+way to the source compute, which hands it to its live-migration executor
+and answers: where that executor is busy (``[DEFAULT]
+max_concurrent_live_migrations``, 1 by default, and the operation the
+request lands in is a live migration of the same source), the new one
+waits in the executor's queue (its migration ``queued``) until a worker
+is free, as in a deployment; otherwise it runs there and then.
+
 A request the API refuses fails the run, as a failed injected periodic
 does (``cloud.race.check``); so does a thread that neither finishes nor
 waits for a lock (the instance lock, or the resource tracker's fair
@@ -44,7 +52,8 @@ from harness.core import names
 
 #: Whether each of ``names.INTERJECTIONS`` sends its casts from a thread.
 THREADED = {'delete': True, 'abort_live_migration': False,
-            'force_complete_live_migration': False, 'delete_service': False}
+            'force_complete_live_migration': False, 'live_migrate': False,
+            'delete_service': False}
 assert set(THREADED) == set(names.INTERJECTIONS)
 #: The API's answer to a service delete it refuses.
 REFUSED = 409
@@ -72,6 +81,7 @@ def action(cloud, name, server, refused=None, noted=None):
     if name == 'delete_service':
         return delete_service(cloud, server, refused, noted)
     send = {'delete': cloud.servers.request_delete,
+            'live_migrate': cloud.servers.request_live_migrate,
             'abort_live_migration': cloud.servers.abort_live_migration,
             'force_complete_live_migration':
                 cloud.servers.force_complete_live_migration}[name]

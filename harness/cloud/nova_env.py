@@ -18,8 +18,10 @@ import gc  # noqa: E402
 import importlib  # noqa: E402
 import logging as std_logging  # noqa: E402
 import queue  # noqa: E402
+import sys  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
+import traceback  # noqa: E402
 
 import fixtures  # noqa: E402
 import os_vif  # noqa: E402
@@ -427,6 +429,61 @@ def count_write():
     _WRITES['count'] += 1
 
 
+# Under native threading: the threads that have each in-memory database's
+# one connection checked out now, in the order they took it, and every
+# time a thread ran a statement on it while one that took it later still
+# had it (harness.cloud.activity keeps Nova's threads from running at
+# once; this proves it where it matters, at the database). A thread that
+# takes the connection while an earlier one has it is no fault: the
+# earlier one waits for it (a spawn, a future), as a greenthread does
+# under eventlet, where all of them share the one connection too.
+_HOLDERS = collections.defaultdict(list)
+_HOLDERS_LOCK = threading.Lock()
+_SHARED_USES = []
+
+
+def _checked_out(dbapi_connection, record, proxy):
+    with _HOLDERS_LOCK:
+        _HOLDERS[id(dbapi_connection)].append(threading.current_thread())
+
+
+def _checked_in(dbapi_connection, record):
+    me = threading.current_thread()
+    with _HOLDERS_LOCK:
+        holders = _HOLDERS.get(id(dbapi_connection), [])
+        for position in range(len(holders) - 1, -1, -1):
+            if holders[position] is me:
+                del holders[position]
+                break
+
+
+def _executing(conn, cursor, statement, parameters, context, executemany):
+    me = threading.current_thread()
+    with _HOLDERS_LOCK:
+        holders = _HOLDERS.get(id(conn.connection.dbapi_connection))
+        if not holders or holders[-1] is me:
+            return
+        later = holders[-1]
+        here = ''.join(traceback.format_stack(limit=25))
+        there = ''.join(traceback.format_stack(
+            sys._current_frames().get(later.ident), limit=25))
+        _SHARED_USES.append(
+            'thread %s ran a statement while thread %s, which took the '
+            'connection after it, still had it:\n%s\nand %s meanwhile:'
+            '\n%s' % (me.name, later.name, here, later.name, there))
+
+
+def shared_uses():
+    """Each time two threads used one database at once, since last asked.
+
+    Threading mode (the engines' pools are watched from their first use);
+    empty under eventlet, whose greenthreads share one OS thread.
+    """
+    with _HOLDERS_LOCK:
+        found, _SHARED_USES[:] = list(_SHARED_USES), []
+    return found
+
+
 def _count_write(conn, cursor, statement, parameters, context, executemany):
     if not statement.lstrip()[:9].upper().startswith(_READS):
         _WRITES['count'] += 1
@@ -503,6 +560,13 @@ class ReusedEngines(fixtures.Fixture):
                 engine = real_create_engine(sql_connection, **kwargs)
                 sqlalchemy.event.listen(
                     engine, 'after_cursor_execute', _count_write)
+                if mode.THREADING:
+                    sqlalchemy.event.listen(engine.pool, 'checkout',
+                                            _checked_out)
+                    sqlalchemy.event.listen(engine.pool, 'checkin',
+                                            _checked_in)
+                    sqlalchemy.event.listen(
+                        engine, 'before_cursor_execute', _executing)
             # A fresh database is a change too.
             _WRITES['count'] += 1
             lent.append((key, engine))

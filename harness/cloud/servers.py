@@ -267,6 +267,16 @@ class ServerOps(object):
                       % (self.uuid(name), migration['id']),
                       {'force_complete': None})
 
+    def request_live_migrate(self, name, host=None):
+        """Send the API's live migration of ``name``; no wait.
+
+        Sent from inside another operation (``interject``): the request
+        returns once the source compute has taken it (run it, or queued
+        it behind a busy executor).
+        """
+        self._action(name, 'live migrate', {'os-migrateLive': {
+            'host': host, 'block_migration': 'auto'}})
+
     def request_delete(self, name):
         """Send the API's delete of ``name``; no wait (see ``interject``)."""
         self._request('delete %s' % name, name, self._api.delete_server,

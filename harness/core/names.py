@@ -56,6 +56,7 @@ PLACEMENT_STATUSES = (409, 500, PLACEMENT_TIMEOUT)
 # each with the step kind whose race points the request then passes.
 INTERJECTIONS = {'delete': 'delete', 'abort_live_migration': 'live_migrate',
                  'force_complete_live_migration': 'live_migrate',
+                 'live_migrate': 'live_migrate',
                  'delete_service': 'delete_service'}
 # The requests that name a host (or a role), not a server; the API may
 # refuse them (409), and the step says whether it must (``refused``).

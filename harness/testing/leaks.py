@@ -13,8 +13,9 @@ thing left behind:
   fixtures patch (``WATCHED_MODULES``, every ``harness`` and ``tests``
   module), and of the classes those modules hold, compared by identity;
   ``os.environ`` too;
-- **threads and greenthreads**: threads from ``threading.enumerate()``, OS
-  threads from ``sys._current_frames()``, and greenlets: a greenlet trace
+- **threads and greenthreads**: threads from ``threading.enumerate()``
+  (but idle workers of thread pools: ``_idle_worker``), OS threads from
+  ``sys._current_frames()``, and greenlets: a greenlet trace
   function notes every greenlet switched to while the test runs, and the
   eventlet hub's timers name those spawned but not yet started; any such
   greenlet still alive at the end was left behind;
@@ -442,10 +443,11 @@ class LeakCheck(fixtures.Fixture):
     # -- threads and greenthreads -------------------------------------------
 
     def _running(self):
-        threads = [t for t in threading.enumerate()
-                   if t not in self._threads and t.is_alive()]
+        alive = [t for t in threading.enumerate()
+                 if t not in self._threads and t.is_alive()]
+        threads = [t for t in alive if not _idle_worker(t)]
         os_threads = set(sys._current_frames()) - self._os_threads
-        idents = {t.ident for t in threads}
+        idents = {t.ident for t in alive}
         os_threads -= idents
         os_threads -= _tpool_idents()
         candidates = [g for g in (ref() for ref in self._seen)
@@ -487,6 +489,21 @@ class LeakCheck(fixtures.Fixture):
                 elif name.endswith(SQLITE_SUFFIXES):
                     found.append('sqlite file %s' % path)
         return found
+
+
+def _idle_worker(thread):
+    """Whether ``thread`` is an idle worker of a futurist thread pool.
+
+    Under native threading every executor keeps its workers (Nova's
+    process-wide pools, a kept cloud's RPC servers, oslo.service's looping
+    calls until the collector frees them, when they end): an idle one holds
+    no work, and stops with its executor. A worker still running a task
+    at the end of a test is work the test left behind, and counts.
+    """
+    workers = sys.modules.get('futurist._thread')
+    return (workers is not None
+            and isinstance(thread, workers.ThreadWorker)
+            and thread.idle)
 
 
 # -- inventories --------------------------------------------------------------

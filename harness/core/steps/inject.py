@@ -1,11 +1,15 @@
 """``inject: {before | after: point, run: task, on: host | role, times?,
 server?, at_host?}``: arm a periodic at a race point of a later step.
 
-Or, instead of ``run``/``on``, ``do: {delete | abort_live_migration |
-force_complete_live_migration: server}``: send that API request at the
-point (``harness.cloud.interject``), as a user whose request lands in the
-middle of another operation. The request's own race points are then
-passed by the step that was running (the test case allows them).
+Or, instead of ``run``/``on``, ``do: {delete | live_migrate |
+abort_live_migration | force_complete_live_migration: server}``: send
+that API request at the point (``harness.cloud.interject``), as a user
+whose request lands in the middle of another operation. The request's own
+race points are then passed by the step that was running (the test case
+allows them). A live migration sent inside another live migration from
+the same source waits in the source's live-migration executor while that
+one runs (``[DEFAULT] max_concurrent_live_migrations``, 1 by default):
+queued work that a later injection may abort, delete or race.
 
 ``do: {delete_service: host | role}, refused: true | false``: an admin
 deletes that compute's service at the point. ``refused`` says what the
@@ -91,6 +95,10 @@ class Inject(base.StepKind):
             do = self._parse_do(check, value['do'])
             if do[0] in names.HOST_INTERJECTIONS:
                 refused = _parse_host_do(check, value, do, scenario, state)
+            elif do[0] == 'live_migrate':
+                # Queued or run in the step that passes the point: moved
+                # from then on (its migration, its windows).
+                state.moved.add(do[1])
         else:
             for key in ('run', 'on'):
                 if key not in value:
