@@ -137,6 +137,15 @@ class TestReference(testing.TestCase):
         for name in invariants.INVARIANTS:
             self.assertIn('``%s' % name, text)
 
+    def test_the_checks_page_names_every_key_and_invariant(self):
+        # As the docs build makes it: from the check registry once it
+        # lands, from today's modules until then.
+        text = ref._checks_text()
+        for key in expect.EXPECT_KEYS:
+            self.assertIn('``%s``' % key, text)
+        for name in invariants.INVARIANTS:
+            self.assertIn('``%s' % name, text)
+
     def test_fallback_separates_a_term_from_the_paragraph_above(self):
         lines = ref._blank_before_terms(
             ['Some text.', '``devices``', '    what it is', '``pci``',

@@ -217,23 +217,24 @@ def checks_rst(expectations, invariants):
     :param invariants: name -> unit (``harness.core.checks.invariants()``):
         the same less ``shape`` and ``example``
     """
-    lines = heading('Expectation keys', '-')
-    lines += ['A step\'s ``expect:`` may give any of these keys.', '']
-    lines += list_table(
-        ['Key', 'What it checks'],
-        [[':ref:`%s <expect-%s>`' % (name, name), unit.summary]
-         for name, unit in expectations.items()], widths=(20, 80))
-    for unit in expectations.values():
-        lines += _check_rst(unit, 'expect', expectation=True)
-    lines += heading('Invariants', '-')
-    lines += ['Checked after every step that is not only arming.', '']
-    lines += list_table(
-        ['Invariant', 'What holds'],
-        [[':ref:`%s <invariant-%s>`' % (name, name), unit.summary]
-         for name, unit in invariants.items()], widths=(30, 70))
-    for unit in invariants.values():
-        lines += _check_rst(unit, 'invariant', expectation=False)
+    lines = _checks_section(
+        'Expectation keys', "A step's ``expect:`` may give any of these "
+        'keys.', expectations, 'expect', ['Key', 'What it checks'])
+    lines += _checks_section(
+        'Invariants', 'Checked after every step that is not only arming.',
+        invariants, 'invariant', ['Invariant', 'What holds'])
     return '\n'.join(lines) + '\n'
+
+
+def _checks_section(title, intro, units, label, header):
+    """A table of ``units`` (name -> unit) linking to a section each."""
+    lines = heading(title, '-') + [intro, '']
+    lines += list_table(
+        header, [[':ref:`%s <%s-%s>`' % (name, label, name), unit.summary]
+                 for name, unit in units.items()], widths=(30, 70))
+    for unit in units.values():
+        lines += _check_rst(unit, label, expectation=label == 'expect')
+    return lines
 
 
 def checks_fallback_rst(expect_keys, expect_module, invariant_names,

@@ -246,12 +246,23 @@ class StepKind(object):
         return {}
 
 
+def server_field(which):
+    """``fields`` of a step that names one server (``which``) only."""
+    return {'server': ('server name',
+                       '%s; the step may be just the name' % which)}
+
+
+def host_field(which):
+    """``fields`` of a step that names one compute (``which``) only."""
+    return {'host': ('host name',
+                     '%s; the step may be just the name' % which)}
+
+
 class ServerOperation(StepKind):
     """A step that acts on one server through Nova's API."""
 
     operation = True
-    fields = {'server': ('server name', 'the server; a step that names '
-                         'nothing else may be just the name')}
+    fields = server_field('the server')
     required = ('server',)
 
     def server_args(self, check, value):

@@ -50,7 +50,7 @@ FAKE_OPTIONS = {'DEFAULT': ('cpu_allocation_ratio', 'ram_allocation_ratio',
 
 class _Compute(base.StepKind):
     stopping = None
-    fields = {'host': ('host name', 'the compute')}
+    fields = base.host_field('the compute')
 
     def parse(self, check, value, scenario, state, error):
         extra = {}
@@ -191,8 +191,7 @@ class StopCompute(_Compute):
     name = 'stop_compute'
     summary = ('Stop a host\'s nova-compute; Nova sees it down once '
                '``service_down_time`` has passed.')
-    fields = {'host': ('host name', 'a running compute; the step may be '
-                       'just the name')}
+    fields = base.host_field('a running compute')
     example = '''\
 - boot: {server: vm1, flavor: pin2, host: src}
 - stop_compute: src

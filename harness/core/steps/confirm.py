@@ -7,8 +7,7 @@ class Confirm(base.ServerOperation):
     name = 'confirm'
     summary = ('Confirm a resize or cold migration; wait until the server '
                'is back in the state it had before the move.')
-    fields = {'server': ('server name', 'a server in VERIFY_RESIZE; the '
-                         'step may be just the name')}
+    fields = base.server_field('a server in VERIFY_RESIZE')
     example = '''\
 - boot: {server: vm1, flavor: pin2, host: src}
 - resize: {server: vm1, flavor: pin4}

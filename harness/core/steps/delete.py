@@ -35,8 +35,6 @@ from harness.core.steps import base
 class Delete(base.ServerOperation):
     name = 'delete'
     summary = 'Delete a server (in any state); wait until Nova is done.'
-    fields = {'server': ('server name', 'the server; the step may be just '
-                         'the name')}
     example = '''\
 - boot: {server: vm1, flavor: pin2, host: src}
 - delete: vm1

@@ -50,8 +50,8 @@ class PowerOperation(base.ServerOperation):
 class Stop(PowerOperation):
     name = 'stop'
     summary = 'Power a server off; wait until it is SHUTOFF.'
-    fields = {'server': ('server name', 'an ACTIVE server, or one in ERROR '
-                         'that has a host; the step may be just the name')}
+    fields = base.server_field(
+        'an ACTIVE server, or one in ERROR that has a host')
     example = '''\
 - boot: {server: vm1, flavor: pin2, host: src}
 - stop: vm1
@@ -66,8 +66,7 @@ class Stop(PowerOperation):
 class Start(PowerOperation):
     name = 'start'
     summary = 'Power a stopped server on; wait until it is ACTIVE.'
-    fields = {'server': ('server name', 'a SHUTOFF server; the step may be '
-                         'just the name')}
+    fields = base.server_field('a SHUTOFF server')
     example = '''\
 - boot: {server: vm1, flavor: pin2, host: src}
 - stop: vm1
@@ -122,8 +121,7 @@ class Reboot(PowerOperation):
 class Pause(PowerOperation):
     name = 'pause'
     summary = 'Pause a server; wait until it is PAUSED.'
-    fields = {'server': ('server name', 'an ACTIVE server; the step may be '
-                         'just the name')}
+    fields = base.server_field('an ACTIVE server')
     example = '''\
 - boot: {server: vm1, flavor: pin2, host: src}
 - pause: vm1
@@ -138,8 +136,7 @@ class Pause(PowerOperation):
 class Unpause(PowerOperation):
     name = 'unpause'
     summary = 'Unpause a paused server; wait until it is ACTIVE.'
-    fields = {'server': ('server name', 'a PAUSED server; the step may be '
-                         'just the name')}
+    fields = base.server_field('a PAUSED server')
     example = '''\
 - boot: {server: vm1, flavor: pin2, host: src}
 - pause: vm1
@@ -155,8 +152,7 @@ class Unpause(PowerOperation):
 class Suspend(PowerOperation):
     name = 'suspend'
     summary = 'Suspend a server; wait until it is SUSPENDED.'
-    fields = {'server': ('server name', 'an ACTIVE server; the step may be '
-                         'just the name')}
+    fields = base.server_field('an ACTIVE server')
     example = '''\
 - boot: {server: vm1, flavor: pin2, host: src}
 - suspend: vm1
@@ -171,8 +167,7 @@ class Suspend(PowerOperation):
 class Resume(PowerOperation):
     name = 'resume'
     summary = 'Resume a suspended server; wait until it is ACTIVE.'
-    fields = {'server': ('server name', 'a SUSPENDED server; the step may be '
-                         'just the name')}
+    fields = base.server_field('a SUSPENDED server')
     example = '''\
 - boot: {server: vm1, flavor: pin2, host: src}
 - suspend: vm1

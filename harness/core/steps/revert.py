@@ -8,8 +8,7 @@ class Revert(base.ServerOperation):
     name = 'revert'
     summary = ('Revert a resize or cold migration; wait until the server '
                'is back on its source.')
-    fields = {'server': ('server name', 'a server in VERIFY_RESIZE; the '
-                         'step may be just the name')}
+    fields = base.server_field('a server in VERIFY_RESIZE')
     example = '''\
 - boot: {server: vm1, flavor: pin2, host: src}
 - resize: {server: vm1, flavor: pin4}

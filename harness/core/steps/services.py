@@ -28,7 +28,7 @@ from harness.core.steps import base
 
 class _ServiceStep(base.StepKind):
     operation = True
-    fields = {'host': ('host name', 'the compute')}
+    fields = base.host_field('the compute')
 
     def parse(self, check, value, scenario, state, error):
         if isinstance(value, dict):
@@ -101,8 +101,7 @@ class DisableCompute(_Status):
 class EnableCompute(_Status):
     name = 'enable_compute'
     summary = 'Enable a disabled compute service through the API.'
-    fields = {'host': ('host name', 'a disabled compute; the step may be '
-                       'just the name')}
+    fields = base.host_field('a disabled compute')
     example = '''\
 - disable_compute: dst
 - enable_compute: dst
@@ -124,8 +123,7 @@ class ForceDown(_ServiceStep):
     name = 'force_down'
     summary = ('Force a compute service down through the API: Nova counts '
                'it down at once.')
-    fields = {'host': ('host name', 'a compute not forced down; the step '
-                       'may be just the name')}
+    fields = base.host_field('a compute not forced down')
     example = '''\
 - boot: {server: vm1, flavor: pin2, host: src}
 - stop_compute: src
@@ -147,8 +145,7 @@ class ForceDown(_ServiceStep):
 class ForceUp(_ServiceStep):
     name = 'force_up'
     summary = 'Undo a ``force_down`` through the API.'
-    fields = {'host': ('host name', 'a compute forced down; the step may be '
-                       'just the name')}
+    fields = base.host_field('a compute forced down')
     example = '''\
 - force_down: dst
 - force_up: dst
@@ -170,8 +167,7 @@ class DeleteService(_ServiceStep):
     summary = ('Delete a stopped compute\'s service: its compute nodes and '
                'their resource providers go too (Nova refuses while the '
                'host has instances or migrations in progress).')
-    fields = {'host': ('host name', 'a stopped compute; the step may be '
-                       'just the name')}
+    fields = base.host_field('a stopped compute')
     example = '''\
 - stop_compute: dst
 - delete_service: dst

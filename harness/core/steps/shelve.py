@@ -89,8 +89,8 @@ class Shelve(base.ServerOperation):
     name = 'shelve'
     summary = ('Shelve a server: SHELVED on its host, or offloaded at once '
                'when ``shelved_offload_time`` is 0 (Nova\'s default).')
-    fields = {'server': ('server name', 'an ACTIVE, SHUTOFF, PAUSED or '
-                         'SUSPENDED server; the step may be just the name')}
+    fields = base.server_field(
+        'an ACTIVE, SHUTOFF, PAUSED or SUSPENDED server')
     example = '''\
 - boot: {server: vm1, flavor: pin2, host: src}
 - shelve: vm1                # the examples' shelved_offload_time is -1
@@ -122,8 +122,7 @@ class ShelveOffload(base.ServerOperation):
     name = 'shelve_offload'
     summary = ('Offload a shelved server: its host frees everything it '
                'held; wait for SHELVED_OFFLOADED.')
-    fields = {'server': ('server name', 'a SHELVED server; the step may be '
-                         'just the name')}
+    fields = base.server_field('a SHELVED server')
     example = '''\
 - boot: {server: vm1, flavor: pin2, host: src}
 - shelve: vm1
