@@ -127,7 +127,8 @@ class TestReference(testing.TestCase):
             for field in unit.fields:
                 self.assertIn('* - ``%s``' % field, text, unit.name)
         self.assertIn('``finish_resize``', text)
-        self.assertIn('any: a periodic task', text)
+        self.assertIn('Race points it can pass: any (a periodic task',
+                      text)
 
     def test_today_s_checks_page_names_every_key_and_invariant(self):
         text = ref.checks_fallback_rst(expect.EXPECT_KEYS, expect,

@@ -129,9 +129,9 @@ def _blank_before_terms(lines):
 
 def _points_text(unit, any_point):
     if unit.points is any_point:
-        return ('any: a periodic task or a compute that starts may start '
-                'any operation (an injection before it may name any point '
-                'of a later step)')
+        return ('any (a periodic task, or a compute that starts, may set '
+                'off any operation: an injection before the step may name '
+                'any point)')
     if not unit.points:
         return 'none'
     return ', '.join('``%s``' % point for point in sorted(unit.points))
@@ -169,7 +169,8 @@ def step_kind_rst(unit, any_point):
         [['``%s``' % name, kind, meaning]
          for name, (kind, meaning) in unit.fields.items()],
         widths=(15, 25, 60))
-    lines += ['Race points: ' + _points_text(unit, any_point) + '.', '']
+    lines += ['Race points it can pass: ' + _points_text(unit, any_point)
+              + '.', '']
     lines += ['Example:', ''] + code_block(unit.example, 'yaml')
     return lines
 
