@@ -7,6 +7,16 @@ from harness.core.steps import base
 
 class AdvanceClock(base.StepKind):
     name = 'advance_clock'
+    summary = ('Move virtual time on, firing in order every periodic task '
+               'that comes due on the way.')
+    fields = {'seconds': ('number, 0 to 10**9', 'how far; the step may be '
+                          'just the number')}
+    example = '''\
+- boot: {server: vm1, flavor: pin2, host: src}
+- stop_compute: src
+- advance_clock: 61
+  expect: {servers: {vm1: {status: ACTIVE, host: src}}}
+'''
     # A periodic may start operations (confirm a resize, delete a server).
     points = base.ANY_POINT
 

@@ -26,7 +26,14 @@ says, for its YAML key:
   periodic; see ``harness.core.invariants.tracker_agrees``);
 - ``pending``: the compute nodes whose providers Placement has not caught
   up with after the step (a node removed, added or rebalanced), until the
-  periodic of the host named (``harness.core.steps.nodes``).
+  periodic of the host named (``harness.core.steps.nodes``);
+- its documentation, which the scenario reference (``doc/source``) is
+  generated from: ``summary`` (one line), ``fields`` (in order: field
+  name -> (type, meaning); a kind whose ``parse`` checks the step's keys
+  against ``fields`` accepts exactly the fields it documents) and
+  ``example`` (YAML steps as a scenario writes them: the kind's step with
+  the steps it needs around it, naming the hosts, flavors and images of
+  the reference's example scenario).
 
 Adding an operation is adding one such module and its tests: the loader,
 runner, explorer and invariants consult the registry and nothing else has
@@ -204,6 +211,12 @@ class StepKind(object):
     #: A server operation's resting state: ``status`` of the server and
     #: ``migration`` status of its latest migration.
     resting = {}
+    #: What the step does, in one line (the reference's summary).
+    summary = None
+    #: Its fields, in order: name -> (type, meaning).
+    fields = {}
+    #: YAML steps showing it, with the steps it needs before or after it.
+    example = None
 
     def parse(self, check, value, scenario, state, error):
         raise NotImplementedError  # pragma: no cover
@@ -233,11 +246,23 @@ class StepKind(object):
         return {}
 
 
+def server_field(which):
+    """``fields`` of a step that names one server (``which``) only."""
+    return {'server': ('server name',
+                       '%s; the step may be just the name' % which)}
+
+
+def host_field(which):
+    """``fields`` of a step that names one compute (``which``) only."""
+    return {'host': ('host name',
+                     '%s; the step may be just the name' % which)}
+
+
 class ServerOperation(StepKind):
     """A step that acts on one server through Nova's API."""
 
     operation = True
-    fields = ('server',)
+    fields = server_field('the server')
     required = ('server',)
 
     def server_args(self, check, value):

@@ -17,7 +17,25 @@ from harness.core.steps import base
 
 class Boot(base.ServerOperation):
     name = 'boot'
-    fields = ('server', 'flavor', 'host', 'image', 'port')
+    summary = 'Create a server; wait until it is ACTIVE.'
+    fields = {
+        'server': ('server name', "the new server's name (``migration(...)`` "
+                   'names migrations: not a server name)'),
+        'flavor': ('flavor name', "one of the scenario's ``flavors:``"),
+        'host': ('host name', 'build there (in the request, microversion '
+                 '2.74: the scheduler still checks that it fits); where '
+                 'the scheduler chooses otherwise'),
+        'image': ('image name', "one of the scenario's ``images:``; the "
+                  "image stand-in's default image otherwise"),
+        'port': ('true, false or ``direct``', "true: a port on the network "
+                 "stand-in's network, so its moves bind ports; ``direct``: "
+                 'an SR-IOV port on physnet2, for which Nova claims a VF; '
+                 'no port by default'),
+    }
+    example = '''\
+- boot: {server: vm1, flavor: pin2, host: src}
+  expect: {allocations: {vm1: {src: pin2}}, pinned_cpus: {src: 2, dst: 0}}
+'''
     required = ('server', 'flavor')
     resting = {'status': 'ACTIVE'}
     # A build that fails on its host goes back to the conductor

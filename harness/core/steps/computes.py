@@ -50,7 +50,7 @@ FAKE_OPTIONS = {'DEFAULT': ('cpu_allocation_ratio', 'ram_allocation_ratio',
 
 class _Compute(base.StepKind):
     stopping = None
-    fields = ('host',)
+    fields = base.host_field('the compute')
 
     def parse(self, check, value, scenario, state, error):
         extra = {}
@@ -189,6 +189,14 @@ def _fake_config(check, validator, raw):
 
 class StopCompute(_Compute):
     name = 'stop_compute'
+    summary = ('Stop a host\'s nova-compute; Nova sees it down once '
+               '``service_down_time`` has passed.')
+    fields = base.host_field('a running compute')
+    example = '''\
+- boot: {server: vm1, flavor: pin2, host: src}
+- stop_compute: src
+- advance_clock: 61
+'''
     stopping = True
 
     def run(self, cloud, args):
@@ -197,8 +205,29 @@ class StopCompute(_Compute):
 
 class StartCompute(_Compute):
     name = 'start_compute'
+    summary = ('Start a stopped compute again: Nova\'s start-up pass, then '
+               'its queued casts.')
     stopping = False
-    fields = ('host', 'guests', 'config')
+    fields = {
+        'host': ('host name', 'a stopped compute; the step may be just the '
+                 'name'),
+        'guests': ('``kept`` or ``gone``', 'kept (default): the guests '
+                   'defined there stay, as a restart of nova-compute '
+                   'alone; gone: an empty hypervisor, as after a reboot '
+                   'or rebuild of the machine'),
+        'config': ('{group: {option: value}}', 'start with this host\'s '
+                   '``nova.conf`` changed, for this and later starts: the '
+                   'CPU sets (``null`` removes one), reserved memory, disk '
+                   'and huge pages, the allocation ratios'),
+    }
+    example = '''\
+- boot: {server: vm1, flavor: pin2, host: src}
+- stop_compute: src
+- start_compute:
+    host: src
+    config: {DEFAULT: {reserved_host_memory_mb: 1024}}
+  expect: {allocations: {vm1: {src: pin2}}, pinned_cpus: {src: 2}}
+'''
     # Only so that a start Nova refuses may say error:; it acts on no
     # server.
     operation = True

@@ -5,6 +5,15 @@ from harness.core.steps import base
 
 class Confirm(base.ServerOperation):
     name = 'confirm'
+    summary = ('Confirm a resize or cold migration; wait until the server '
+               'is back in the state it had before the move.')
+    fields = base.server_field('a server in VERIFY_RESIZE')
+    example = '''\
+- boot: {server: vm1, flavor: pin2, host: src}
+- resize: {server: vm1, flavor: pin4}
+- confirm: vm1
+  expect: {allocations: {vm1: {dst: pin4}}, pinned_cpus: {src: 0, dst: 4}}
+'''
     moves = True
     roles = ('source', 'dest')
     resting = {'status': 'ACTIVE', 'migration': 'confirmed'}

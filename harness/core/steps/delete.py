@@ -34,6 +34,12 @@ from harness.core.steps import base
 
 class Delete(base.ServerOperation):
     name = 'delete'
+    summary = 'Delete a server (in any state); wait until Nova is done.'
+    example = '''\
+- boot: {server: vm1, flavor: pin2, host: src}
+- delete: vm1
+  expect: {allocations: {}, usages: {}}
+'''
     # Deleting a server in VERIFY_RESIZE confirms its move first.
     points = frozenset((
         'terminate_instance', 'scheduler.delete_instance_info',

@@ -63,7 +63,26 @@ def known_host(scenario, server):
 
 class Evacuate(base.ServerOperation):
     name = EVACUATE_KIND
-    fields = ('server', 'host')
+    summary = ("Rebuild a server on another host, away from its compute "
+               "that Nova sees down; wait until it is SHUTOFF there.")
+    fields = {
+        'server': ('server name', 'an ACTIVE or SHUTOFF server whose '
+                   'compute is stopped and seen down (or forced down)'),
+        'host': ('host name', 'the destination (a requested destination: '
+                 'the scheduler still checks it); the scheduler chooses '
+                 'otherwise'),
+    }
+    example = '''\
+- boot: {server: vm1, flavor: pin2, host: src}
+- stop_compute: src
+- advance_clock: 61          # past service_down_time: Nova sees src down
+- evacuate: {server: vm1, host: dst}
+  expect:
+    allocations: {vm1: {src: pin2, dst: pin2}}
+    servers: {vm1: {status: SHUTOFF, host: dst}}
+- start_compute: src         # its start-up cleans the evacuated guest up
+  expect: {allocations: {vm1: {dst: pin2}}}
+'''
     # The explorer injects at its points, on the destination (the source
     # is down: a role naming it is not applicable).
     moves = True

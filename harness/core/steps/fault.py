@@ -30,6 +30,34 @@ from harness.core.steps import base
 
 class Fault(base.StepKind):
     name = 'fault'
+    summary = ('Arm a failure that a later step meets: a hypervisor call or '
+               'a claim on a compute, a network call, or a Placement '
+               'request.')
+    fields = {
+        'host': ('host name', 'a running compute whose ``method`` fails'),
+        'method': ('driver method or ``claim``', 'a virt driver method '
+                   '(``spawn``, ``power_off``, ``pre_live_migration``, '
+                   '``live_migration``, ...) that raises as a failing '
+                   'hypervisor would; ``claim``: the resource tracker\'s '
+                   'next claim raises ``ComputeResourcesUnavailable``'),
+        'network': ('network call', 'instead of ``host``: the network '
+                    'service\'s call (``create_port_binding``, '
+                    '``activate_port_binding``, ``update_port``, ...) '
+                    'fails as a failing Neutron server answers'),
+        'placement': ("'METHOD /path'", 'instead of ``host``: Placement '
+                      'answers such requests with ``status`` (``*`` '
+                      'matches one path segment: ``PUT /allocations/*``)'),
+        'status': ('409, 500 or ``timeout``', 'with ``placement``: the '
+                   'answer (default 409, a generation conflict); '
+                   '``timeout``: no answer, the client\'s read times out'),
+        'times': ('whole number', 'how many calls fail (default 1)'),
+    }
+    example = '''\
+- fault: {host: src, method: spawn}
+- boot: {server: vm1, flavor: pin2, host: src}   # no alternate host
+  error: did not reach its resting state
+  expect: {allocations: {}, pinned_cpus: {src: 0}, servers: {vm1: ERROR}}
+'''
     arms = True
 
     def parse(self, check, value, scenario, state, error):

@@ -65,6 +65,46 @@ DEATHS = ('stop', 'restart')
 
 class Inject(base.StepKind):
     name = 'inject'
+    summary = ('Arm, at a race point of a later step, a periodic, an API '
+               'request, or the death or restart of a compute.')
+    fields = {
+        'before': ('race point', 'fire just before the point: a compute '
+                   'RPC method (``finish_resize``), ``conductor.<...>``, '
+                   '``scheduler.<...>``, ``instance.host`` or '
+                   '``migration.status=<status>``; one later step must be '
+                   'able to pass it'),
+        'after': ('race point', 'fire just after the point (say ``before`` '
+                  'or ``after``)'),
+        'run': ('periodic task name', 'run this periodic task there (with '
+                '``on``)'),
+        'on': ('host name or role', 'where the periodic runs: a host, or '
+               '``source``, ``dest`` or ``server_host`` of the operation '
+               'that passes the point'),
+        'do': ('{request: server} or {delete_service: host | role}',
+               'send an API request there instead: ``delete``, '
+               '``abort_live_migration`` or '
+               '``force_complete_live_migration`` of a server, or '
+               '``delete_service`` of a compute'),
+        'refused': ('true or false', 'with ``do: {delete_service: ...}``: '
+                    'whether the API must refuse the delete (409) or carry '
+                    'it out'),
+        'stop': ('host name or role', 'that compute dies at the point: '
+                 'its work in flight ends, it takes no more messages'),
+        'restart': ('host name or role', 'that compute dies at the point '
+                    'and starts again at once, its guests kept'),
+        'times': ('whole number or null', 'how many passes fire it (default '
+                  '1; null: every one); a death is once'),
+        'server': ('server name', 'only passes for this server'),
+        'at_host': ('host name', 'only passes on this host'),
+    }
+    example = '''\
+- boot: {server: vm1, flavor: pin2, host: src}
+- inject: {before: finish_resize, run: update_available_resource, on: source}
+- resize: {server: vm1, flavor: pin4}
+  expect:
+    allocations: {vm1: {dst: pin4}, migration(vm1): {src: pin2}}
+    pinned_cpus: {src: 2, dst: 4}
+'''
     arms = True
 
     def parse(self, check, value, scenario, state, error):

@@ -17,7 +17,20 @@ LIVE_MIGRATION = 'live-migration'
 
 class LiveMigrate(base.ServerOperation):
     name = 'live_migrate'
-    fields = ('server', 'host')
+    summary = 'Live-migrate an ACTIVE server; wait until it is ACTIVE again.'
+    fields = {
+        'server': ('server name', 'an ACTIVE server'),
+        'host': ('host name', 'the destination (the scheduler still '
+                 'checks it); the scheduler chooses otherwise'),
+    }
+    example = '''\
+- boot: {server: vm1, flavor: pin2, host: src}
+- live_migrate: {server: vm1, host: dst}
+  expect:
+    allocations: {vm1: {dst: pin2}}
+    pinned_cpus: {src: 0, dst: 2}
+    migrations: {vm1: completed}
+'''
     moves = True
     roles = ('source', 'dest')
     resting = {'status': 'ACTIVE', 'migration': 'completed'}

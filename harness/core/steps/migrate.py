@@ -5,7 +5,17 @@ from harness.core.steps import base
 
 class Migrate(base.ColdMove):
     name = 'migrate'
-    fields = ('server', 'host')
+    summary = 'Cold-migrate a server; wait for VERIFY_RESIZE.'
+    fields = {
+        'server': ('server name', 'an ACTIVE or SHUTOFF server'),
+        'host': ('host name', 'the destination (the scheduler still '
+                 'checks it); the scheduler chooses otherwise'),
+    }
+    example = '''\
+- boot: {server: vm1, flavor: pin2, host: src}
+- migrate: {server: vm1, host: dst}
+  expect: {allocations: {vm1: {dst: pin2}, migration(vm1): {src: pin2}}}
+'''
 
     def parse(self, check, value, scenario, state, error):
         args = self.server_args(check, value)

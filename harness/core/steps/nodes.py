@@ -102,7 +102,7 @@ def _multi_node_host(check, scenario, state, host, field):
 
 class _NodeStep(base.StepKind):
 
-    def fields(self, check, value):
+    def read_fields(self, check, value):
         check.mapping(value, 'the step')
         check.keys(value, self.keys, required=self.keys)
         return dict(value)
@@ -117,10 +117,22 @@ class _NodeStep(base.StepKind):
 
 class RemoveNode(_NodeStep):
     name = 'remove_node'
+    summary = ('Delete a compute node from the bare-metal service: its '
+               'host\'s next periodic deletes its compute node and '
+               'provider.')
+    fields = {
+        'host': ('host name', 'the multi-node host that has the node'),
+        'node': ('node name', 'a node of that host that holds no instance'),
+    }
+    example = '''\
+- remove_node: {host: bm, node: n2}
+- run_periodic: {task: update_available_resource, host: bm}
+  expect: {providers: [src, dst, n1, n3]}
+'''
     keys = ('host', 'node')
 
     def parse(self, check, value, scenario, state, error):
-        args = self.fields(check, value)
+        args = self.read_fields(check, value)
         host = _multi_node_host(check, scenario, state, args['host'], 'host')
         check.string(args['node'], 'node')
         owner = _node_host(check, state, args['node'], 'remove')
@@ -139,9 +151,25 @@ class RemoveNode(_NodeStep):
 
 class AddNode(_NodeStep):
     name = 'add_node'
+    summary = ('Enrol a removed node again (back from maintenance): its '
+               'host\'s next periodic brings its compute node back.')
+    fields = {
+        'host': ('host name', 'the multi-node host to give it to'),
+        'node': ('node name', 'a node the scenario removed'),
+        'at': ('{before | after: race point, host?}', 'enrol it at that '
+               'race point of a later step (on ``host`` only, if given) '
+               'instead of now'),
+    }
+    example = '''\
+- remove_node: {host: bm, node: n2}
+- run_periodic: {task: update_available_resource, host: bm}
+- add_node: {host: bm, node: n2}
+- run_periodic: {task: update_available_resource, host: bm}
+  expect: {providers: [src, dst, n1, n2, n3]}
+'''
     keys = ('host', 'node')
 
-    def fields(self, check, value):
+    def read_fields(self, check, value):
         check.mapping(value, 'the step')
         check.keys(value, self.keys + ('at',), required=self.keys)
         args = dict(value)
@@ -150,7 +178,7 @@ class AddNode(_NodeStep):
         return args
 
     def parse(self, check, value, scenario, state, error):
-        args = self.fields(check, value)
+        args = self.read_fields(check, value)
         if args.get('at') and args['at'].get('host') is not None:
             check.known(args['at']['host'], scenario.hosts, 'at.host')
         host = _multi_node_host(check, scenario, state, args['host'], 'host')
@@ -186,10 +214,22 @@ class AddNode(_NodeStep):
 
 class RebalanceNode(_NodeStep):
     name = 'rebalance_node'
+    summary = ('Give a node to another service that shares the nodes, as '
+               'the hash ring does; the new host\'s next periodic moves '
+               'its compute node record.')
+    fields = {
+        'node': ('node name', 'a node holding no instance'),
+        'to': ('host name', 'the multi-node host that takes it over'),
+    }
+    example = '''\
+- rebalance_node: {node: n2, to: bm2}
+- run_periodic: {task: update_available_resource, host: bm2}
+  expect: {providers: [src, dst, n1, n2, n3]}
+'''
     keys = ('node', 'to')
 
     def parse(self, check, value, scenario, state, error):
-        args = self.fields(check, value)
+        args = self.read_fields(check, value)
         check.string(args['node'], 'node')
         owner = _node_host(check, state, args['node'], 'rebalance')
         to = _multi_node_host(check, scenario, state, args['to'], 'to')

@@ -49,6 +49,14 @@ class PowerOperation(base.ServerOperation):
 
 class Stop(PowerOperation):
     name = 'stop'
+    summary = 'Power a server off; wait until it is SHUTOFF.'
+    fields = base.server_field(
+        'an ACTIVE server, or one in ERROR that has a host')
+    example = '''\
+- boot: {server: vm1, flavor: pin2, host: src}
+- stop: vm1
+  expect: {servers: {vm1: SHUTOFF}, pinned_cpus: {src: 2}}
+'''
     accepts = ('active', 'error')
     becomes = 'shutoff'
     resting = {'status': 'SHUTOFF'}
@@ -57,6 +65,14 @@ class Stop(PowerOperation):
 
 class Start(PowerOperation):
     name = 'start'
+    summary = 'Power a stopped server on; wait until it is ACTIVE.'
+    fields = base.server_field('a SHUTOFF server')
+    example = '''\
+- boot: {server: vm1, flavor: pin2, host: src}
+- stop: vm1
+- start: vm1
+  expect: {servers: {vm1: ACTIVE}}
+'''
     accepts = ('shutoff',)
     becomes = 'active'
     resting = {'status': 'ACTIVE'}
@@ -65,7 +81,19 @@ class Start(PowerOperation):
 
 class Reboot(PowerOperation):
     name = 'reboot'
-    fields = ('server', 'hard')
+    summary = 'Reboot a server, soft or hard; wait until it is ACTIVE.'
+    fields = {
+        'server': ('server name', 'soft: an ACTIVE server; hard: ACTIVE, '
+                   'SHUTOFF, PAUSED, SUSPENDED or in ERROR; the step may be '
+                   'just the name (a soft reboot)'),
+        'hard': ('true or false', 'a hard reboot (default false)'),
+    }
+    example = '''\
+- boot: {server: vm1, flavor: pin2, host: src}
+- stop: vm1
+- reboot: {server: vm1, hard: true}
+  expect: {servers: {vm1: ACTIVE}, pinned_cpus: {src: 2}}
+'''
     becomes = 'active'
     resting = {'status': 'ACTIVE'}
     points = frozenset(('reboot_instance',))
@@ -92,6 +120,13 @@ class Reboot(PowerOperation):
 
 class Pause(PowerOperation):
     name = 'pause'
+    summary = 'Pause a server; wait until it is PAUSED.'
+    fields = base.server_field('an ACTIVE server')
+    example = '''\
+- boot: {server: vm1, flavor: pin2, host: src}
+- pause: vm1
+  expect: {servers: {vm1: PAUSED}, allocations: {vm1: {src: pin2}}}
+'''
     accepts = ('active',)
     becomes = 'paused'
     resting = {'status': 'PAUSED'}
@@ -100,6 +135,14 @@ class Pause(PowerOperation):
 
 class Unpause(PowerOperation):
     name = 'unpause'
+    summary = 'Unpause a paused server; wait until it is ACTIVE.'
+    fields = base.server_field('a PAUSED server')
+    example = '''\
+- boot: {server: vm1, flavor: pin2, host: src}
+- pause: vm1
+- unpause: vm1
+  expect: {servers: {vm1: ACTIVE}}
+'''
     accepts = ('paused',)
     becomes = 'active'
     resting = {'status': 'ACTIVE'}
@@ -108,6 +151,13 @@ class Unpause(PowerOperation):
 
 class Suspend(PowerOperation):
     name = 'suspend'
+    summary = 'Suspend a server; wait until it is SUSPENDED.'
+    fields = base.server_field('an ACTIVE server')
+    example = '''\
+- boot: {server: vm1, flavor: pin2, host: src}
+- suspend: vm1
+  expect: {servers: {vm1: SUSPENDED}, pinned_cpus: {src: 2}}
+'''
     accepts = ('active',)
     becomes = 'suspended'
     resting = {'status': 'SUSPENDED'}
@@ -116,6 +166,14 @@ class Suspend(PowerOperation):
 
 class Resume(PowerOperation):
     name = 'resume'
+    summary = 'Resume a suspended server; wait until it is ACTIVE.'
+    fields = base.server_field('a SUSPENDED server')
+    example = '''\
+- boot: {server: vm1, flavor: pin2, host: src}
+- suspend: vm1
+- resume: vm1
+  expect: {servers: {vm1: ACTIVE}}
+'''
     accepts = ('suspended',)
     becomes = 'active'
     resting = {'status': 'ACTIVE'}

@@ -17,11 +17,22 @@ from harness.core.steps import base
 
 class Rebuild(base.ServerOperation):
     name = 'rebuild'
+    summary = 'Rebuild a server on its own host; wait until it is ACTIVE.'
+    fields = {
+        'server': ('server name', 'an ACTIVE or SHUTOFF server'),
+        'image': ('image name', "one of the scenario's ``images:`` (through "
+                  "the scheduler, restricted to the server's host); the "
+                  'same image otherwise'),
+    }
+    example = '''\
+- boot: {server: vm1, flavor: pin2, host: src}
+- rebuild: {server: vm1, image: other}
+  expect: {allocations: {vm1: {src: pin2}}, pinned_cpus: {src: 2}}
+'''
     # The explorer injects periodics at its points on the server's host
     # (no migration names one).
     moves = True
     roles = ('server_host',)
-    fields = ('server', 'image')
     resting = {'status': 'ACTIVE'}
     # The compute saves instance.host (to the same host) as it rebuilds,
     # and tells the scheduler of the instance.

@@ -5,7 +5,20 @@ from harness.core.steps import base
 
 class Resize(base.ColdMove):
     name = 'resize'
-    fields = ('server', 'flavor')
+    summary = 'Resize a server to another flavor; wait for VERIFY_RESIZE.'
+    fields = {
+        'server': ('server name', 'an ACTIVE or SHUTOFF server'),
+        'flavor': ('flavor name', "the new flavor, one of the scenario's "
+                   '``flavors:``'),
+    }
+    example = '''\
+- boot: {server: vm1, flavor: pin2, host: src}
+- resize: {server: vm1, flavor: pin4}
+  expect:
+    allocations: {vm1: {dst: pin4}, migration(vm1): {src: pin2}}
+    pinned_cpus: {src: 2, dst: 4}
+    servers: {vm1: {status: VERIFY_RESIZE, host: dst}}
+'''
     required = ('server', 'flavor')
 
     def parse(self, check, value, scenario, state, error):

@@ -6,6 +6,15 @@ from harness.core.steps import base
 
 class Revert(base.ServerOperation):
     name = 'revert'
+    summary = ('Revert a resize or cold migration; wait until the server '
+               'is back on its source.')
+    fields = base.server_field('a server in VERIFY_RESIZE')
+    example = '''\
+- boot: {server: vm1, flavor: pin2, host: src}
+- resize: {server: vm1, flavor: pin4}
+- revert: vm1
+  expect: {allocations: {vm1: {src: pin2}}, pinned_cpus: {src: 2, dst: 0}}
+'''
     moves = True
     roles = ('source', 'dest')
     resting = {'status': 'ACTIVE', 'migration': 'reverted'}

@@ -7,6 +7,23 @@ from harness.core.steps import base
 
 class RunPeriodic(base.StepKind):
     name = 'run_periodic'
+    summary = ('Run a periodic task on the named computes, or on all of '
+               'them in name order.')
+    fields = {
+        'task': ('periodic task name', 'one of the compute manager\'s '
+                 'periodic tasks (``update_available_resource``, '
+                 '``_poll_shelved_instances``, ...); the step may be just '
+                 'the name'),
+        'host': ('host name', 'run it on this compute only'),
+        'hosts': ('list of host names', 'run it on these computes, in '
+                  'this order'),
+    }
+    example = '''\
+- boot: {server: vm1, flavor: pin2, host: src}
+- run_periodic: {task: update_available_resource, host: src}
+  expect: {pinned_cpus: {src: 2, dst: 0}}
+- run_periodic: update_available_resource
+'''
     # A periodic may start operations (confirm a resize, delete a server).
     points = base.ANY_POINT
 

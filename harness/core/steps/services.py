@@ -28,7 +28,7 @@ from harness.core.steps import base
 
 class _ServiceStep(base.StepKind):
     operation = True
-    fields = ('host',)
+    fields = base.host_field('the compute')
 
     def parse(self, check, value, scenario, state, error):
         if isinstance(value, dict):
@@ -73,7 +73,18 @@ class _Status(_ServiceStep):
 
 class DisableCompute(_Status):
     name = 'disable_compute'
-    fields = ('host', 'reason')
+    summary = ('Disable a compute service through the API: the scheduler '
+               'skips it.')
+    fields = {
+        'host': ('host name', 'an enabled compute; the step may be just the '
+                 'name'),
+        'reason': ('text', 'the disabled reason the API records'),
+    }
+    example = '''\
+- disable_compute: {host: dst, reason: maintenance}
+- boot: {server: vm1, flavor: pin2}
+  expect: {allocations: {vm1: {src: pin2}}}
+'''
 
     def check_state(self, check, host, state):
         if host in state.disabled:
@@ -89,6 +100,12 @@ class DisableCompute(_Status):
 
 class EnableCompute(_Status):
     name = 'enable_compute'
+    summary = 'Enable a disabled compute service through the API.'
+    fields = base.host_field('a disabled compute')
+    example = '''\
+- disable_compute: dst
+- enable_compute: dst
+'''
 
     def check_state(self, check, host, state):
         if host not in state.disabled:
@@ -104,6 +121,15 @@ class EnableCompute(_Status):
 
 class ForceDown(_ServiceStep):
     name = 'force_down'
+    summary = ('Force a compute service down through the API: Nova counts '
+               'it down at once.')
+    fields = base.host_field('a compute not forced down')
+    example = '''\
+- boot: {server: vm1, flavor: pin2, host: src}
+- stop_compute: src
+- force_down: src            # no need to wait for service_down_time
+- evacuate: vm1
+'''
 
     def check_state(self, check, host, state):
         if host in state.forced_down:
@@ -118,6 +144,12 @@ class ForceDown(_ServiceStep):
 
 class ForceUp(_ServiceStep):
     name = 'force_up'
+    summary = 'Undo a ``force_down`` through the API.'
+    fields = base.host_field('a compute forced down')
+    example = '''\
+- force_down: dst
+- force_up: dst
+'''
 
     def check_state(self, check, host, state):
         if host not in state.forced_down:
@@ -132,6 +164,15 @@ class ForceUp(_ServiceStep):
 
 class DeleteService(_ServiceStep):
     name = 'delete_service'
+    summary = ('Delete a stopped compute\'s service: its compute nodes and '
+               'their resource providers go too (Nova refuses while the '
+               'host has instances or migrations in progress).')
+    fields = base.host_field('a stopped compute')
+    example = '''\
+- stop_compute: dst
+- delete_service: dst
+  expect: {providers: [src, n1, n2, n3]}
+'''
 
     def check_state(self, check, host, state):
         if host not in state.stopped:

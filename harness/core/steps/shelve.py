@@ -87,6 +87,16 @@ def _needs(check, scenario, state, server, wanted, doing):
 
 class Shelve(base.ServerOperation):
     name = 'shelve'
+    summary = ('Shelve a server: SHELVED on its host, or offloaded at once '
+               'when ``shelved_offload_time`` is 0 (Nova\'s default).')
+    fields = base.server_field(
+        'an ACTIVE, SHUTOFF, PAUSED or SUSPENDED server')
+    example = '''\
+- boot: {server: vm1, flavor: pin2, host: src}
+- shelve: vm1                # the examples' shelved_offload_time is -1
+  expect: {servers: {vm1: {status: SHELVED, host: src}},
+           allocations: {vm1: {src: pin2}}}
+'''
     # ServerOps.shelve waits for SHELVED_OFFLOADED when the offload is
     # immediate (shelved_offload_time 0).
     resting = {'status': 'SHELVED'}
@@ -110,6 +120,18 @@ class Shelve(base.ServerOperation):
 
 class ShelveOffload(base.ServerOperation):
     name = 'shelve_offload'
+    summary = ('Offload a shelved server: its host frees everything it '
+               'held; wait for SHELVED_OFFLOADED.')
+    fields = base.server_field('a SHELVED server')
+    example = '''\
+- boot: {server: vm1, flavor: pin2, host: src}
+- shelve: vm1
+- shelve_offload: vm1
+  expect:
+    servers: {vm1: {status: SHELVED_OFFLOADED, host: null}}
+    allocations: {vm1: {}}
+    pinned_cpus: {src: 0}
+'''
     resting = {'status': 'SHELVED_OFFLOADED'}
     points = frozenset((
         'shelve_offload_instance', 'instance.host',
@@ -129,11 +151,24 @@ class ShelveOffload(base.ServerOperation):
 
 class Unshelve(base.ServerOperation):
     name = 'unshelve'
+    summary = ('Unshelve a server: start it on its host, or schedule and '
+               'spawn an offloaded one; wait until it is ACTIVE.')
     # The explorer injects periodics at its points on the server's host
     # (no migration names one).
     moves = True
     roles = ('server_host',)
-    fields = ('server', 'host')
+    fields = {
+        'server': ('server name', 'a SHELVED or SHELVED_OFFLOADED server'),
+        'host': ('host name', 'where to unshelve an offloaded server '
+                 '(microversion 2.91; the scheduler still checks it)'),
+    }
+    example = '''\
+- boot: {server: vm1, flavor: pin2, host: src}
+- shelve: vm1
+- shelve_offload: vm1
+- unshelve: {server: vm1, host: dst}
+  expect: {allocations: {vm1: {dst: pin2}}, pinned_cpus: {src: 0, dst: 2}}
+'''
     resting = {'status': 'ACTIVE'}
     # SHELVED: the conductor casts start_instance to the host; offloaded:
     # it schedules and casts unshelve_instance to the chosen host.
