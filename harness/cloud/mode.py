@@ -11,6 +11,7 @@ mode wherever they ask.
 """
 
 import os
+import sys
 
 from harness.core import concurrency
 from harness.core import errors
@@ -31,6 +32,13 @@ def _apply(mode):
                 'this Nova has no native threading mode; run it with %s=%s'
                 % (concurrency.ENV, concurrency.EVENTLET))
         return
+    if mode == concurrency.THREADING and 'eventlet' in sys.modules:
+        raise errors.SetupError(
+            'Nova is to run in native threading here, but eventlet was '
+            'imported before harness.cloud (futurist, oslo.service and '
+            'nova.context import it where they can): import harness.cloud, '
+            'or the runner, before them, or set %s=%s' % (
+                concurrency.ENV, concurrency.EVENTLET))
     monkey_patch.patch(backend=mode)
     if monkey_patch.is_patched() != (mode == concurrency.EVENTLET):
         raise errors.SetupError(

@@ -7,17 +7,19 @@ runs the deprecated mode. Each run checks its own mode here, after a
 scenario has run in it.
 """
 
-import importlib
-import sys
+# The process's mode first: futurist imports eventlet where it can.
+from harness.cloud import mode  # noqa: I100
 
-import futurist
-from oslo_service import backend as service_backend
+import importlib  # noqa: E402
+import sys  # noqa: E402
 
-from harness.cloud import mode
-from harness.core import concurrency
-from harness.core import scenario as scenario_mod
-from harness.runners import runner
-from harness import testing
+import futurist  # noqa: E402
+from oslo_service import backend as service_backend  # noqa: E402
+
+from harness.core import concurrency  # noqa: E402
+from harness.core import scenario as scenario_mod  # noqa: E402
+from harness.runners import runner  # noqa: E402
+from harness import testing  # noqa: E402
 
 BOOT = """
 name: boot and delete, with a periodic
@@ -38,18 +40,17 @@ class TestProcessMode(testing.TestCase):
 
     def run_scenario(self):
         scenario = scenario_mod.parse(scenario_mod.safe_load(BOOT), 'boot')
-        return runner.run(scenario, test_id=self.id())
+        seen = _Executors()
+        timeline = runner.run(scenario, test_id=self.id(), observers=[seen])
+        return timeline, seen.executor
 
     def test_nova_runs_in_the_process_mode(self):
-        timeline = self.run_scenario()
+        timeline, executor = self.run_scenario()
         from nova import monkey_patch
-        from nova import thread_pool_factory
         from nova import utils
         self.assertEqual(mode.MODE, concurrency.running_mode())
         self.assertEqual(mode.MODE, timeline.concurrency)
         self.assertIn('Nova in %s mode' % mode.MODE, timeline.render())
-        executor = thread_pool_factory.get_executor(
-            thread_pool_factory.ExecutorType.DEFAULT)
         if mode.THREADING:
             self.assertFalse(monkey_patch.is_patched())
             self.assertTrue(utils.concurrency_mode_threading())
@@ -67,3 +68,18 @@ class TestProcessMode(testing.TestCase):
             self.assertEqual(service_backend.BackendType.EVENTLET,
                              service_backend.get_backend_type())
             self.assertIs(futurist.GreenThreadPoolExecutor, type(executor))
+
+
+class _Executors(object):
+    """Observer: Nova's default executor, read while the cloud runs.
+
+    Its executors are the cloud's (reset when it goes): one made outside
+    a cloud would outlive every test after it.
+    """
+
+    executor = None
+
+    def run_done(self, scenario, timeline):
+        from nova import thread_pool_factory
+        self.executor = thread_pool_factory.get_executor(
+            thread_pool_factory.ExecutorType.DEFAULT)
