@@ -377,6 +377,36 @@ class TestPublicApi(testing.TestCase):
         self.assertIsNotNone(match, 'no version in pyproject.toml')
         self.assertEqual(match.group(1), harness.__version__)
 
+    def test_pyprojects_packages_are_the_package_tree(self):
+        # Listed by hand (the profiles' mapping rules out ``find``): a
+        # package left out would be missing from the wheel only, and one
+        # listed that is gone would fail the build.
+        with open(os.path.join(REPO, 'pyproject.toml'),
+                  encoding='utf-8') as source:
+            text = source.read()
+        listed = re.search(r'^\[tool\.setuptools\]$.*?^packages\s*=\s*'
+                           r'\[(.*?)\]', text, re.MULTILINE | re.DOTALL)
+        self.assertIsNotNone(listed, 'no packages list in pyproject.toml')
+        listed = re.findall(r'"([^"]+)"', listed.group(1))
+        self.assertEqual(len(set(listed)), len(listed))
+        tree = {name for name, path in harness_modules().items()
+                if path.endswith('__init__.py')}
+        # Each folder mapped to a package name, and its folders.
+        mapped = re.search(r'^\[tool\.setuptools\.package-dir\]$(.*?)^\[',
+                           text, re.MULTILINE | re.DOTALL)
+        for name, folder in re.findall(r'^"([^"]+)"\s*=\s*"([^"]+)"$',
+                                       mapped.group(1) if mapped else '',
+                                       re.MULTILINE):
+            top = os.path.join(REPO, folder)
+            for root, dirs, _ in os.walk(top):
+                dirs[:] = [d for d in dirs if d != '__pycache__']
+                inside = os.path.relpath(root, top)
+                tree.add(name if inside == os.curdir else '%s.%s' % (
+                    name, inside.replace(os.sep, '.')))
+        self.assertIn('harness.core.steps', tree)
+        self.assertIn('harness._fixtures.hosts', tree)
+        self.assertEqual(sorted(tree), sorted(listed))
+
     def test_names_listed_once_and_in_dir(self):
         self.assertEqual(len(set(harness.__all__)), len(harness.__all__))
         self.assertLessEqual(set(harness.__all__), set(dir(harness)))
