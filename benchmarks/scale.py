@@ -5,7 +5,7 @@ its own (Nova's config is global: one cloud per process):
 
 1. stand-up: a cloud with that many computes, Nova's libvirt driver over
    the fake connection, the host profiles taken in turn (the five of
-   ``harness/data/hosts``), then each compute's instance sync with the
+   ``fixtures/hosts``), then each compute's instance sync with the
    scheduler, as every compute of a cloud in service runs it every two
    minutes: the scheduler then keeps the hosts' instance lists, where a
    cloud just started reads every host's from the database at every

@@ -7,8 +7,6 @@ the bug's story and scenario are in ``lp1633120.yaml`` next to it.
 
 import sys
 
-import fixtures
-
 from harness.bugs import base
 
 
@@ -37,7 +35,6 @@ class HeldDeviceForceRemoved(base.Reintroduction):
 
         real = pci_device.PciDevice.remove
         manager_file = manager.__file__
-        patch_file = sys.modules[fixtures.MonkeyPatch.__module__].__file__
         refused = (exception.PciDeviceInvalidStatus,
                    exception.PciDeviceInvalidOwner)
 
@@ -45,14 +42,10 @@ class HeldDeviceForceRemoved(base.Reintroduction):
             try:
                 return real(device)
             except refused:
-                frame = sys._getframe(1)
-                while frame.f_code.co_filename == patch_file:
-                    frame = frame.f_back
-                caller = frame.f_code
+                caller = base.caller_outside_patch(sys._getframe(1))
                 if caller.co_filename != manager_file or \
                         caller.co_name != '_set_hvdevs':
                     raise
                 device.status = fields.PciDeviceStatus.REMOVED
 
-        self.useFixture(fixtures.MonkeyPatch(
-            'nova.objects.pci_device.PciDevice.remove', remove))
+        base.patch_method(self, pci_device.PciDevice, 'remove', remove)

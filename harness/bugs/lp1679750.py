@@ -5,10 +5,6 @@ proof (tests/regressions/test_bites.py) and ``--reintroduce 1679750``;
 the bug's story and scenarios are in ``lp1679750.yaml`` next to it.
 """
 
-import threading
-
-import fixtures
-
 from harness.bugs import base
 
 
@@ -35,26 +31,8 @@ class LocalDeleteKeepsAllocations(base.Reintroduction):
         from nova.compute import api as compute_api
         from nova.scheduler.client import report
 
-        state = threading.local()
-        real_local_delete = compute_api.API._local_delete
-        real_delete = report.SchedulerReportClient.\
-            delete_allocation_for_instance
-
-        def _local_delete(api, *args, **kwargs):
-            state.local_delete = True
-            try:
-                return real_local_delete(api, *args, **kwargs)
-            finally:
-                state.local_delete = False
-
-        def delete_allocation_for_instance(client, *args, **kwargs):
-            if getattr(state, 'local_delete', False):
-                return False
-            return real_delete(client, *args, **kwargs)
-
-        self.useFixture(fixtures.MonkeyPatch(
-            'nova.compute.api.API._local_delete', _local_delete))
-        self.useFixture(fixtures.MonkeyPatch(
-            'nova.scheduler.client.report.SchedulerReportClient.'
-            'delete_allocation_for_instance',
-            delete_allocation_for_instance))
+        local_delete = self.useFixture(base.Inside(
+            compute_api.API, '_local_delete'))
+        self.useFixture(base.Replaced(
+            report.SchedulerReportClient, 'delete_allocation_for_instance',
+            when=local_delete.running, result=False))

@@ -5,10 +5,6 @@ proof (tests/regressions/test_bites.py) and ``--reintroduce 1709902``;
 the bug's story and scenarios are in ``lp1709902.yaml`` next to it.
 """
 
-import threading
-
-import fixtures
-
 from harness.bugs import base
 
 
@@ -34,28 +30,9 @@ class RestartedSourceKeepsEvacuatedAllocation(base.Reintroduction):
         from nova.compute import manager
         from nova.scheduler.client import report
 
-        state = threading.local()
-        real_destroy = manager.ComputeManager._destroy_evacuated_instances
-        real_remove = report.SchedulerReportClient.\
-            remove_provider_tree_from_instance_allocation
-
-        def _destroy_evacuated_instances(compute, *args, **kwargs):
-            state.cleaning = True
-            try:
-                return real_destroy(compute, *args, **kwargs)
-            finally:
-                state.cleaning = False
-
-        def remove_provider_tree_from_instance_allocation(
-                client, *args, **kwargs):
-            if getattr(state, 'cleaning', False):
-                return True
-            return real_remove(client, *args, **kwargs)
-
-        self.useFixture(fixtures.MonkeyPatch(
-            'nova.compute.manager.ComputeManager._destroy_evacuated_instances',
-            _destroy_evacuated_instances))
-        self.useFixture(fixtures.MonkeyPatch(
-            'nova.scheduler.client.report.SchedulerReportClient.'
+        cleaning = self.useFixture(base.Inside(
+            manager.ComputeManager, '_destroy_evacuated_instances'))
+        self.useFixture(base.Replaced(
+            report.SchedulerReportClient,
             'remove_provider_tree_from_instance_allocation',
-            remove_provider_tree_from_instance_allocation))
+            when=cleaning.running, result=True))

@@ -5,10 +5,6 @@ proof (tests/regressions/test_bites.py) and ``--reintroduce 1712718``;
 the bug's story and scenarios are in ``lp1712718.yaml`` next to it.
 """
 
-import sys
-
-import fixtures
-
 from harness.bugs import base
 
 # Where the fix's deletes are made, in nova/compute/manager.py: the
@@ -44,23 +40,6 @@ class BuildFailureKeepsAllocation(base.Reintroduction):
         from nova.compute import manager
         from nova.scheduler.client import report
 
-        real = report.SchedulerReportClient.delete_allocation_for_instance
-        manager_file = manager.__file__
-        patch_file = sys.modules[fixtures.MonkeyPatch.__module__].__file__
-
-        def delete_allocation_for_instance(client, *args, **kwargs):
-            # The nearest frame outside fixtures' MonkeyPatch (it wraps a
-            # function it puts on a class).
-            frame = sys._getframe(1)
-            while frame.f_code.co_filename == patch_file:
-                frame = frame.f_back
-            caller = frame.f_code
-            if (caller.co_filename == manager_file
-                    and caller.co_name in _BUILD_SITES):
-                return True
-            return real(client, *args, **kwargs)
-
-        self.useFixture(fixtures.MonkeyPatch(
-            'nova.scheduler.client.report.SchedulerReportClient.'
-            'delete_allocation_for_instance',
-            delete_allocation_for_instance))
+        self.useFixture(base.SkippedWhenCalledFrom(
+            report.SchedulerReportClient, 'delete_allocation_for_instance',
+            manager, _BUILD_SITES, result=True))

@@ -5,10 +5,6 @@ proof (tests/regressions/test_bites.py) and ``--reintroduce 1713786``;
 the bug's story and scenarios are in ``lp1713786.yaml`` next to it.
 """
 
-import threading
-
-import fixtures
-
 from harness.bugs import base
 
 
@@ -37,30 +33,9 @@ class FailedEvacuationClaimKeepsAllocation(base.Reintroduction):
         from nova.compute import resource_tracker
         from nova import exception
 
-        state = threading.local()
-        real_rebuild = manager.ComputeManager._do_rebuild_instance_with_claim
-        real_delete = resource_tracker.ResourceTracker.\
-            delete_allocation_for_evacuated_instance
-
-        def _do_rebuild_instance_with_claim(compute, *args, **kwargs):
-            state.claim_failed = False
-            try:
-                return real_rebuild(compute, *args, **kwargs)
-            except exception.ComputeResourcesUnavailable:
-                state.claim_failed = True
-                raise
-
-        def delete_allocation_for_evacuated_instance(rt, *args, **kwargs):
-            if getattr(state, 'claim_failed', False):
-                state.claim_failed = False
-                return None
-            return real_delete(rt, *args, **kwargs)
-
-        self.useFixture(fixtures.MonkeyPatch(
-            'nova.compute.manager.ComputeManager.'
-            '_do_rebuild_instance_with_claim',
-            _do_rebuild_instance_with_claim))
-        self.useFixture(fixtures.MonkeyPatch(
-            'nova.compute.resource_tracker.ResourceTracker.'
-            'delete_allocation_for_evacuated_instance',
-            delete_allocation_for_evacuated_instance))
+        claim = self.useFixture(base.RaisedIn(
+            manager.ComputeManager, '_do_rebuild_instance_with_claim',
+            errors=exception.ComputeResourcesUnavailable))
+        self.useFixture(base.Replaced(
+            resource_tracker.ResourceTracker,
+            'delete_allocation_for_evacuated_instance', when=claim.take))

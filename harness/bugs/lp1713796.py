@@ -5,10 +5,6 @@ proof (tests/regressions/test_bites.py) and ``--reintroduce 1713796``;
 the bug's story and scenarios are in ``lp1713796.yaml`` next to it.
 """
 
-import threading
-
-import fixtures
-
 from harness.bugs import base
 
 
@@ -35,26 +31,8 @@ class FailedUnshelveKeepsAllocation(base.Reintroduction):
         from nova.compute import manager
         from nova.scheduler.client import report
 
-        state = threading.local()
-        real_unshelve = manager.ComputeManager._unshelve_instance
-        real_delete = report.SchedulerReportClient.\
-            delete_allocation_for_instance
-
-        def _unshelve_instance(compute, *args, **kwargs):
-            state.unshelving = True
-            try:
-                return real_unshelve(compute, *args, **kwargs)
-            finally:
-                state.unshelving = False
-
-        def delete_allocation_for_instance(client, *args, **kwargs):
-            if getattr(state, 'unshelving', False):
-                return None
-            return real_delete(client, *args, **kwargs)
-
-        self.useFixture(fixtures.MonkeyPatch(
-            'nova.compute.manager.ComputeManager._unshelve_instance',
-            _unshelve_instance))
-        self.useFixture(fixtures.MonkeyPatch(
-            'nova.scheduler.client.report.SchedulerReportClient.'
-            'delete_allocation_for_instance', delete_allocation_for_instance))
+        unshelving = self.useFixture(base.Inside(
+            manager.ComputeManager, '_unshelve_instance'))
+        self.useFixture(base.Replaced(
+            report.SchedulerReportClient, 'delete_allocation_for_instance',
+            when=unshelving.running))

@@ -5,8 +5,6 @@ proof (tests/regressions/test_bites.py) and ``--reintroduce 1724172``;
 the bug's story and scenarios are in ``lp1724172.yaml`` next to it.
 """
 
-import threading
-
 import fixtures
 
 from harness.bugs import base
@@ -37,37 +35,28 @@ class EmptiedSourceKeepsEvacuatedAllocation(base.Reintroduction):
         from nova import exception
         from nova import objects
 
-        state = threading.local()
-        real_destroy = manager.ComputeManager._destroy_evacuated_instances
+        cleaning = self.useFixture(base.Inside(
+            manager.ComputeManager, '_destroy_evacuated_instances'))
         real_on_driver = manager.ComputeManager._get_instances_on_driver
         real_get = objects.Instance.get_by_uuid
 
-        def _destroy_evacuated_instances(compute, *args, **kwargs):
-            state.reported = set()
-            state.cleaning = True
-            try:
-                return real_destroy(compute, *args, **kwargs)
-            finally:
-                state.cleaning = False
-                state.reported = set()
-
         def _get_instances_on_driver(compute, *args, **kwargs):
             found = real_on_driver(compute, *args, **kwargs)
-            if getattr(state, 'cleaning', False):
-                state.reported |= {inst.uuid for inst in found}
+            call = cleaning.call()
+            if call is not None:
+                call.reported = getattr(call, 'reported', set()) | {
+                    inst.uuid for inst in found}
             return found
 
         def get_by_uuid(cls, context, uuid, *args, **kwargs):
-            if getattr(state, 'cleaning', False) and \
-                    uuid not in state.reported:
+            call = cleaning.call()
+            if call is not None and \
+                    uuid not in getattr(call, 'reported', ()):
                 raise exception.InstanceNotFound(instance_id=uuid)
             return real_get(context, uuid, *args, **kwargs)
 
-        self.useFixture(fixtures.MonkeyPatch(
-            'nova.compute.manager.ComputeManager._destroy_evacuated_instances',
-            _destroy_evacuated_instances))
-        self.useFixture(fixtures.MonkeyPatch(
-            'nova.compute.manager.ComputeManager._get_instances_on_driver',
-            _get_instances_on_driver))
+        base.patch_method(self, manager.ComputeManager,
+                          '_get_instances_on_driver',
+                          _get_instances_on_driver)
         self.useFixture(fixtures.MonkeyPatch(
             'nova.objects.Instance.get_by_uuid', get_by_uuid))

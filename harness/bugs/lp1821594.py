@@ -5,10 +5,6 @@ proof (tests/regressions/test_bites.py) and ``--reintroduce 1821594``;
 the bug's story and scenarios are in ``lp1821594.yaml`` next to it.
 """
 
-import threading
-
-import fixtures
-
 from harness.bugs import base
 
 
@@ -43,37 +39,8 @@ class ConfirmFailureKeepsSourceAllocations(base.Reintroduction):
     def _setUp(self):
         from nova.compute import manager
 
-        self.useFixture(_SkipAfterFailure(
-            manager.ComputeManager, '_confirm_resize',
-            '_delete_allocation_after_move'))
-
-
-class _SkipAfterFailure(fixtures.Fixture):
-    """``skipped`` does nothing once, right after ``during`` raised."""
-
-    def __init__(self, cls, during, skipped):
-        super().__init__()
-        self.cls, self.during, self.skipped = cls, during, skipped
-
-    def _setUp(self):
-        state = threading.local()
-        real_during = getattr(self.cls, self.during)
-        real_skipped = getattr(self.cls, self.skipped)
-
-        def during(obj, *args, **kwargs):
-            state.failed = False
-            try:
-                return real_during(obj, *args, **kwargs)
-            except Exception:
-                state.failed = True
-                raise
-
-        def skipped(obj, *args, **kwargs):
-            if getattr(state, 'failed', False):
-                state.failed = False
-                return None
-            return real_skipped(obj, *args, **kwargs)
-
-        for name, func in ((self.during, during), (self.skipped, skipped)):
-            self.useFixture(fixtures.MonkeyPatch('%s.%s.%s' % (
-                self.cls.__module__, self.cls.__name__, name), func))
+        confirm = self.useFixture(base.RaisedIn(
+            manager.ComputeManager, '_confirm_resize'))
+        self.useFixture(base.Replaced(
+            manager.ComputeManager, '_delete_allocation_after_move',
+            when=confirm.take))

@@ -5,10 +5,6 @@ proof (tests/regressions/test_bites.py) and ``--reintroduce 1825537``;
 the bug's story and scenarios are in ``lp1825537.yaml`` next to it.
 """
 
-import threading
-
-import fixtures
-
 from harness.bugs import base
 
 
@@ -46,27 +42,11 @@ class FinishResizeFailureRevertsAllocations(base.Reintroduction):
     def _setUp(self):
         from nova.compute import manager
 
-        state = threading.local()
-        real_finish_resize = manager.ComputeManager.finish_resize
-        real_delete = manager.ComputeManager._delete_allocation_after_move
+        def revert_allocation(compute, context, instance, migration):
+            return compute._revert_allocation(context, instance, migration)
 
-        def finish_resize(compute, *args, **kwargs):
-            state.finishing = True
-            try:
-                return real_finish_resize(compute, *args, **kwargs)
-            finally:
-                state.finishing = False
-
-        def _delete_allocation_after_move(compute, context, instance,
-                                          migration):
-            if getattr(state, 'finishing', False):
-                return compute._revert_allocation(context, instance,
-                                                  migration)
-            return real_delete(compute, context, instance, migration)
-
-        self.useFixture(fixtures.MonkeyPatch(
-            'nova.compute.manager.ComputeManager.finish_resize',
-            finish_resize))
-        self.useFixture(fixtures.MonkeyPatch(
-            'nova.compute.manager.ComputeManager.'
-            '_delete_allocation_after_move', _delete_allocation_after_move))
+        finishing = self.useFixture(base.Inside(
+            manager.ComputeManager, 'finish_resize'))
+        self.useFixture(base.Replaced(
+            manager.ComputeManager, '_delete_allocation_after_move',
+            when=finishing.running, instead=revert_allocation))

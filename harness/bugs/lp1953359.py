@@ -5,10 +5,6 @@ proof (tests/regressions/test_bites.py) and ``--reintroduce 1953359``;
 the bug's story and scenarios are in ``lp1953359.yaml`` next to it.
 """
 
-import threading
-
-import fixtures
-
 from nova import objects
 
 from harness.bugs import base
@@ -38,26 +34,8 @@ class PeriodicIgnoresIncomingMigrationContext(base.Reintroduction):
     def _setUp(self):
         from nova.compute import resource_tracker
 
-        state = threading.local()
-        real_update = resource_tracker.ResourceTracker.\
-            _update_available_resource
-        real_apply = objects.Instance.apply_migration_context
-
-        def _update_available_resource(rt, *args, **kwargs):
-            state.periodic = True
-            try:
-                return real_update(rt, *args, **kwargs)
-            finally:
-                state.periodic = False
-
-        def apply_migration_context(instance):
-            if getattr(state, 'periodic', False):
-                return None
-            return real_apply(instance)
-
-        self.useFixture(fixtures.MonkeyPatch(
-            'nova.compute.resource_tracker.ResourceTracker.'
-            '_update_available_resource', _update_available_resource))
-        self.useFixture(fixtures.MonkeyPatch(
-            'nova.objects.instance.Instance.apply_migration_context',
-            apply_migration_context))
+        periodic = self.useFixture(base.Inside(
+            resource_tracker.ResourceTracker, '_update_available_resource'))
+        self.useFixture(base.Replaced(
+            objects.Instance, 'apply_migration_context',
+            when=periodic.running))

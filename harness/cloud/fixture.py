@@ -198,7 +198,7 @@ class Cloud(fixtures.Fixture):
 
         :param driver: a ``compute_driver`` name (``fake.MediumFakeDriver``)
             or ``None`` for the cloud's default.
-        :param profile: a host profile (name from ``harness/data/hosts``, path,
+        :param profile: a host profile (name from ``fixtures/hosts``, path,
             or ``HostProfile``): the host then runs Nova's libvirt driver
             over a fake libvirt connection shaped like that machine, with
             the profile's own config.

@@ -1,6 +1,6 @@
 """Host profiles: real servers as data, checked before any service starts.
 
-A profile is a YAML file in ``harness/data/hosts`` (or anywhere, by path) that
+A profile is a YAML file in ``fixtures/hosts`` (or anywhere, by path) that
 describes one real machine as the host's libvirt would report it: sockets,
 NUMA cells with their CPUs and SMT sibling sets, memory and page pools per
 cell, local disk, and the Nova config the host runs with. Top-level keys:
@@ -41,6 +41,7 @@ imports Nova, so checks run in a fraction of a second.
 
 import dataclasses
 import glob
+import importlib.util
 import os
 import re
 
@@ -49,10 +50,37 @@ from harness.core import profile_devices
 from harness.core import snapshot
 from harness.core import yamlsafe
 
-# Shipped as package data, so an installed wheel finds them too.
-PROFILE_DIR = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-    'data', 'hosts')
+#: The package the build makes of the checkout's ``fixtures/hosts``
+#: (pyproject.toml maps ``harness._fixtures`` to ``fixtures``): an
+#: installed wheel holds the profiles there.
+PROFILE_PACKAGE = 'harness._fixtures.hosts'
+# The harness package's folder: in a checkout, ``fixtures/`` is beside it.
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _profile_dir():
+    """The folder of the shipped profiles, or None if there is none.
+
+    An installed wheel holds them in ``PROFILE_PACKAGE``. Where the
+    harness runs from a checkout (an editable install, whose finder
+    cannot map a folder with no ``__init__.py`` under a package, or the
+    checkout on ``sys.path``) they are the checkout's ``fixtures/hosts``,
+    beside the ``harness/`` imported.
+    """
+    try:
+        spec = importlib.util.find_spec(PROFILE_PACKAGE)
+    except ImportError:
+        spec = None
+    if spec is not None and spec.submodule_search_locations:
+        return list(spec.submodule_search_locations)[0]
+    checkout = os.path.join(os.path.dirname(_PACKAGE_DIR), 'fixtures',
+                            'hosts')
+    if os.path.isdir(checkout):
+        return checkout
+    return None
+
+
+PROFILE_DIR = _profile_dir()
 
 # Page sizes as profiles write them -> KiB, as libvirt and Nova count them.
 PAGE_SIZES = {'4K': 4, '2M': 2048, '1G': 1024 * 1024}
@@ -188,7 +216,9 @@ class HostProfile(object):
 
 
 def known_profiles():
-    """Names of the profiles shipped in ``harness/data/hosts``, sorted."""
+    """Names of the profiles shipped in ``fixtures/hosts``, sorted."""
+    if PROFILE_DIR is None:
+        return []
     return sorted(os.path.splitext(os.path.basename(path))[0]
                   for path in glob.glob(os.path.join(PROFILE_DIR, '*.yaml')))
 
@@ -200,6 +230,11 @@ def profile_path(name_or_path):
             raise errors.ProfileError(
                 '%s: no such host profile file' % name_or_path)
         return name_or_path
+    if PROFILE_DIR is None:
+        raise errors.ProfileError(
+            'unknown host profile %r: no profiles are installed (package '
+            '%s not found, nor a checkout\'s fixtures/hosts beside %s)'
+            % (name_or_path, PROFILE_PACKAGE, _PACKAGE_DIR))
     path = os.path.join(PROFILE_DIR, name_or_path + '.yaml')
     if not os.path.isfile(path):
         raise errors.ProfileError(
@@ -212,7 +247,7 @@ def profile_path(name_or_path):
 def load_profile(name_or_path):
     """Load, validate and expand a profile, by name or by path.
 
-    A name is a file in ``harness/data/hosts``; a ``HostProfile`` is returned
+    A name is a file in ``fixtures/hosts``; a ``HostProfile`` is returned
     as it is.
     """
     if isinstance(name_or_path, HostProfile):

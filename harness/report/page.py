@@ -28,8 +28,10 @@ import zlib
 
 from harness.core import snapshot as snapshot_mod
 from harness.core import timeline as timeline_mod
-from harness.report import recorder as recorder_mod
-from harness.report import svg
+# By their own names, not through harness.report, whose __init__
+# imports this module (tests/unit/test_layers.py).
+from harness.report.recorder import Extra
+from harness.report.svg import chart as svg_chart
 
 RESOURCE_CLASSES = ('VCPU', 'PCPU', 'MEMORY_MB', 'DISK_GB')
 USAGE, TRACKER = '(usage)', '(tracker)'
@@ -62,7 +64,7 @@ class Run(object):
         # the last).
         self.default_step = None
         self.extras = [recorder.extra(e) if recorder is not None
-                       else recorder_mod.Extra() for e in self.entries]
+                       else Extra() for e in self.entries]
 
     @property
     def failed(self):
@@ -347,7 +349,7 @@ def charts(run):
             bad = wrong.get((provider, rc), set()) | wrong.get(
                 (provider, None), set())
             out.append('<figure><figcaption>%s %s</figcaption>%s</figure>' % (
-                escape(provider), rc, svg.chart(
+                escape(provider), rc, svg_chart(
                     series, labels, marks, bad, '%s %s' % (provider, rc),
                     {'data-host': provider, 'data-rc': rc,
                      'data-run': run.key})))

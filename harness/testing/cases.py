@@ -11,8 +11,10 @@ from harness.core import invariants
 from harness.core import names
 from harness.core import steps
 from harness.core import timeline as timeline_mod
-from harness import report
-from harness.testing import leaks
+# By their own names, not through harness or harness.testing: both
+# packages re-export this module's classes (tests/unit/test_layers.py).
+import harness.report
+import harness.testing.leaks
 
 
 #: Which scenario tests run their scenario a second time without checks
@@ -57,7 +59,7 @@ class TestCase(testtools.TestCase):
         super().setUp()
         if not self.uses_kept_cloud:
             _release_kept_cloud()
-        self.useFixture(leaks.LeakCheck(self.id()))
+        self.useFixture(harness.testing.leaks.LeakCheck(self.id()))
         if not self.uses_kept_cloud:
             self.addCleanup(_release_kept_cloud)
 
@@ -115,8 +117,8 @@ class ScenarioTestCase(TestCase):
         from harness.runners import runner
         if 'pool' not in kwargs:
             kwargs['pool'] = (
-                reuse.shared_pool(leaks.pool_changing) if reuse.keeping()
-                else self.useFixture(reuse.CloudPool()))
+                reuse.shared_pool(harness.testing.leaks.pool_changing)
+                if reuse.keeping() else self.useFixture(reuse.CloudPool()))
         pool = kwargs['pool']
         try:
             checker, declared, timeline = self._run_checked(
@@ -154,7 +156,8 @@ class ScenarioTestCase(TestCase):
         declared = _DeclaredPoints()
         # What a failure's report needs that the timeline does not keep
         # (whose pinned CPUs, what fired where), when reports are wanted.
-        recorder = report.Recorder() if report.directory() else None
+        recorder = (harness.report.Recorder() if harness.report.directory()
+                    else None)
         self._reporting = (scenario, recorder)
         run_kwargs = dict(kwargs)
         run_kwargs.setdefault('checks', [checker])
@@ -166,7 +169,8 @@ class ScenarioTestCase(TestCase):
     def _failed(self, exc):
         # The HTML report, under $HARNESS_REPORT_DIR (if set), as a detail.
         scenario, recorder = getattr(self, '_reporting', (None, None))
-        report.attach(self, exc, scenario=scenario, recorder=recorder)
+        harness.report.attach(self, exc, scenario=scenario,
+                              recorder=recorder)
         if exc.timeline is not None:
             self.addDetail('timeline', content.text_content(
                 exc.timeline.render()))

@@ -1,7 +1,7 @@
 """Nova's own NUMA code on hosts shaped like real servers.
 
 Every host here runs Nova's libvirt driver over a fake libvirt connection
-built from a profile in harness/data/hosts. Expected values come from each
+built from a profile in fixtures/hosts. Expected values come from each
 machine's documented figures, written out as arithmetic below, and from
 Nova's documented behaviour:
 

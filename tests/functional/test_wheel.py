@@ -2,10 +2,11 @@
 
 Host profiles and the bugs' scenarios are data the harness reads at run
 time; if the wheel left them out, everything would still pass from the
-checkout (where the files lie next to the code) and fail only once
-installed. So the wheel is built, installed in a directory of its own
-and run from an unrelated working directory, with only the installed
-copy on the path, on this interpreter (which has Nova and Placement).
+checkout (where the files lie next to the code, or in its top-level
+``fixtures/``) and fail only once installed. So the wheel is built,
+installed in a directory of its own and run from an unrelated working
+directory, with only the installed copy on the path, on this
+interpreter (which has Nova and Placement).
 
 The wheel is built from a copy of the checkout: setuptools writes
 ``build/`` and ``*.egg-info`` into the tree it builds, and a stale
@@ -37,10 +38,15 @@ NOT_SOURCE = shutil.ignore_patterns(
 TIMEOUT = 900
 
 
-def data_files(*parts, pattern):
-    """Package data files of the checkout, as paths inside the wheel."""
+def data_files(parts, pattern, inside=None):
+    """Package data files of the checkout, as paths inside the wheel.
+
+    ``parts`` is the checkout's folder, ``inside`` where the build puts
+    it in the wheel (the same path unless pyproject.toml maps it).
+    """
     folder = os.path.join(REPO, *parts)
-    return sorted('/'.join(parts + (name,)) for name in os.listdir(folder)
+    return sorted('/'.join((inside or parts) + (name,))
+                  for name in os.listdir(folder)
                   if fnmatch.fnmatchcase(name, pattern))
 
 
@@ -85,10 +91,13 @@ class TestWheel(testing.TestCase):
             entry_points = wheel.read(
                 'nova_harness-%s.dist-info/entry_points.txt'
                 % harness.__version__).decode()
-        hosts = data_files('harness', 'data', 'hosts', pattern='*.yaml')
-        bugs = data_files('harness', 'bugs', pattern='lp*.yaml')
+        # The profiles of the checkout's top-level fixtures/hosts, in the
+        # package the build maps that folder to.
+        hosts = data_files(('fixtures', 'hosts'), '*.yaml',
+                           inside=('harness', '_fixtures', 'hosts'))
+        bugs = data_files(('harness', 'bugs'), 'lp*.yaml')
         # Not vacuous: the checkout has both kinds of data.
-        self.assertIn('harness/data/hosts/dev-1s-8c-smt2.yaml', hosts)
+        self.assertIn('harness/_fixtures/hosts/dev-1s-8c-smt2.yaml', hosts)
         self.assertIn('harness/bugs/lp1944759.yaml', bugs)
         self.assertEqual([], sorted(set(hosts + bugs) - names))
         self.assertIn('harness/__init__.py', names)
@@ -106,16 +115,29 @@ class TestWheel(testing.TestCase):
         elsewhere = os.path.join(self.tmp, 'elsewhere')
         os.mkdir(elsewhere)
 
-        # The installed copy is the one imported, at the wheel's version.
+        # The installed copy is the one imported, at the wheel's version,
+        # and its host profiles are the wheel's: this interpreter's venv
+        # holds the checkout's editable install too, whose profiles
+        # (fixtures/hosts) must not stand in for missing ones.
         code, out = self.installed_run(
             site, elsewhere, sys.executable, '-c',
-            'import harness, importlib.metadata, json; print(json.dumps(['
+            'import harness, importlib.metadata, json; '
+            'from harness.core import profiles; print(json.dumps(['
             'harness.__file__, harness.__version__, '
-            'importlib.metadata.version("nova-harness")]))')
+            'importlib.metadata.version("nova-harness"), '
+            'profiles.PROFILE_DIR, profiles.known_profiles()]))')
         self.assertEqual(0, code, out)
-        where, version, installed = json.loads(out.splitlines()[-1])
+        where, version, installed, profile_dir, known = json.loads(
+            out.splitlines()[-1])
         self.assertTrue(where.startswith(site + os.sep), where)
         self.assertEqual([harness.__version__] * 2, [version, installed])
+        self.assertEqual(os.path.join(site, 'harness', '_fixtures', 'hosts'),
+                         profile_dir)
+        checkout = sorted(name[:-len('.yaml')] for name in os.listdir(
+            os.path.join(REPO, 'fixtures', 'hosts'))
+            if name.endswith('.yaml'))
+        self.assertIn('dev-1s-8c-smt2', checkout)
+        self.assertEqual(checkout, known)
 
         # The console script the wheel declares.
         code, out = self.installed_run(
@@ -129,9 +151,10 @@ class TestWheel(testing.TestCase):
             'reproduce', '1944759')
         self.assertEqual(0, code, out[-5000:])
         self.assertIn('verdict: reproduced', out)
-        # Nothing from the checkout's harness/ (tox's venv may live in the
-        # checkout, so its other paths can show up in warnings).
+        # Nothing from the checkout's harness/ or fixtures/ (tox's venv may
+        # live in the checkout, so its other paths can show up in warnings).
         self.assertNotIn(os.path.join(REPO, 'harness') + os.sep, out)
+        self.assertNotIn(os.path.join(REPO, 'fixtures') + os.sep, out)
 
         # A scenario file of the user's own, naming profiles.
         scenario = os.path.join(elsewhere, 'mine.yaml')
@@ -142,6 +165,7 @@ class TestWheel(testing.TestCase):
             site, elsewhere, sys.executable, '-m', 'harness.runners.cli',
             'run', 'mine.yaml')
         self.assertEqual(0, code, out[-5000:])
-        # Nothing from the checkout's harness/ (tox's venv may live in the
-        # checkout, so its other paths can show up in warnings).
+        # Nothing from the checkout's harness/ or fixtures/ (tox's venv may
+        # live in the checkout, so its other paths can show up in warnings).
         self.assertNotIn(os.path.join(REPO, 'harness') + os.sep, out)
+        self.assertNotIn(os.path.join(REPO, 'fixtures') + os.sep, out)

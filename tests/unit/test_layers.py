@@ -9,6 +9,17 @@ should depend one way; so does an import against the layers' direction,
 even one inside a function, which the Nova-free check cannot see until it
 runs. All of these creep in silently, so they are tested.
 
+A circle may run through a package's ``__init__``: ``from P import x``
+(and ``import P.x as y``) looks ``x`` up in package ``P``, so it needs
+``P``'s ``__init__`` to have run, with everything that ``__init__``
+imports to re-export it. The circle check counts such a read as an
+import of ``P`` itself, whatever ``x`` is: a module of ``P`` that takes a
+sibling through ``P``, while ``P``'s ``__init__`` imports that module,
+runs when ``P`` is half-initialised (it works only while ``x`` is a
+submodule Python falls back to). The layer check counts the modules
+the statements name (``from harness import bugs`` uses the bugs layer,
+not the public names).
+
 Each import check runs in a fresh interpreter: this test process may
 already hold Nova, imported by another test of the same worker.
 """
@@ -143,6 +154,16 @@ def harness_modules():
     return modules
 
 
+def from_module(node, package):
+    """The dotted name a ``from`` import in ``package`` takes names from."""
+    if not node.level:
+        return node.module
+    base = package
+    for _ in range(node.level - 1):
+        base = base.rpartition('.')[0]
+    return '%s.%s' % (base, node.module) if node.module else base
+
+
 def imported_modules(module, is_package, source, known):
     """[(harness module imported, line)] by ``module``'s source.
 
@@ -166,14 +187,7 @@ def imported_modules(module, is_package, source, known):
                 if name:
                     found.append((name, node.lineno))
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package
-                for _ in range(node.level - 1):
-                    base = base.rpartition('.')[0]
-                if node.module:
-                    base = '%s.%s' % (base, node.module)
-            else:
-                base = node.module
+            base = from_module(node, package)
             if base not in known:
                 continue
             for alias in node.names:
@@ -183,22 +197,66 @@ def imported_modules(module, is_package, source, known):
     return found
 
 
-def import_graph():
-    """{module: {imported module: 'file:line'}} over the whole package."""
-    modules = harness_modules()
+def packages_read(module, is_package, source, packages):
+    """[(package, line)] whose namespace ``module``'s imports read.
+
+    ``from P import x`` and ``import P.x as y`` look ``x`` up in package
+    ``P`` (in its ``__init__``'s names and re-exports first), so they
+    depend on ``P``'s ``__init__``, whatever ``x`` is. ``import P.x``
+    binds ``P`` without reading it, and ``from P.x import y`` reads the
+    module ``P.x`` (an edge ``imported_modules`` gives already).
+    """
+    package = module if is_package else module.rpartition('.')[0]
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            base = from_module(node, package)
+            if base in packages:
+                found.append((base, node.lineno))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname is None:
+                    continue
+                parts = alias.name.split('.')
+                for end in range(1, len(parts)):
+                    name = '.'.join(parts[:end])
+                    if name in packages:
+                        found.append((name, node.lineno))
+    return found
+
+
+def graph_of(sources, reads=True):
+    """{module: {imported module: 'file:line'}} of ``sources``.
+
+    ``sources`` is {dotted name: (file, text)}; with ``reads``, a read
+    of a package's namespace counts as an import of the package
+    (``packages_read``).
+    """
+    packages = {module for module, (path, _) in sources.items()
+                if path.endswith('__init__.py')}
     graph = {}
-    for module, path in modules.items():
-        with open(path, encoding='utf-8') as source:
-            text = source.read()
+    for module, (path, text) in sources.items():
+        is_package = module in packages
+        found = imported_modules(module, is_package, text, sources)
+        if reads:
+            found += packages_read(module, is_package, text, packages)
         edges = graph.setdefault(module, {})
-        for target, line in imported_modules(
-                module, path.endswith('__init__.py'), text, modules):
+        for target, line in sorted(found, key=lambda edge: edge[1]):
             # A module naming itself (``from . import x`` in a package
             # whose x is a name, not a module) is no circle.
             if target != module:
                 edges.setdefault(target, '%s:%d' % (
                     os.path.relpath(path, REPO), line))
     return graph
+
+
+def import_graph(reads=True):
+    """``graph_of`` the whole package."""
+    sources = {}
+    for module, path in harness_modules().items():
+        with open(path, encoding='utf-8') as source:
+            sources[module] = (path, source.read())
+    return graph_of(sources, reads)
 
 
 def cycles(graph):
@@ -294,13 +352,15 @@ class TestCoreIsNovaFree(testing.TestCase):
 class TestNoImportCircles(testing.TestCase):
 
     def test_no_module_imports_itself_through_others(self):
+        # Reads of a package's namespace count (the module docstring).
         graph = import_graph()
         found = cycles(graph)
         self.assertEqual([], found, 'import circles in harness/:\n%s' % (
             '\n'.join(render_cycle(graph, c) for c in found)))
 
     def test_layers_import_downwards_only(self):
-        graph = import_graph()
+        # The modules named: which layer's code a module uses.
+        graph = import_graph(reads=False)
         wrong = []
         for module, edges in sorted(graph.items()):
             layer = module.split('.')[1] if '.' in module else None
@@ -356,6 +416,58 @@ class TestNoImportCircles(testing.TestCase):
             sorted(imported_modules('harness.cloud.fixture', False, source,
                                     known), key=lambda edge: edge[1]))
 
+    def test_reads_of_a_package_resolve_to_it(self):
+        packages = {'harness', 'harness.core', 'harness.report'}
+        source = textwrap.dedent('''
+            import harness.report.page
+            import harness.report.svg as svg
+            from harness.report import page
+            from harness.report.page import Run
+            from harness import report
+            from . import recorder
+            from .. import core
+
+            def later():
+                from harness.core import errors
+        ''')
+        self.assertEqual(
+            [('harness', 3), ('harness.report', 3),
+             ('harness.report', 4),
+             ('harness', 6),
+             ('harness.report', 7),
+             ('harness', 8),
+             ('harness.core', 11)],
+            sorted(packages_read('harness.report.page', False, source,
+                                 packages), key=lambda read: read[1]))
+
+    def test_a_circle_through_a_reexport_is_found(self):
+        # The package re-exports a name of its module, and the module
+        # takes a sibling through the package: no module imports itself,
+        # yet the module runs while the package is half-initialised.
+        sources = {
+            'pkg': ('pkg/__init__.py', 'from pkg.mod import Name\n'),
+            'pkg.mod': ('pkg/mod.py', 'from pkg import sibling\n'),
+            'pkg.sibling': ('pkg/sibling.py', ''),
+        }
+        self.assertEqual([], cycles(graph_of(sources, reads=False)))
+        graph = graph_of(sources)
+        self.assertEqual([['pkg', 'pkg.mod']], cycles(graph))
+        self.assertEqual('  pkg\n  -> pkg.mod  (pkg/__init__.py:1)\n'
+                         '  -> pkg  (pkg/mod.py:1)',
+                         render_cycle(graph, cycles(graph)[0]))
+        # Taken by its own name, the sibling is no circle.
+        sources['pkg.mod'] = ('pkg/mod.py',
+                              'from pkg.sibling import thing\n')
+        self.assertEqual([], cycles(graph_of(sources)))
+
+    def test_the_package_reads_are_counted(self):
+        # Guards the circle check against counting no read: the harness
+        # takes modules through packages everywhere.
+        graph = import_graph()
+        self.assertIn('harness.core', graph['harness.core.scenario'])
+        self.assertNotIn('harness.core',
+                         import_graph(reads=False)['harness.core.scenario'])
+
     def test_a_circle_is_found_and_shown(self):
         graph = {'a': {'b': 'a.py:1'}, 'b': {'c': 'b.py:2'},
                  'c': {'a': 'c.py:3', 'd': 'c.py:4'}, 'd': {}}
@@ -376,6 +488,36 @@ class TestPublicApi(testing.TestCase):
                           re.MULTILINE | re.DOTALL)
         self.assertIsNotNone(match, 'no version in pyproject.toml')
         self.assertEqual(match.group(1), harness.__version__)
+
+    def test_pyprojects_packages_are_the_package_tree(self):
+        # Listed by hand (the profiles' mapping rules out ``find``): a
+        # package left out would be missing from the wheel only, and one
+        # listed that is gone would fail the build.
+        with open(os.path.join(REPO, 'pyproject.toml'),
+                  encoding='utf-8') as source:
+            text = source.read()
+        listed = re.search(r'^\[tool\.setuptools\]$.*?^packages\s*=\s*'
+                           r'\[(.*?)\]', text, re.MULTILINE | re.DOTALL)
+        self.assertIsNotNone(listed, 'no packages list in pyproject.toml')
+        listed = re.findall(r'"([^"]+)"', listed.group(1))
+        self.assertEqual(len(set(listed)), len(listed))
+        tree = {name for name, path in harness_modules().items()
+                if path.endswith('__init__.py')}
+        # Each folder mapped to a package name, and its folders.
+        mapped = re.search(r'^\[tool\.setuptools\.package-dir\]$(.*?)^\[',
+                           text, re.MULTILINE | re.DOTALL)
+        for name, folder in re.findall(r'^"([^"]+)"\s*=\s*"([^"]+)"$',
+                                       mapped.group(1) if mapped else '',
+                                       re.MULTILINE):
+            top = os.path.join(REPO, folder)
+            for root, dirs, _ in os.walk(top):
+                dirs[:] = [d for d in dirs if d != '__pycache__']
+                inside = os.path.relpath(root, top)
+                tree.add(name if inside == os.curdir else '%s.%s' % (
+                    name, inside.replace(os.sep, '.')))
+        self.assertIn('harness.core.steps', tree)
+        self.assertIn('harness._fixtures.hosts', tree)
+        self.assertEqual(sorted(tree), sorted(listed))
 
     def test_names_listed_once_and_in_dir(self):
         self.assertEqual(len(set(harness.__all__)), len(harness.__all__))

@@ -14,6 +14,8 @@ from harness.core import profiles
 from harness import testing
 
 SHIPPED = profiles.known_profiles()
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
 
 # A small valid profile the error cases start from: 1 socket, 2 cells of
 # 2 cores x 2 threads, siblings numbered as Linux does (0,4).
@@ -35,6 +37,68 @@ VALID = {
                         {'node': 0, 'size': '1G', 'count': 1}]},
     },
 }
+
+
+class TestWhereProfilesAre(testing.TestCase):
+    """The shipped profiles are data at the top of the checkout.
+
+    The build maps ``fixtures/`` to ``harness._fixtures``; that an
+    installed wheel reads its own copy is tests/functional/test_wheel.py's
+    proof.
+    """
+
+    def test_from_a_checkout_they_are_its_top_level_fixtures(self):
+        hosts = os.path.join(REPO, 'fixtures', 'hosts')
+        self.assertEqual(hosts, profiles.PROFILE_DIR)
+        self.assertIn('dev-1s-8c-smt2', SHIPPED)
+        self.assertEqual(sorted(name[:-len('.yaml')]
+                                for name in os.listdir(hosts)
+                                if name.endswith('.yaml')), SHIPPED)
+        self.assertFalse(os.path.exists(os.path.join(REPO, 'harness',
+                                                     'data')))
+
+    def test_fixtures_is_data_and_shadows_no_library(self):
+        # A package named fixtures at the top of the checkout (on sys.path
+        # when tests run from it) would hide testing-cabal's library.
+        for folder, _, files in os.walk(os.path.join(REPO, 'fixtures')):
+            self.assertNotIn('__init__.py', files, folder)
+        self.assertFalse(fixtures.__file__.startswith(
+            os.path.join(REPO, 'fixtures') + os.sep), fixtures.__file__)
+        self.assertTrue(issubclass(fixtures.TempDir, fixtures.Fixture))
+
+    def test_the_installed_package_comes_before_the_checkout(self):
+        # Any importable package stands in for an installed wheel's.
+        self.useFixture(fixtures.MonkeyPatch(
+            'harness.core.profiles.PROFILE_PACKAGE', 'harness.core.steps'))
+        self.assertEqual(os.path.join(REPO, 'harness', 'core', 'steps'),
+                         profiles._profile_dir())
+
+    def test_neither_installed_nor_in_a_checkout(self):
+        elsewhere = self.useFixture(fixtures.TempDir()).path
+        self.useFixture(fixtures.MonkeyPatch(
+            'harness.core.profiles.PROFILE_PACKAGE',
+            'harness._no_such_package.hosts'))
+        self.useFixture(fixtures.MonkeyPatch(
+            'harness.core.profiles._PACKAGE_DIR',
+            os.path.join(elsewhere, 'harness')))
+        self.assertIsNone(profiles._profile_dir())
+        os.makedirs(os.path.join(elsewhere, 'fixtures', 'hosts'))
+        self.assertEqual(os.path.join(elsewhere, 'fixtures', 'hosts'),
+                         profiles._profile_dir())
+
+    def test_no_profiles_is_one_clear_error(self):
+        self.useFixture(fixtures.MonkeyPatch(
+            'harness.core.profiles.PROFILE_DIR', None))
+        self.assertEqual([], profiles.known_profiles())
+        exc = self.assertRaises(errors.ProfileError, profiles.load_profile,
+                                'dev-1s-8c-smt2')
+        self.assertIn("unknown host profile 'dev-1s-8c-smt2': no profiles "
+                      "are installed (package harness._fixtures.hosts not "
+                      "found", str(exc))
+        # A profile given by path needs no shipped ones.
+        self.assertEqual('dev-1s-8c-smt2', profiles.load_profile(
+            os.path.join(REPO, 'fixtures', 'hosts',
+                         'dev-1s-8c-smt2.yaml')).name)
 
 
 @ddt.ddt

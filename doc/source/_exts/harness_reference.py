@@ -15,7 +15,7 @@ declares, so the reference cannot drift from it:
     the ``harness`` command's subcommands and options, from its argparse
     parsers;
 ``.. harness-profiles::``
-    the host profiles shipped in ``harness/data/hosts``;
+    the host profiles shipped in ``fixtures/hosts``;
 ``.. harness-tox-envs::``
     the tox envs of ``tox.ini``, with their descriptions.
 

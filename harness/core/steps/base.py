@@ -285,6 +285,23 @@ class ColdMove(ServerOperation):
     resting = {'status': 'VERIFY_RESIZE', 'migration': 'finished'}
     points = COLD_MOVE_POINTS
 
+    def parse(self, check, value, scenario, state, error):
+        args = self.server_args(check, value)
+        # Nova moves ACTIVE and STOPPED servers (compute/api.py resize).
+        needs(check, state, args['server'], ('active', 'shutoff'),
+              self.name)
+        self.check_target(check, args, scenario)
+        if not error:
+            state.before_move[args['server']] = state.servers[args['server']]
+            state.servers[args['server']] = 'verify'
+        # A move that fails on a compute has a migration (in error) too.
+        state.moved.add(args['server'])
+        return args
+
+    def check_target(self, check, args, scenario):
+        """Check what the move names besides the server: a flavor, a host."""
+        raise NotImplementedError  # pragma: no cover
+
 
 def needs(check, state, server, wanted, doing):
     """Fail unless ``server`` exists and is in one of the ``wanted`` states.

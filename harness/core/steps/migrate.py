@@ -17,18 +17,9 @@ class Migrate(base.ColdMove):
   expect: {allocations: {vm1: {dst: pin2}, migration(vm1): {src: pin2}}}
 '''
 
-    def parse(self, check, value, scenario, state, error):
-        args = self.server_args(check, value)
-        # Nova moves ACTIVE and STOPPED servers (compute/api.py resize).
-        base.needs(check, state, args['server'], ('active', 'shutoff'),
-                   'migrate')
+    def check_target(self, check, args, scenario):
         if args.get('host') is not None:
             check.known(args['host'], scenario.hosts, 'host')
-        if not error:
-            state.before_move[args['server']] = state.servers[args['server']]
-            state.servers[args['server']] = 'verify'
-        state.moved.add(args['server'])
-        return args
 
     def label(self, args):
         where = ' to %s' % args['host'] if args.get('host') else ''
