@@ -24,6 +24,7 @@ can before that operation goes on: the same interleaving every run.
 from harness.cloud import nova_env  # noqa: F401,I100
 
 import contextlib  # noqa: E402
+import itertools  # noqa: E402
 import threading  # noqa: E402
 
 import fixtures  # noqa: E402
@@ -113,9 +114,21 @@ class Task(object):
         # behind a full executor has not), and that executor.
         self.started = False
         self.executor = None
+        # How many turns it has had.
+        self.turns = 0
 
     def __str__(self):
         return '%s (%s)' % (self.name, 'done' if self.done else 'running')
+
+
+class _Turn(object):
+    """A chain's place in line (its number) and what it waits for."""
+
+    __slots__ = ('number', 'ready')
+
+    def __init__(self, number, ready):
+        self.number = number
+        self.ready = ready
 
 
 class _WatchedLock(object):
@@ -132,15 +145,16 @@ class _WatchedLock(object):
             self._activity._waiting(waiter, self._name)
             try:
                 self._lock.acquire()
-            finally:
+            except BaseException:
                 self._activity._waiting(waiter, None)
+                raise
+            self._activity._took(waiter)
         return self._lock
 
     def __exit__(self, *exc_info):
         waiting = self._activity.waiting_for(self._name)
         self._lock.release()
-        if waiting:
-            self._activity.hand_over(self._name, waiting)
+        self._activity._released(self._name, waiting)
 
     def __getattr__(self, name):
         return getattr(self._lock, name)
@@ -192,8 +206,10 @@ class Activity(fixtures.Fixture):
         # periodics the clock fires), and its thread.
         self.main = Task('main', None)
         self._main_thread = threading.current_thread()
-        # Chains waiting for other chains (harness waits, futures).
-        self._chain_waits = {}
+        # Threading mode: the chains in line for a turn, numbered in the
+        # order they got in line.
+        self._turns = {}
+        self._numbers = itertools.count()
         # Executor -> how many of its tasks have started and not ended.
         self._busy = {}
         self._pending = {}
@@ -218,14 +234,21 @@ class Activity(fixtures.Fixture):
                     executor_type)
 
             def run_as_spawner(*a, **k):
-                with self._cond:
-                    task.started = True
-                    self._busy[task.executor] = (
-                        self._busy.get(task.executor, 0) + 1)
-                    self._cond.notify_all()
+                if mode.THREADING:
+                    with self._cond:
+                        task.started = True
+                        self._busy[task.executor] = (
+                            self._busy.get(task.executor, 0) + 1)
+                        self._cond.notify_all()
+                    # Its turn comes once every chain before it waits.
+                    self.await_turn(task, 'start %s' % task.name)
                 with acting_as(host), in_chain(task):
                     return func(*a, **k)
 
+            if mode.THREADING:
+                # In line for its turn from the moment it is spawned: the
+                # spawner goes on until it waits, as under eventlet.
+                self.park(task, lambda: task.started)
             future = real_spawn_on(executor_type, run_as_spawner,
                                    *args, **kwargs)
             parking = self._started(future, task)
@@ -315,8 +338,8 @@ class Activity(fixtures.Fixture):
             try:
                 with real_lock(name, *args, **kwargs) as taken:
                     if waiter is not None:
-                        activity._waiting(waiter, None)
-                        waiter = None
+                        took, waiter = waiter, None
+                        activity._took(took)
                     try:
                         yield taken
                     finally:
@@ -326,8 +349,8 @@ class Activity(fixtures.Fixture):
                 if waiter is not None:
                     activity._waiting(waiter, None)
             # A re-entry releases nothing: the outer release hands over.
-            if waiting and not fair_lock.is_writer(check_pending=False):
-                activity.hand_over(name, waiting)
+            if not fair_lock.is_writer(check_pending=False):
+                activity._released(name, waiting)
 
         def lock(name, *args, **kwargs):
             # ``fair`` is the eighth parameter; synchronized names it.
@@ -441,9 +464,7 @@ class Activity(fixtures.Fixture):
         with self._cond:
             self._pending[key] = task
             if self._collecting is None:
-                # Under native threads the spawner always waits for its
-                # task to park: the two would run at once otherwise.
-                return self.timeout if mode.THREADING else None
+                return None
             self._collecting.append(task)
             return self._parking
 
@@ -456,11 +477,6 @@ class Activity(fixtures.Fixture):
         and ``unparked`` says so.
         """
         if parking is None:
-            return
-        if mode.THREADING:
-            # Parked while the task runs; on again once it, and every
-            # other chain, is parked.
-            self.settle_others()
             return
         try:
             self.wait_parked([task], parking,
@@ -498,6 +514,38 @@ class Activity(fixtures.Fixture):
                                             self.chain())
             self._cond.notify_all()
 
+    def _took(self, waiter):
+        """``waiter`` has the lock it waited for: in line for its turn.
+
+        Threading mode: from waiting for the lock to waiting for its turn
+        in one step, so that the releaser, which waits for that step
+        (``_released``), knows the taker is in line when it goes on.
+        """
+        chain = self.chain()
+        with self._cond:
+            self._lock_waits.pop(waiter, None)
+            if mode.THREADING and chain is not None:
+                self.park(chain)
+            self._cond.notify_all()
+        if mode.THREADING and chain is not None:
+            self.await_turn(chain, 'a lock')
+
+    def _released(self, lock, waiting):
+        """``lock`` was released while ``waiting`` (tokens) waited for it.
+
+        Threading mode: go on once one of them has taken it and is in line
+        for its turn; it runs once this chain, and every other, waits.
+        """
+        if not waiting:
+            return
+        with self._cond:
+            if not self._cond.wait_for(
+                    lambda: any(waiter not in self._lock_waits
+                                for waiter in waiting), self.timeout):
+                self.unparked.append(errors.OperationTimeout(
+                    'no one took lock %s within %ss of its release' % (
+                        lock, self.timeout)))
+
     def _parked(self, task):
         """Whether ``task`` is done or waits (see the class docstring)."""
         if task.done:
@@ -507,10 +555,9 @@ class Activity(fixtures.Fixture):
             return task.request_id is not None and any(
                 request_id == task.request_id
                 for _lock, request_id, _chain in self._lock_waits.values())
-        return (any(chain is task
-                    for _lock, _request, chain in self._lock_waits.values())
-                or self._chain_waits.get(task, 0) > 0
-                or self._queued(task))
+        return task in self._turns or any(
+            chain is task
+            for _lock, _request, chain in self._lock_waits.values())
 
     def chain(self):
         """The chain of work of the current thread (the test's: ``main``)."""
@@ -519,44 +566,62 @@ class Activity(fixtures.Fixture):
             return self.main
         return chain
 
-    @contextlib.contextmanager
-    def chain_waits(self):
-        """The current chain waits (for a task, a lock, a future): parked.
+    # -- threading mode: one chain at a time ---------------------------------
 
-        Under native threading it goes on only once every other chain is
-        parked, decided and taken under one lock: of two chains that
-        could go on at once, one does, and the other waits for it.
+    def park(self, chain, ready=None):
+        """Put ``chain`` in line for a turn, once ``ready()`` says so.
+
+        A chain in line is parked. Its turn comes when it is ready, every
+        other live chain is parked, and no chain in line before it is
+        ready: one at a time, first come first served, decided under one
+        lock. ``ready`` None: at once.
         """
-        chain = self.chain()
-        if chain is None:
-            yield
-            return
         with self._cond:
-            self._chain_waits[chain] = self._chain_waits.get(chain, 0) + 1
+            turn = self._turns.get(chain)
+            if turn is None:
+                self._turns[chain] = _Turn(next(self._numbers), ready)
+            else:
+                turn.ready = ready
             self._cond.notify_all()
-        try:
-            yield
-        finally:
-            with self._cond:
-                if mode.THREADING and not self._cond.wait_for(
-                        lambda: self._others_parked(chain), self.timeout):
-                    self.unparked.append(errors.OperationTimeout(
-                        'Nova\'s other threads did not finish or wait '
-                        'within %ss while %s went on (%s)' % (
-                            self.timeout, chain,
-                            self._running_chains(chain))))
-                self._chain_waits[chain] -= 1
-                if not self._chain_waits[chain]:
-                    del self._chain_waits[chain]
-                self._cond.notify_all()
 
-    def _others_parked(self, me):
-        return all(self._parked(chain) for chain in self._live_chains()
-                   if chain is not me)
+    def await_turn(self, chain, what, ready=None):
+        """Park ``chain`` (if not in line yet) and go on at its turn.
 
-    def _running_chains(self, me):
-        return ', '.join(str(chain) for chain in self._live_chains()
-                         if chain is not me and not self._parked(chain))
+        Whether it came in time; if not (a chain that never waited within
+        the cloud's timeout), ``unparked`` says so and it goes on anyway:
+        never raised into Nova's code.
+        """
+        with self._cond:
+            turn = self._turns.get(chain)
+            if turn is None:
+                turn = self._turns[chain] = _Turn(next(self._numbers), ready)
+            elif ready is not None:
+                turn.ready = ready
+            self._cond.notify_all()
+            came = self._cond.wait_for(lambda: self._has_turn(chain, turn),
+                                       self.timeout)
+            if not came:
+                self.unparked.append(errors.OperationTimeout(
+                    'Nova\'s threads did not wait within %ss for %s to go '
+                    'on after %s (running: %s)' % (
+                        self.timeout, chain, what, ', '.join(
+                            str(other) for other in self._live_chains()
+                            if other is not chain
+                            and not self._parked(other)))))
+            del self._turns[chain]
+            chain.turns += 1
+            self._cond.notify_all()
+        return came
+
+    def _has_turn(self, chain, turn):
+        if turn.ready is not None and not turn.ready():
+            return False
+        if any(other is not chain and not self._parked(other)
+               for other in self._live_chains()):
+            return False
+        return not any(other is not chain and earlier.number < turn.number
+                       and (earlier.ready is None or earlier.ready())
+                       for other, earlier in self._turns.items())
 
     def waiting_for(self, lock):
         """The waits of other chains for ``lock`` now (threading mode)."""
@@ -567,32 +632,6 @@ class Activity(fixtures.Fixture):
             return tuple(waiter for waiter, (name, _request, chain)
                          in self._lock_waits.items()
                          if name == lock and chain is not me)
-
-    def hand_over(self, lock, waiting):
-        """``lock`` was released while ``waiting`` waited: let one take it.
-
-        Threading mode: the releaser goes on once one of them has taken
-        the lock and every other chain is parked again, so the taker runs
-        until it waits or ends, alone, as a greenthread would: Nova's
-        threads never run at once.
-        """
-        with self.chain_waits(), self._cond:
-            taken = self._cond.wait_for(
-                lambda: any(waiter not in self._lock_waits
-                            for waiter in waiting), self.timeout)
-            if not taken:
-                self.unparked.append(errors.OperationTimeout(
-                    'no one took lock %s within %ss of its release' % (
-                        lock, self.timeout)))
-
-    def settle_others(self):
-        """Go on once every chain but the current one is parked.
-
-        Never raised into Nova's code: a chain that does not park in time
-        is noted in ``unparked`` and the caller goes on.
-        """
-        with self.chain_waits():
-            pass
 
     def _live_chains(self):
         return [self.main] + [task for task in self._pending.values()]
@@ -626,7 +665,19 @@ class Activity(fixtures.Fixture):
         meanwhile (the same greenthread hub); none of them is left half
         way, whatever the scheduler would have picked.
         """
-        with self.chain_waits(), self._cond:
+        chain = self.chain()
+        if mode.THREADING and chain is not None:
+            # Each has run until it waits (or waits for a worker), and
+            # this chain's turn has come again.
+            if self.await_turn(chain, 'spawning', ready=lambda: all(
+                    task.done or task.turns or self._queued(task)
+                    for task in tasks)):
+                return
+            state = ', '.join(str(task) for task in tasks)
+            raise errors.OperationTimeout(
+                'Nova\'s tasks did not finish or wait within %ss (%s).\n%s'
+                % (timeout, state, describe()))
+        with self._cond:
             if self._cond.wait_for(
                     lambda: all(self._parked(task) for task in tasks),
                     timeout):
@@ -661,7 +712,14 @@ class Activity(fixtures.Fixture):
 
         ``describe`` is called on timeout and gives the state to report.
         """
-        with self.chain_waits(), self._cond:
+        chain = self.chain()
+        if mode.THREADING and chain is not None:
+            idle = self.await_turn(chain, 'waiting for Nova to finish',
+                                   ready=lambda: not self._pending)
+            if idle:
+                self._check_alone()
+                return
+        with self._cond:
             if self._cond.wait_for(lambda: not self._pending, timeout):
                 if mode.THREADING:
                     self._check_alone()

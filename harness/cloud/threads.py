@@ -15,12 +15,13 @@ spawn through its executors, and the chain must cross with it:
   submitter's chain, which waits for it;
 - a chain that waits for a future of another chain (Nova's scatter-gather
   over cells, a build waiting for its network allocation, the update of
-  several nodes) is parked while it waits, as it is when it waits for a
-  lock: the other chain runs alone meanwhile.
+  several nodes), or sleeps, is parked while it waits, as it is when it
+  waits for a lock: the others run meanwhile, one at a time.
 """
 
 import concurrent.futures
 import threading
+import time
 import weakref
 
 import fixtures
@@ -48,6 +49,7 @@ class ThreadChains(fixtures.Fixture):
         self._carry_through_rpc()
         self._carry_through_executors()
         self._park_future_waits()
+        self._park_sleeps()
 
     def after_fork(self):
         """In a child forked at rest: threads of its own for the parent's.
@@ -128,29 +130,63 @@ class ThreadChains(fixtures.Fixture):
     def _park_future_waits(self):
         activity = self.activity
 
-        def parked_while(real, pending):
+        def in_line_until(real, done):
             def wait(first, *args, **kwargs):
-                if pending is any_pending:
-                    # Waited for more than once below: a generator would
-                    # be spent.
+                if done is not one_done:
+                    # Looked at more than once below: a generator would be
+                    # spent.
                     first = list(first)
-                if not pending(first):
-                    return real(first, *args, **kwargs)
-                with activity.chain_waits():
-                    return real(first, *args, **kwargs)
+                chain = activity.chain()
+                if chain is not None and not done(first):
+                    # In line until the future is done (its task ran to its
+                    # end); Nova's own wait then returns at once.
+                    activity.await_turn(chain, 'a future',
+                                        ready=lambda: done(first))
+                return real(first, *args, **kwargs)
             return wait
 
-        def one_pending(future):
-            return not future.done()
+        def one_done(future):
+            return future.done()
 
-        def any_pending(futures):
-            return not all(future.done() for future in futures)
+        def all_done(futures):
+            return all(future.done() for future in futures)
 
-        for owner, name, pending in (
-                (concurrent.futures.Future, 'result', one_pending),
-                (concurrent.futures.Future, 'exception', one_pending),
-                (concurrent.futures, 'wait', any_pending),
-                (waiters, 'wait_for_all', any_pending),
-                (waiters, 'wait_for_any', any_pending)):
+        def any_done(futures):
+            return any(future.done() for future in futures)
+
+        for owner, name, done in (
+                (concurrent.futures.Future, 'result', one_done),
+                (concurrent.futures.Future, 'exception', one_done),
+                (concurrent.futures, 'wait', all_done),
+                (waiters, 'wait_for_all', all_done),
+                (waiters, 'wait_for_any', any_done)):
             self.useFixture(fixtures.MockPatchObject(
-                owner, name, parked_while(getattr(owner, name), pending)))
+                owner, name, in_line_until(getattr(owner, name), done)))
+
+    def _park_sleeps(self):
+        """A chain that sleeps is parked, and goes on at its turn after.
+
+        Nova's polling loops (the libvirt driver's live-migration monitor,
+        the fake driver's live migration, retries) sleep between looks:
+        under eventlet a green sleep lets the others run; here the others
+        run while it sleeps, one at a time. ``time.sleep(0)`` (oslo.db's
+        yield at every check-in) is no wait and changes nothing.
+        """
+        activity = self.activity
+        real_sleep = time.sleep
+
+        def sleep(seconds):
+            chain = activity.chain()
+            if chain is None or seconds <= 0:
+                return real_sleep(seconds)
+            slept = []
+            activity.park(chain, lambda: bool(slept))
+            try:
+                real_sleep(seconds)
+            finally:
+                with activity._cond:
+                    slept.append(True)
+                    activity._cond.notify_all()
+                activity.await_turn(chain, 'a sleep')
+
+        self.useFixture(fixtures.MockPatchObject(time, 'sleep', sleep))
