@@ -31,6 +31,14 @@ test (the goal is 0.35 or less).
 
     python benchmarks/suite_speed.py --clouds --link-api-paste
 
+With ``--modes`` it runs the suite (two workers, kept clouds) once with
+Nova in native threading and once under eventlet
+(``HARNESS_CONCURRENCY``), in turn ``--rounds`` times, and prints each
+mode's wall and mean scenario test, and last ``threading/eventlet: X``,
+the ratio of the median mean scenario tests (the goal is 1.2 or less).
+
+    python benchmarks/suite_speed.py --modes --rounds 2
+
 It asserts nothing: it prints figures. stestr balances workers by the
 test times it recorded before, so run the suite once first in a fresh
 clone (a run with no history splits the tests blind).
@@ -262,6 +270,37 @@ def compare_clouds(args):
     return 1 if before['failed'] or after['failed'] else 0
 
 
+def compare_modes(args):
+    """The suite in each concurrency mode, side by side (see above)."""
+    runs = {'threading': [], 'eventlet': []}
+    for _round in range(args.rounds):
+        for mode in ('threading', 'eventlet'):
+            result = run_suite(2, args.filter, args.random,
+                               env={'HARNESS_CONCURRENCY': mode})
+            runs[mode].append(result)
+            print('%s: %d tests, %d failed, wall %.1f s on 2 workers, mean '
+                  '%.2f s per scenario test (%d), %.2f s per test' % (
+                      mode, result['tests'], len(result['failed']),
+                      result['wall'], result['scenario_mean'],
+                      result['scenario_tests'], result['mean']), flush=True)
+            for test_id in result['failed']:
+                print('  failed: %s' % test_id)
+    means = {mode: statistics.median(r['scenario_mean'] for r in results)
+             for mode, results in runs.items()}
+    walls = {mode: statistics.median(r['wall'] for r in results)
+             for mode, results in runs.items()}
+    print('wall threading/eventlet: %.2f (%.1f s, %.1f s)' % (
+        walls['threading'] / walls['eventlet'], walls['threading'],
+        walls['eventlet']))
+    print('threading/eventlet: %.2f (mean scenario test %.2f s and %.2f s'
+          '%s)' % (means['threading'] / means['eventlet'],
+                   means['threading'], means['eventlet'],
+                   ', medians of %d rounds' % args.rounds
+                   if args.rounds > 1 else ''))
+    return 1 if any(r['failed'] for results in runs.values()
+                    for r in results) else 0
+
+
 def _pool_stats(path):
     """The workers' pools' figures, added up (``reuse.STATS_ENV``).
 
@@ -301,15 +340,20 @@ def main(argv=None):
     parser.add_argument('--link-api-paste', action='store_true',
                         help='with --clouds: let Nova\'s test find its '
                         'api-paste.ini (see compare_nova.py)')
+    parser.add_argument('--modes', action='store_true',
+                        help='compare Nova in native threading and under '
+                        'eventlet (two workers, kept clouds)')
     args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error('--rounds must be 1 or more')
+    if args.modes:
+        return compare_modes(args)
     if args.clouds:
         if args.nova_runs < 1:
             parser.error('--nova-runs must be 1 or more')
         return compare_clouds(args)
     if any(n < 1 for n in args.workers):
         parser.error('--workers: each count must be 1 or more')
-    if args.rounds < 1:
-        parser.error('--rounds must be 1 or more')
     results = []
     for _round in range(args.rounds):
         for workers in args.workers:
