@@ -9,6 +9,9 @@ developer needs nothing else:
 - ``Cloud``, the fixture that stands up Nova and Placement, and
   ``CloudPool``, which keeps a cloud between runs of one shape;
 - ``load_scenarios(path)`` and ``run_scenario(scenario, ...)``;
+- ``build_tests(path, loader)``, which turns a folder of scenario files
+  into test classes for a ``load_tests`` hook (one class per file, one
+  test per scenario);
 - ``related_bug``, which ties a test to a Launchpad bug;
 - the errors: ``HarnessError`` (the base of all), ``ScenarioError`` (a bad
   scenario file), ``ProfileError`` (a bad host profile),
@@ -39,6 +42,7 @@ _EXPORTS = {
     'Cloud': ('harness.cloud.fixture', 'Cloud'),
     'CloudPool': ('harness.cloud.reuse', 'CloudPool'),
     'load_scenarios': ('harness.core.scenario', 'load'),
+    'build_tests': ('harness.testing.suites', 'build_tests'),
     'run_scenario': ('harness.runners.runner', 'run'),
     'related_bug': ('harness.bugs', 'related_bug'),
     'HarnessError': ('harness.core.errors', 'HarnessError'),
@@ -66,6 +70,7 @@ if typing.TYPE_CHECKING:  # pragma: no cover
     from harness.runners.runner import run as run_scenario  # noqa: F401
     from harness.testing.cases import ScenarioTestCase  # noqa: F401
     from harness.testing.cases import TestCase  # noqa: F401
+    from harness.testing.suites import build_tests  # noqa: F401
 
 
 def __getattr__(name):

@@ -41,7 +41,6 @@ when something fails; ``--verbose`` shows them on the terminal too.
 scenarios or replays goes to stderr.
 """
 
-import argparse
 import logging
 import os
 import sys
@@ -49,39 +48,20 @@ import time
 import warnings
 
 from harness.core import errors
+from harness.runners import options
 
-EXIT_PASS, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_PASS, EXIT_FAIL = 0, 1
+EXIT_BAD_INPUT = options.EXIT_BAD_INPUT
 EXIT_INTERRUPTED = 130
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        # argparse's own usage errors exit 2 too, as bad input should.
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_BAD_INPUT, 'harness: error: %s\n' % message)
-
-
-def _output_options(report=True):
-    """Options every verb but determinism takes: where output goes."""
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument('--verbose', action='store_true',
-                        help='show Nova\'s logs and third-party warnings '
-                        'on the terminal too')
-    common.add_argument('--log', metavar='FILE', default=None,
-                        help='where Nova\'s logs and third-party warnings '
-                        'go (default: a new file in $XDG_CACHE_HOME/harness/'
-                        'logs)')
-    if report:
-        common.add_argument('--report', metavar='DIR', default=None,
-                            help='write an HTML report per scenario here')
-    return common
-
-
 def build_parser():
-    parser = _Parser(prog='harness', description=__doc__.split('\n')[0])
+    parser = options.Parser(prog='harness',
+                            description=__doc__.split('\n')[0])
     sub = parser.add_subparsers(dest='command', metavar='COMMAND')
     sub.required = True
-    common = _output_options()
+    common = options.common_options(options.OUTPUT, options.REPORT,
+                                    options.RUNNING)
     run = sub.add_parser('run', help='run scenario files',
                          parents=[common])
     run.add_argument('files', nargs='+', metavar='FILE')
@@ -133,7 +113,7 @@ def build_parser():
                          help='the files are the shard files of one '
                          'exploration: merge, group and shrink them')
     sub.add_parser('bugs', help='list the registered bugs',
-                   parents=[_output_options(report=False)])
+                   parents=[options.common_options(options.OUTPUT)])
     reproduce = sub.add_parser(
         'reproduce', help='show a bug: installed Nova vs reintroduced',
         parents=[common])
@@ -142,7 +122,7 @@ def build_parser():
         '--nova-release', metavar='N', type=int, default=None,
         help='run on Nova N of the release matrix (31, 32, 33): the '
         'Python of the tox env functional-novaN')
-    # Its options are the module's own (``harness determinism -h``): they
+    # Its options are the tool's own (``harness determinism -h``): they
     # are passed through to its main, which parses and checks them, so
     # that they are defined, and their errors worded, in one place.
     sub.add_parser('determinism', add_help=False,
@@ -188,14 +168,20 @@ def main(argv=None, out=None):
     if program:
         pin_hash_seed()
     parser = build_parser()
-    args, rest = parser.parse_known_args(argv)
+    try:
+        args, rest = parser.parse_known_args(argv)
+        if rest and args.command != 'determinism':
+            # What parse_args would say: only determinism takes options
+            # parsed elsewhere.
+            parser.error('unrecognized arguments: %s' % ' '.join(rest))
+    except options.UsageError as exc:
+        # As argparse does, exit 2 as bad input should: the usage of the
+        # (sub)command, then one line.
+        exc.parser.print_usage(sys.stderr)
+        exc.parser.exit(EXIT_BAD_INPUT, 'harness: error: %s\n' % exc)
     if args.command == 'determinism':
-        from harness.runners import determinism
+        from harness.runners.determinism import cli as determinism
         return determinism.main(rest, out=out or sys.stdout)
-    if rest:
-        # What parse_args would say: only determinism takes options
-        # parsed elsewhere.
-        parser.error('unrecognized arguments: %s' % ' '.join(rest))
     err = sys.stderr
     if program:
         try:

@@ -1,8 +1,9 @@
 """harness determinism end to end, small: one quick scenario, twice.
 
-Runs in this process (``workers=0``): it finds the scenario's test in the
-suite, runs that test twice, watching it through the observer hooks, and
-the two runs give one verdict, one timeline and one race-point record.
+Runs in this process (``workers=0``): it finds the scenario's test among
+those it builds from the checkout's scenario folder, runs that test
+twice, watching it through the observer hooks, and the two runs give one
+verdict, one timeline and one race-point record.
 And ``--hash-seeds``: spawned workers really run under each seed.
 """
 
@@ -20,6 +21,8 @@ import testtools
 from harness.cloud import fixture as cloud  # noqa: F401
 from harness.core import scenario as scenario_mod
 from harness.runners import determinism
+from harness.runners.determinism import check
+from harness.runners.determinism import compare
 from harness import testing
 
 SCENARIO = 'boot__boot_on_a_fake_host_with_periodics_around_it'
@@ -34,10 +37,10 @@ PROBE_TEST = __name__ + '._HashProbe.say_the_hash'
 # module imported first.
 CHECK = """
 import dataclasses, json, os, sys
-from harness.runners import determinism
+from harness.runners.determinism import check
 before = os.environ.get('PYTHONHASHSEED')
-report = determinism.check(runs=2, workers=1, hash_seeds=[7, 3],
-                           items=[{'id': 'probe', 'test': sys.argv[1]}])
+report = check.check(runs=2, workers=1, hash_seeds=[7, 3],
+                     items=[{'id': 'probe', 'test': sys.argv[1]}])
 with open(sys.argv[2], 'w') as target:
     json.dump({'error': report.error, 'interrupted': report.interrupted,
                'runs': [dataclasses.asdict(run) for run in report.runs],
@@ -65,8 +68,7 @@ def _hash_under(seed):
 class TestDeterminism(testing.TestCase):
 
     def test_one_scenario_twice_is_steady(self):
-        report = determinism.check(runs=2, workers=0,
-                                   pattern='%s$' % SCENARIO)
+        report = check.check(runs=2, workers=0, pattern='%s$' % SCENARIO)
         self.assertFalse(report.interrupted)
         self.assertEqual('', report.error)
         (summary,) = report.summaries
@@ -105,7 +107,7 @@ class TestDeterminism(testing.TestCase):
                       [(p['when'], p['point']) for p in passages])
         self.assertTrue(all(isinstance(p['version'], int)
                             for p in passages))
-        (row,) = determinism.table(report.summaries)[1:]
+        (row,) = compare.table(report.summaries)[1:]
         self.assertRegex(row, r'^%s +2 +1 +1 +1 +no +\d+\.\d\d$'
                          % re.escape(summary.item))
 

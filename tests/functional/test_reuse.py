@@ -29,7 +29,7 @@ from harness.core import errors
 from harness.core import invariants
 from harness.core import scenario as scenario_mod
 from harness.core import snapshot
-from harness.runners import determinism
+from harness.runners.determinism import records
 from harness.runners import runner
 from harness import testing
 
@@ -243,10 +243,10 @@ class TestCloudPool(testing.TestCase):
         # One cloud stood up, kept for the two runs after the first.
         self.assertEqual((1, 2), (self.pool.made, self.pool.reused))
         self.assertEqual({}, self.pool.given_up)
-        self.assertEqual(determinism.timeline_text([before]),
-                         determinism.timeline_text([again]))
-        self.assertEqual(determinism.points_text([before]),
-                         determinism.points_text([again]))
+        self.assertEqual(records.timeline_text([before]),
+                         records.timeline_text([again]))
+        self.assertEqual(records.points_text([before]),
+                         records.points_text([again]))
         return first, again
 
     def assertSameStatesAndPoints(self, fresh, kept):
@@ -256,8 +256,8 @@ class TestCloudPool(testing.TestCase):
         at each point (settling a kept cloud writes the compute nodes once
         more).
         """
-        self.assertEqual(determinism.timeline_text([fresh]),
-                         determinism.timeline_text([kept]))
+        self.assertEqual(records.timeline_text([fresh]),
+                         records.timeline_text([kept]))
         self.assertEqual([[str(p) for p in entry.passages]
                           for entry in fresh],
                          [[str(p) for p in entry.passages]
@@ -327,10 +327,10 @@ steps:
                                      self.pool.replaced))
         self.assertEqual({}, self.pool.given_up)
         for later in runs[1:]:
-            self.assertEqual(determinism.timeline_text(runs[:1]),
-                             determinism.timeline_text([later]))
-            self.assertEqual(determinism.points_text(runs[:1]),
-                             determinism.points_text([later]))
+            self.assertEqual(records.timeline_text(runs[:1]),
+                             records.timeline_text([later]))
+            self.assertEqual(records.points_text(runs[:1]),
+                             records.points_text([later]))
         with self.pool.cloud(scenario, self.id()) as cloud:
             snap = cloud.snapshot()
             for host, service in sorted(cloud.computes.items()):

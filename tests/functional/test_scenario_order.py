@@ -1,9 +1,11 @@
 """The scenario tests run with those of one cloud shape together.
 
 ``tests.functional.test_scenarios.load_tests`` and
-``tests.regressions.test_regressions.load_tests`` order their tests by
-shape (``tests.by_shape``), so that a worker's kept cloud serves every
-scenario of a shape in a row (``harness.cloud.reuse``).
+``tests.regressions.test_regressions.load_tests`` build their tests with
+``harness.testing.build_tests`` and ``build_bug_tests``, which order them
+by shape (``harness.testing.in_shape_order``), so that a worker's kept
+cloud serves every scenario of a shape in a row
+(``harness.cloud.reuse``).
 """
 
 import unittest
@@ -37,7 +39,7 @@ class TestScenarioOrder(testing.TestCase):
                          sorted(case.id() for case in ordered))
         order = []
         for case in ordered:
-            scenario = module.scenario_of(case)
+            scenario = testing.scenario_of(case)
             # The test is the scenario's: ddt names it after the scenario.
             self.assertTrue(named(case, scenario), case.id())
             order.append(repr(shapes.cloud_shape(scenario)))

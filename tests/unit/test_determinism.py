@@ -14,7 +14,9 @@ import io
 import json
 import os
 import shutil
+import sys
 import typing
+import unittest
 
 import fixtures
 import testtools
@@ -25,6 +27,14 @@ from harness.core import snapshot as snapshot_mod
 from harness.core import timeline as timeline_mod
 from harness.runners import cli
 from harness.runners import determinism
+from harness.runners.determinism import check
+from harness.runners.determinism import cli as determinism_cli
+from harness.runners.determinism import compare
+from harness.runners.determinism import pool
+from harness.runners.determinism import records
+from harness.runners.determinism import report as report_mod
+from harness.runners.determinism import suite
+from harness.runners import options
 from harness import testing
 
 UUID = '6a1c0c54-34b5-4b8e-9d0e-2f3c4d5e6f70'
@@ -32,9 +42,9 @@ UUID = '6a1c0c54-34b5-4b8e-9d0e-2f3c4d5e6f70'
 
 def _run(item, number, verdict='pass', digest='d1', seconds=1.0,
          points='p1', scenarios=(), hash_seed=None):
-    return determinism.Run(item, number, verdict, digest, points, seconds,
-                           scenarios=[list(s) for s in scenarios],
-                           hash_seed=hash_seed)
+    return compare.Run(item, number, verdict, digest, points, seconds,
+                       scenarios=[list(s) for s in scenarios],
+                       hash_seed=hash_seed)
 
 
 def _snapshot(pinned=(), vm1_host='src', generation=3):
@@ -97,18 +107,18 @@ class TestNormalise(testing.TestCase):
             'instance <uuid> at <Foo object at <address>> <request> at '
             '<timestamp> in <tmp>, pid <pid>, after <duration>; OS thread '
             'ident <ident>',
-            determinism.normalise(text))
+            records.normalise(text))
 
     def test_what_is_not_volatile_stays(self):
         text = ('step 3 (resize vm1 to pin2b): pinned CPUs on src: '
                 'expected 2, got 0; migration(vm1)@src PCPU=2 @41')
-        self.assertEqual(text, determinism.normalise(text))
+        self.assertEqual(text, records.normalise(text))
 
     def test_verdict(self):
-        self.assertEqual('pass', determinism.verdict('pass'))
+        self.assertEqual('pass', records.verdict('pass'))
         self.assertEqual(
             'fail: AssertionError: <uuid> held',
-            determinism.verdict(
+            records.verdict(
                 'fail', 'AssertionError: '
                 '6a1c0c54-34b5-4b8e-9d0e-2f3c4d5e6f70 held'))
 
@@ -121,7 +131,7 @@ class TestNormalise(testing.TestCase):
                 '  pinned CPUs on src\n')
         self.assertEqual('AssertionError: step 2 failed:\n'
                          '  pinned CPUs on src',
-                         determinism.exception_message(text))
+                         records.exception_message(text))
 
     def test_exception_message_of_a_chain_is_the_last(self):
         text = ('Traceback (most recent call last):\n'
@@ -133,7 +143,7 @@ class TestNormalise(testing.TestCase):
                 '  File "b.py", line 2, in g\n'
                 'ValueError: bad\n')
         self.assertEqual('ValueError: bad',
-                         determinism.exception_message(text))
+                         records.exception_message(text))
 
 
 def _inner():
@@ -162,7 +172,7 @@ def _inner():
 class TestVerdicts(testing.TestCase):
 
     def _verdict(self, name):
-        result = determinism._Result()
+        result = suite.Outcomes()
         _inner()(name).run(result.result)
         return result.verdict()
 
@@ -177,31 +187,31 @@ class TestVerdicts(testing.TestCase):
 
     def test_no_outcome(self):
         self.assertEqual('error: the test reported no outcome',
-                         determinism._Result().verdict())
+                         suite.Outcomes().verdict())
 
 
 def _digests(timelines, recordings=()):
-    return (determinism.digest(determinism.timeline_record(timelines)),
-            determinism.digest(determinism.points_record(timelines,
-                                                         recordings)))
+    return (records.digest(records.timeline_record(timelines)),
+            records.digest(records.points_record(timelines,
+                                                 recordings)))
 
 
 class TestRecords(testing.TestCase):
     """What is compared is the runs' data, not a rendering of it."""
 
     def test_same_runs_same_digests(self):
-        for record in (determinism.timeline_record,
-                       determinism.points_record):
+        for record in (records.timeline_record,
+                       records.points_record):
             one = record([_timeline(pinned=(2,))])
             two = record([_timeline(pinned=(2,))])
             self.assertEqual(one, two)
-            self.assertEqual(determinism.digest(one),
-                             determinism.digest(two))
+            self.assertEqual(records.digest(one),
+                             records.digest(two))
         self.assertEqual(_digests([_timeline(pinned=(2,))]),
                          _digests([_timeline(pinned=(2,))]))
 
     def test_the_snapshot_is_its_fields(self):
-        (run,) = determinism.timeline_record([_timeline(pinned=(2,))])
+        (run,) = records.timeline_record([_timeline(pinned=(2,))])
         self.assertEqual([0, 1], [step['step'] for step in run['steps']])
         snapshot = run['steps'][1]['snapshot']
         self.assertEqual({'name': 'src', 'generation': 3, 'parent': None,
@@ -215,7 +225,7 @@ class TestRecords(testing.TestCase):
                          snapshot['allocations'])
         # The text shown where runs differ is made from the record, a
         # field a line, and is not the rendered table.
-        text = determinism.timeline_text([_timeline(pinned=(2,))])
+        text = records.timeline_text([_timeline(pinned=(2,))])
         self.assertIn('-- step 1: boot vm1\n', text)
         self.assertIn('snapshot.trackers.src.cells[0].pinned_cpus = [2]',
                       text)
@@ -227,7 +237,7 @@ class TestRecords(testing.TestCase):
             self.assertNotEqual(base, _digests([other])[0])
 
     def test_every_field_of_a_passage_counts(self):
-        base = determinism.points_record([_timeline()])
+        base = records.points_record([_timeline()])
         self.assertEqual(
             [{'point': 'build_and_run_instance', 'when': 'before',
               'host': 'src', 'server': 'vm1', 'version': 3,
@@ -239,8 +249,8 @@ class TestRecords(testing.TestCase):
                                deferred_runs=[('update', 'src')]),
                       _passage(roles=('source',))):
             self.assertNotEqual(
-                determinism.digest(base),
-                determinism.digest(determinism.points_record(
+                records.digest(base),
+                records.digest(records.points_record(
                     [_timeline(passages=[other])])))
         # Points are not part of the timeline's digest.
         self.assertEqual(_digests([_timeline()])[0],
@@ -252,7 +262,7 @@ class TestRecords(testing.TestCase):
             expected=1, actual=2, step=1)
         timeline = _timeline()
         timeline.entries[-1].problems = [problem]
-        (run,) = determinism.timeline_record([timeline])
+        (run,) = records.timeline_record([timeline])
         self.assertEqual([{'check': 'usages_add_up',
                            'subject': 'provider src, VCPU', 'expected': 1,
                            'actual': 2, 'text': '', 'step': 1}],
@@ -267,8 +277,8 @@ class TestRecords(testing.TestCase):
         # A problem still given as text is its text.
         timeline.entries[-1].problems = ['usages_add_up: off by one']
         self.assertIn('problems = ["usages_add_up: off by one"]',
-                      determinism.timeline_text([timeline]))
-        text = determinism.points_text([], [[_passage('dst', 9)]])
+                      records.timeline_text([timeline]))
+        text = records.points_text([], [[_passage('dst', 9)]])
         self.assertTrue(text.startswith('== race recording 1: 1 points\n'
                                         '{"point": "build_and_run_instance",'
                                         ' "when": "before", "host": "dst"'),
@@ -277,8 +287,8 @@ class TestRecords(testing.TestCase):
                             _digests([], [[_passage('dst', 10)]])[1])
 
     def test_no_uuid_in_the_record(self):
-        for record in (determinism.timeline_record([_timeline()]),
-                       determinism.points_record([_timeline()])):
+        for record in (records.timeline_record([_timeline()]),
+                       records.points_record([_timeline()])):
             self.assertNotIn(UUID, json.dumps(record))
             self.assertNotIn('"uuid"', json.dumps(record))
             self.assertNotIn('"migration"', json.dumps(record))
@@ -334,7 +344,7 @@ class TestWatchedThroughHooks(testing.TestCase):
     """The tool sees runs only through ``harness.core.hooks``."""
 
     def test_a_watcher_records_what_the_events_say(self):
-        watcher = determinism.Watcher()
+        watcher = records.Watcher()
         with hooks.observing(watcher):
             timeline, passage = _emit_a_run()
         # Outside the block, nothing reaches it.
@@ -349,7 +359,7 @@ class TestWatchedThroughHooks(testing.TestCase):
                            os.path.join('tests', 'functional', 'scenarios',
                                         'boot.yaml')]],
                          watcher.scenarios())
-        record = determinism.points_record(watcher.runs, watcher.recordings)
+        record = records.points_record(watcher.runs, watcher.recordings)
         # Made when asked, so what was filled in after the event is in.
         self.assertEqual(1, record['recordings'][0][0]['deferred_at'])
 
@@ -357,7 +367,7 @@ class TestWatchedThroughHooks(testing.TestCase):
         job = {'item': 'x', 'number': 1,
                'test': '%s._EmitsEvents.emit_a_run' % __name__}
         init = timeline_mod.Timeline.__init__
-        one, two = determinism.run_test(job), determinism.run_test(job)
+        one, two = suite.run_test(job), suite.run_test(job)
         # Nothing was patched, and the watch ended with the test.
         self.assertIs(init, timeline_mod.Timeline.__init__)
         self.assertEqual([], hooks._WATCHING)
@@ -369,13 +379,13 @@ class TestWatchedThroughHooks(testing.TestCase):
         # of the records of the objects the events carried.
         self.assertEqual((one['timeline'], one['points']),
                          (two['timeline'], two['points']))
-        watcher = determinism.Watcher()
+        watcher = records.Watcher()
         with hooks.observing(watcher):
             _emit_a_run()
         self.assertEqual(
             (one['timeline'], one['points']),
-            (determinism.digest(determinism.timeline_record(watcher.runs)),
-             determinism.digest(determinism.points_record(
+            (records.digest(records.timeline_record(watcher.runs)),
+             records.digest(records.points_record(
                  watcher.runs, watcher.recordings))))
         self.assertIn('== timeline 1: boot__a_fake_one\n-- step 0: start',
                       one['timeline_text'])
@@ -383,13 +393,13 @@ class TestWatchedThroughHooks(testing.TestCase):
     def test_a_run_that_stops_in_a_step_says_so(self):
         job = {'item': 'x', 'number': 1,
                'test': '%s._EmitsEvents.emit_a_failed_step' % __name__}
-        result = determinism.run_test(job)
+        result = suite.run_test(job)
         self.assertEqual('fail: AssertionError: step 1 (boot vm1) failed',
                          result['verdict'])
         self.assertTrue(result['timeline_text'].startswith(
             '== timeline 1: boot__a_fake_one (did not end, in step 1: '
             'boot vm1)'), result['timeline_text'])
-        passed = determinism.run_test(dict(
+        passed = suite.run_test(dict(
             job, test='%s._EmitsEvents.emit_a_run' % __name__))
         self.assertNotEqual(passed['timeline'], result['timeline'])
 
@@ -397,19 +407,19 @@ class TestWatchedThroughHooks(testing.TestCase):
 class TestDivergence(testing.TestCase):
 
     def test_identical_texts(self):
-        self.assertIsNone(determinism.first_divergence('a\nb', 'a\nb'))
+        self.assertIsNone(records.first_divergence('a\nb', 'a\nb'))
 
     def test_first_differing_line_with_context(self):
         left = '\n'.join('line %d' % n for n in range(1, 11))
         right = left.replace('line 6', 'line six').replace('line 9', 'x')
-        number, lines = determinism.first_divergence(left, right, 1)
+        number, lines = records.first_divergence(left, right, 1)
         self.assertEqual(6, number)
         self.assertEqual(['a     5  line 5', 'a>    6  line 6',
                           'a     7  line 7', 'b     5  line 5',
                           'b>    6  line six', 'b     7  line 7'], lines)
 
     def test_one_text_ends_first(self):
-        number, lines = determinism.first_divergence('a\nb', 'a\nb\nc', 1)
+        number, lines = records.first_divergence('a\nb', 'a\nb\nc', 1)
         self.assertEqual(3, number)
         self.assertIn('a>    3  (ends)', lines)
         self.assertIn('b>    3  c', lines)
@@ -419,9 +429,9 @@ class TestDivergence(testing.TestCase):
                 '== timeline 2: b\n-- step 0: start\nx = 1\n'
                 '-- step 1: boot vm1\nx = 2\ny = 3')
         self.assertEqual(['timeline 2: b', 'step 1: boot vm1'],
-                         determinism.headings(text, 9))
-        self.assertEqual(['timeline 1: a'], determinism.headings(text, 2))
-        self.assertEqual([], determinism.headings(text, 1))
+                         records.headings(text, 9))
+        self.assertEqual(['timeline 1: a'], records.headings(text, 2))
+        self.assertEqual([], records.headings(text, 1))
 
 
 class TestSummaries(testing.TestCase):
@@ -431,7 +441,7 @@ class TestSummaries(testing.TestCase):
                 _run('verdicts', 1), _run('verdicts', 2, 'fail: boom'),
                 _run('timelines', 1, digest='a', seconds=1.0),
                 _run('timelines', 2, digest='b', seconds=3.0)]
-        steady, verdicts, timelines = determinism.summarise(runs)
+        steady, verdicts, timelines = compare.summarise(runs)
         self.assertFalse(steady.flaky)
         self.assertTrue(verdicts.flaky)
         self.assertTrue(timelines.flaky)
@@ -441,7 +451,7 @@ class TestSummaries(testing.TestCase):
         self.assertEqual(2.0, timelines.mean_seconds)
 
     def test_race_points_alone_make_it_flaky(self):
-        (summary,) = determinism.summarise(
+        (summary,) = compare.summarise(
             [_run('x', 1, points='p'), _run('x', 2, points='q')])
         self.assertTrue(summary.flaky)
         self.assertEqual(1, len(summary.timelines))
@@ -453,7 +463,7 @@ class TestSummaries(testing.TestCase):
                 _run('x', 3, digest='b')]
         texts = {('x', 'a'): 'same\nbefore boot on src @12',
                  ('x', 'b'): 'same\nbefore boot on - @12'}
-        (summary,) = determinism.summarise(runs, texts)
+        (summary,) = compare.summarise(runs, texts)
         lines = summary.divergence()
         self.assertEqual('x: 2 timelines; runs 1 (a) and 3 (b) first '
                          'differ at', lines[0])
@@ -461,10 +471,10 @@ class TestSummaries(testing.TestCase):
         self.assertIn('    b>    2  before boot on - @12', lines)
 
     def test_divergence_names_the_timeline_and_step(self):
-        left = determinism.timeline_text([_timeline()])
-        right = determinism.timeline_text([_timeline(generation=4)])
+        left = records.timeline_text([_timeline()])
+        right = records.timeline_text([_timeline(generation=4)])
         runs = [_run('x', 1, digest='a'), _run('x', 2, digest='b')]
-        (summary,) = determinism.summarise(
+        (summary,) = compare.summarise(
             runs, {('x', 'a'): left, ('x', 'b'): right})
         lines = summary.divergence()
         self.assertRegex(lines[1], r'^  line \d+ \(timeline 1: \(no '
@@ -474,19 +484,19 @@ class TestSummaries(testing.TestCase):
 
     def test_divergence_lists_verdicts(self):
         runs = [_run('x', 1), _run('x', 2, 'fail: boom\nmore')]
-        (summary,) = determinism.summarise(runs)
+        (summary,) = compare.summarise(runs)
         self.assertEqual(['x: 2 verdicts:', '  1 x pass',
                           '  1 x fail: boom | more'], summary.divergence())
 
     def test_scenarios_the_runs_ran(self):
-        (summary,) = determinism.summarise(
+        (summary,) = compare.summarise(
             [_run('x', 1, scenarios=[('b', 'd/b.yaml')]),
              _run('x', 2, scenarios=[('a', 'd/a.yaml'),
                                      ('b', 'd/b.yaml')])])
         self.assertEqual(['b', 'a'], summary.scenarios)
 
     def test_table_and_summary_line(self):
-        summaries = determinism.summarise(
+        summaries = compare.summarise(
             [_run('a_long_scenario', 1, seconds=2.0),
              _run('a_long_scenario', 2, seconds=4.0),
              _run('b', 1, digest='x'), _run('b', 2, digest='y')])
@@ -497,9 +507,9 @@ class TestSummaries(testing.TestCase):
              '3.00',
              'b                   2         1          2       1    yes   '
              '1.00'],
-            determinism.table(summaries))
+            compare.table(summaries))
         self.assertEqual('determinism: 4 runs, 1 flaky, wall 12 s',
-                         determinism.summary_line(summaries, 12.4))
+                         compare.summary_line(summaries, 12.4))
 
 
 SCENARIO_TEXT = '''
@@ -528,8 +538,8 @@ class TestOrphans(testing.TestCase):
                                          os.path.join('ran', 'one.yaml'))])]
         # two.yaml sits next to one.yaml and no run ran it; elsewhere/ is
         # no folder a run ran from; broken.yaml fails its own test.
-        self.assertEqual(['two__two'], determinism.orphans(runs, root))
-        self.assertEqual([], determinism.orphans([_run('t', 1)], root))
+        self.assertEqual(['two__two'], report_mod.orphans(runs, root))
+        self.assertEqual([], report_mod.orphans([_run('t', 1)], root))
 
 
 class TestJobs(testing.TestCase):
@@ -540,35 +550,234 @@ class TestJobs(testing.TestCase):
 
     def test_select_by_id_or_test_id(self):
         self.assertEqual(self.ITEMS[:1],
-                         determinism.select(self.ITEMS, '^boot'))
+                         suite.select(self.ITEMS, '^boot'))
         self.assertEqual(self.ITEMS[1:],
-                         determinism.select(self.ITEMS, r'r\.test_bites'))
-        self.assertEqual(self.ITEMS, determinism.select(self.ITEMS, None))
+                         suite.select(self.ITEMS, r'r\.test_bites'))
+        self.assertEqual(self.ITEMS, suite.select(self.ITEMS, None))
 
     def test_round_robin(self):
-        jobs = determinism.jobs_for(self.ITEMS, 2)
+        jobs = check.jobs_for(self.ITEMS, 2)
         self.assertEqual([('boot__one', 1), ('test_bites.T.test_x', 1),
                           ('boot__one', 2), ('test_bites.T.test_x', 2)],
                          [(job['item'], job['number']) for job in jobs])
 
-    def test_no_suite_to_discover_is_one_clean_error(self):
+    def test_no_suite_to_run_is_one_clean_error(self):
         root = self.useFixture(fixtures.TempDir()).path
-        error = self.assertRaises(determinism.UsageError,
-                                  determinism.discover, root)
+        # No checkout there: the bug registry's tests, which ship with
+        # the harness, and nothing else.
+        self.assertEqual([suite.Source('bugs', name=suite.BUG_TESTS)],
+                         suite.sources(root=root))
+        error = self.assertRaises(options.UsageError, suite.sources,
+                                  bugs=False, root=root)
         self.assertIn('no test suite next to the harness in %s' % root,
                       str(error))
+        missing = os.path.join(root, 'missing')
+        error = self.assertRaises(options.UsageError, suite.sources,
+                                  [missing], root=root)
+        self.assertEqual('--scenarios %s: no such folder or file' % missing,
+                         str(error))
 
-    def test_a_test_is_listed_without_its_suite(self):
+    def test_a_test_is_listed_without_its_package(self):
         self.assertEqual(
             'test_scenarios.Boot.test_1_boot__one',
-            determinism.item_id('tests.functional.test_scenarios.Boot.'
-                                'test_1_boot__one'))
+            suite.item_id('tests.functional.test_scenarios.Boot.'
+                          'test_1_boot__one',
+                          'tests.functional.test_scenarios'))
+        # A module of no package: the whole ID.
+        self.assertEqual(
+            'test_mine.Boot.test_1_boot__one',
+            suite.item_id('test_mine.Boot.test_1_boot__one', 'test_mine'))
+
+
+PROBE_PACKAGE = 'determinism_probe'
+# A test module of the probe package: it builds the scenario tests of the
+# folder next to it, as the checkout's test_scenarios.py does, and has a
+# test of its own.
+PROBE_MODULE = """
+import os
+
+import testtools
+
+from harness import testing
+
+FOLDER = os.path.join(os.path.dirname(__file__), 'scen')
+
+
+def load_tests(loader, standard_tests, pattern):
+    suite = testing.build_tests(FOLDER, loader)
+    suite.addTests(loader.loadTestsFromTestCase(Probe))
+    return suite
+
+
+class Probe(testtools.TestCase):
+
+    def test_probe(self):
+        pass
+"""
+
+
+class TestSources(testing.TestCase):
+    """Which tests: built from scenario folders, the bugs, by name."""
+
+    def setUp(self):
+        super().setUp()
+        self.root = self.useFixture(fixtures.TempDir()).path
+        self.package = os.path.join(self.root, PROBE_PACKAGE)
+        self.folder = os.path.join(self.package, 'scen')
+        os.makedirs(self.folder)
+        for name, text in (('__init__.py', ''),
+                           ('test_scen.py', PROBE_MODULE)):
+            with open(os.path.join(self.package, name), 'w') as target:
+                target.write(text)
+        with open(os.path.join(self.folder, 'one.yaml'), 'w') as target:
+            target.write(SCENARIO_TEXT % 'one')
+        with open(os.path.join(self.folder, 'broken.yaml'), 'w') as target:
+            target.write('- name: [not, a, name]\n')
+        self.useFixture(fixtures.PythonPathEntry(self.root))
+        self.addCleanup(self._forget_the_probe)
+
+    @staticmethod
+    def _forget_the_probe():
+        for name in list(sys.modules):
+            if name.split('.')[0] == PROBE_PACKAGE:
+                del sys.modules[name]
+
+    def test_a_folders_tests_are_named_as_a_module_next_to_it(self):
+        self.assertEqual('%s.test_scen' % PROBE_PACKAGE,
+                         suite.test_module_name(self.folder))
+        self.assertEqual('%s.test_scen' % PROBE_PACKAGE,
+                         suite.test_module_name(
+                             os.path.join(self.folder, 'one.yaml')))
+        # Outside a package: a module of no package.
+        outside = os.path.join(self.root, 'my-scenarios')
+        os.makedirs(outside)
+        self.assertEqual('test_my_scenarios',
+                         suite.test_module_name(outside))
+        # The checkout's folder: its own module's name.
+        self.assertEqual(
+            [suite.Source('scenarios', os.path.join(
+                determinism.ROOT, 'tests', 'functional', 'scenarios'),
+                'tests.functional.test_scenarios'),
+             suite.Source('bugs', name='tests.regressions.test_regressions')],
+            suite.sources())
+
+    def test_the_checkouts_tests_have_the_ids_stestr_lists(self):
+        # What the tool runs by default is what the checkout's two test
+        # modules give unittest (stestr), ID for ID and in their order.
+        from tests.functional import test_scenarios
+        from tests.regressions import test_regressions
+        loader = unittest.TestLoader()
+        expected = [case.id() for module in (test_scenarios,
+                                             test_regressions)
+                    for case in testtools.iterate_tests(
+                        loader.loadTestsFromModule(module))]
+        items = suite.discover(suite.sources())['items']
+        self.assertEqual(expected, [item['test'] for item in items])
+        self.assertEqual(
+            'test_scenarios.Boot.test_1_boot__boot_on_a_fake_host_with_'
+            'periodics_around_it', items[0]['id'])
+
+    def test_a_test_named_again_is_one_test(self):
+        built = suite.Source('scenarios', self.folder,
+                             suite.test_module_name(self.folder))
+        # The package's module builds the folder's tests too: the same
+        # tests, once; then its own.
+        found = suite.discover([built, suite.Source('unittest',
+                                                    PROBE_PACKAGE)])
+        name = '%s.test_scen' % PROBE_PACKAGE
+        self.assertEqual(
+            [{'id': 'test_scen.Broken.test_load',
+              'test': name + '.Broken.test_load'},
+             {'id': 'test_scen.One.test_1_one__one',
+              'test': name + '.One.test_1_one__one'},
+             {'id': 'test_scen.Probe.test_probe',
+              'test': name + '.Probe.test_probe'}],
+            found['items'])
+        error = self.assertRaises(options.UsageError, suite.discover,
+                                  [built, built])
+        self.assertIn('two sources give the test %s.Broken.test_load'
+                      % name, str(error))
+
+    def test_a_name_that_does_not_import_is_one_clean_error(self):
+        error = self.assertRaises(
+            options.UsageError, suite.discover,
+            [suite.Source('unittest', PROBE_PACKAGE + '.nothing')])
+        self.assertIn('--tests %s.nothing: ModuleNotFoundError'
+                      % PROBE_PACKAGE, str(error))
+
+    def test_each_run_is_a_new_test_of_its_source(self):
+        sources = [suite.Source('unittest', PROBE_PACKAGE)]
+        name = '%s.test_scen.Probe.test_probe' % PROBE_PACKAGE
+        (one,), (two,) = (list(testtools.iterate_tests(
+            suite.load(name, sources))) for _ in range(2))
+        self.assertEqual((name, name), (one.id(), two.id()))
+        self.assertIsNot(one, two)
+        # No source gives it: loaded by its name.
+        (case,) = testtools.iterate_tests(suite.load(
+            '%s._EmitsEvents.emit_a_run' % __name__, sources))
+        self.assertIsInstance(case, _EmitsEvents)
+
+    def test_run_test_runs_a_built_test(self):
+        name = suite.test_module_name(self.folder)
+        sources = [suite.Source('scenarios', self.folder, name)]
+        # The broken file's test runs without a cloud: it fails on the
+        # loader's message.
+        result = suite.run_test({'item': 'x', 'number': 1,
+                                 'test': name + '.Broken.test_load',
+                                 'sources': sources})
+        self.assertTrue(result['verdict'].startswith(
+            'fail: AssertionError: '), result['verdict'])
+        self.assertTrue(result['verdict'].endswith(
+            '%s, field "hosts": missing' % os.path.join(
+                PROBE_PACKAGE, 'scen', 'broken.yaml')), result['verdict'])
+        probe = suite.run_test({
+            'item': 'y', 'number': 1, 'test': name + '.Probe.test_probe',
+            'sources': sources + [suite.Source('unittest', PROBE_PACKAGE)]})
+        self.assertEqual('pass', probe['verdict'])
+
+    def test_the_options_choose_the_sources(self):
+        args = determinism_cli.parse_args([
+            '--scenarios', os.path.relpath(self.folder), '--no-bugs',
+            '--tests', PROBE_PACKAGE, '--tests', 'more'])
+        self.assertEqual(([self.folder], True, [PROBE_PACKAGE, 'more']),
+                         (args.scenarios, args.no_bugs, args.tests))
+        self.assertEqual(
+            [suite.Source('scenarios', self.folder,
+                          '%s.test_scen' % PROBE_PACKAGE),
+             suite.Source('unittest', PROBE_PACKAGE),
+             suite.Source('unittest', 'more')],
+            suite.sources(args.scenarios, not args.no_bugs, args.tests))
+        defaults = determinism_cli.parse_args([])
+        self.assertEqual((None, False, None), (
+            defaults.scenarios, defaults.no_bugs, defaults.tests))
+
+    def test_a_missing_folder_exits_2_before_anything_runs(self):
+        err = io.StringIO()
+        self.patch(determinism_cli.sys, 'stderr', err)
+        missing = os.path.join(self.root, 'missing')
+        self.assertEqual(2, determinism_cli.main(['--scenarios', missing],
+                                                 out=io.StringIO()))
+        self.assertEqual('harness determinism: --scenarios %s: no such '
+                         'folder or file\n' % missing, err.getvalue())
+
+    def test_a_scenario_folder_outside_the_code_is_in_its_identity(self):
+        outside = self.useFixture(fixtures.TempDir()).path
+        path = os.path.join(outside, 'one.yaml')
+        with open(path, 'w') as target:
+            target.write(SCENARIO_TEXT % 'one')
+        first = report_mod.code_identity(self.root, [outside])
+        self.assertNotEqual(first, report_mod.code_identity(self.root))
+        self.assertEqual(first, report_mod.code_identity(self.root, [path]))
+        with open(path, 'w') as target:
+            target.write(SCENARIO_TEXT % 'two')
+        self.assertNotEqual(first['files'], report_mod.code_identity(
+            self.root, [outside])['files'])
 
 
 class TestArguments(testing.TestCase):
 
     def test_defaults(self):
-        args = determinism.parse_args([])
+        args = determinism_cli.parse_args([])
         self.assertEqual((50, 0, 2, None, None, 900),
                          (args.runs, args.busy, args.workers, args.select,
                           args.json, args.timeout))
@@ -586,15 +795,15 @@ class TestArguments(testing.TestCase):
             (['--dump', __file__], 'not a directory'),
             (['--frobnicate'], 'unrecognized arguments'))
         for argv, words in cases:
-            error = self.assertRaises(determinism.UsageError,
-                                      determinism.parse_args, argv)
+            error = self.assertRaises(options.UsageError,
+                                      determinism_cli.parse_args, argv)
             self.assertIn(words, str(error))
 
     def test_main_exits_2_without_running(self):
         err = io.StringIO()
-        self.patch(determinism.sys, 'stderr', err)
-        self.assertEqual(2, determinism.main(['--runs', '0'],
-                                             out=io.StringIO()))
+        self.patch(determinism_cli.sys, 'stderr', err)
+        self.assertEqual(2, determinism_cli.main(['--runs', '0'],
+                                                 out=io.StringIO()))
         self.assertEqual('harness determinism: --runs must be at least 1, '
                          'not 0\n', err.getvalue())
 
@@ -609,7 +818,7 @@ class TestCliVerb(testing.TestCase):
 
     def test_options_pass_through_to_the_module(self):
         seen = []
-        self.patch(determinism, 'main',
+        self.patch(determinism_cli, 'main',
                    lambda argv, out=None: seen.append(argv) or 0)
         argv = ['--runs', '2', '--select', 'boot__', '--workers', '0']
         self.assertEqual(0, cli.main(['determinism'] + argv))
@@ -668,8 +877,8 @@ class TestDump(testing.TestCase):
                 _run('flaky/x', 2, digest='b')]
         texts = {('steady', 'd1'): 's', ('flaky/x', 'a'): 'one',
                  ('flaky/x', 'b'): 'two', ('flaky/x', 'p1'): 'points'}
-        paths = determinism.dump(determinism.summarise(runs, texts),
-                                 directory)
+        paths = report_mod.dump(compare.summarise(runs, texts),
+                                directory)
         self.assertEqual(['flaky_x.run1.a.txt', 'flaky_x.run2.b.txt',
                           'flaky_x.run1.p1.txt'],
                          [os.path.basename(p) for p in paths])
@@ -686,9 +895,9 @@ class TestDump(testing.TestCase):
                 _run('steady', 1, hash_seed=0), _run('steady', 2, hash_seed=1)]
         texts = {('devices/x', 'a'): 'nvme d8', ('devices/x', 'b'): 'nvme d9',
                  ('devices/x', 'p1'): 'points', ('steady', 'd1'): 's'}
-        summaries = determinism.summarise(runs, texts)
+        summaries = compare.summarise(runs, texts)
         self.assertEqual([False, False], [s.flaky for s in summaries])
-        paths = determinism.dump(summaries, directory)
+        paths = report_mod.dump(summaries, directory)
         self.assertEqual(['devices_x.run1.a.txt', 'devices_x.run2.b.txt',
                           'devices_x.run1.p1.txt'],
                          [os.path.basename(p) for p in paths])
@@ -702,14 +911,14 @@ class TestHangs(testing.TestCase):
                   'stacks': ['  File "a.py", line 1']}
         with open(os.path.join(directory, '123.json'), 'w') as f:
             json.dump(record, f)
-        self.assertEqual([record], determinism._collect_hangs(directory))
+        self.assertEqual([record], pool.collect_hangs(directory))
         self.assertEqual([], os.listdir(directory))
 
 
 class TestBurners(testing.TestCase):
 
     def test_burners_stop_on_leaving(self):
-        with determinism.Burners(2) as burners:
+        with pool.Burners(2) as burners:
             processes = list(burners.processes)
             self.assertEqual(2, len(processes))
             self.assertEqual([None, None], [p.poll() for p in processes])
@@ -721,7 +930,7 @@ class TestBurners(testing.TestCase):
     def test_burners_stop_on_an_exception(self):
         captured = []
         try:
-            with determinism.Burners(1) as burners:
+            with pool.Burners(1) as burners:
                 captured.extend(burners.processes)
                 raise KeyboardInterrupt
         except KeyboardInterrupt:
@@ -747,7 +956,7 @@ class _FakeRuns(object):
         self.jobs.append((job['item'], job['number']))
         text = self.texts.get(job['item'], 'timeline of %s' % job['item'])
         return {'item': job['item'], 'number': job['number'],
-                'verdict': 'pass', 'timeline': determinism.digest(text),
+                'verdict': 'pass', 'timeline': records.digest(text),
                 'timeline_text': text, 'points': 'p1',
                 'points_text': 'points', 'seconds': 1.0, 'worker': 1,
                 'rss_mb': 100.0, 'scenarios': [[job['item'], None]]}
@@ -760,7 +969,7 @@ class TestResume(testing.TestCase):
 
     def _args(self, **changes):
         settings = dict(self.SETTINGS, **changes)
-        return determinism.parse_args(
+        return determinism_cli.parse_args(
             ['--busy', str(settings['busy'])]
             + (['--select', settings['select']] if settings['select']
                else []))
@@ -770,23 +979,23 @@ class TestResume(testing.TestCase):
 
         It stopped (as on SIGINT) after ``stop_after`` runs.
         """
-        report = determinism.check(3, workers=0, items=self.ITEMS,
-                                   run=_FakeRuns(stop_after=stop_after))
+        report = check.check(3, workers=0, items=self.ITEMS,
+                             run=_FakeRuns(stop_after=stop_after))
         self.assertTrue(report.interrupted)
         self.assertEqual(stop_after, len(report.runs))
         path = os.path.join(self.useFixture(fixtures.TempDir()).path,
                             'report.json')
         with open(path, 'w') as target:
-            json.dump(determinism.to_json(report, self.SETTINGS, IDENTITY),
+            json.dump(report_mod.to_json(report, self.SETTINGS, IDENTITY),
                       target)
         return path
 
     def test_resume_runs_only_what_is_left_and_reports_all(self):
         path = self._interrupted_report(stop_after=3)
-        earlier = determinism.load_report(path, self._args(), IDENTITY)
+        earlier = report_mod.load_report(path, self._args(), IDENTITY)
         runs = _FakeRuns()
-        report = determinism.check(3, workers=0, items=self.ITEMS,
-                                   previous=earlier, run=runs)
+        report = check.check(3, workers=0, items=self.ITEMS,
+                             previous=earlier, run=runs)
         # Round-robin: the first 3 jobs were boot 1, bites 1, boot 2.
         self.assertEqual([('test_bites.T.test_x', 2), ('boot__one', 3),
                           ('test_bites.T.test_x', 3)], runs.jobs)
@@ -800,8 +1009,8 @@ class TestResume(testing.TestCase):
 
     def test_a_resumed_run_that_differs_shows_both_texts(self):
         path = self._interrupted_report(stop_after=3)
-        earlier = determinism.load_report(path, self._args(), IDENTITY)
-        report = determinism.check(
+        earlier = report_mod.load_report(path, self._args(), IDENTITY)
+        report = check.check(
             3, workers=0, items=self.ITEMS, previous=earlier,
             run=_FakeRuns(texts={'boot__one': 'timeline of another'}))
         boot = report.summaries[0]
@@ -814,22 +1023,41 @@ class TestResume(testing.TestCase):
     def test_reports_that_do_not_add_up_are_refused(self):
         path = self._interrupted_report()
         other_code = dict(IDENTITY, files='beef', nova='35.0.0')
-        error = self.assertRaises(determinism.UsageError,
-                                  determinism.load_report, path,
+        error = self.assertRaises(options.UsageError,
+                                  report_mod.load_report, path,
                                   self._args(), other_code)
         self.assertEqual(
             '--resume %s: its runs ran other code (files, nova: f00d, '
             '34.0.0 there, beef, 35.0.0 here)' % path, str(error))
-        error = self.assertRaises(determinism.UsageError,
-                                  determinism.load_report, path,
+        error = self.assertRaises(options.UsageError,
+                                  report_mod.load_report, path,
                                   self._args(busy=0), IDENTITY)
         self.assertEqual('--resume %s: it ran with --busy 2, this check '
                          'with --busy 0' % path, str(error))
-        error = self.assertRaises(determinism.UsageError,
-                                  determinism.load_report, path,
+        error = self.assertRaises(options.UsageError,
+                                  report_mod.load_report, path,
                                   self._args(select='^boot'), IDENTITY)
         self.assertIn('it ran with --select None, this check with '
                       '--select ^boot', str(error))
+
+    def test_a_report_of_other_tests_is_refused(self):
+        # SETTINGS are those of a report made before the options: it ran
+        # the checkout's scenarios, the bugs and nothing more.
+        path = self._interrupted_report()
+        folder = self.useFixture(fixtures.TempDir()).path
+        cases = ((['--scenarios', folder], '--scenarios None, this check '
+                  'with --scenarios %s' % folder),
+                 (['--no-bugs'], '--no-bugs False, this check with '
+                  '--no-bugs True'),
+                 (['--tests', 'x'], '--tests None, this check with '
+                  '--tests x'))
+        for argv, words in cases:
+            args = determinism_cli.parse_args(['--busy', '2'] + argv)
+            error = self.assertRaises(options.UsageError,
+                                      report_mod.load_report, path, args,
+                                      IDENTITY)
+            self.assertEqual('--resume %s: it ran with %s' % (path, words),
+                             str(error))
 
     def test_what_is_not_a_report_is_one_clean_error(self):
         directory = self.useFixture(fixtures.TempDir()).path
@@ -842,24 +1070,24 @@ class TestResume(testing.TestCase):
             path = os.path.join(directory, 'bad.json')
             with open(path, 'w') as target:
                 target.write(content)
-            error = self.assertRaises(determinism.UsageError,
-                                      determinism.load_report, path,
+            error = self.assertRaises(options.UsageError,
+                                      report_mod.load_report, path,
                                       self._args(), IDENTITY)
             self.assertIn('--resume %s: %s' % (path, words), str(error))
         missing = os.path.join(directory, 'missing.json')
-        error = self.assertRaises(determinism.UsageError,
-                                  determinism.load_report, missing,
+        error = self.assertRaises(options.UsageError,
+                                  report_mod.load_report, missing,
                                   self._args(), IDENTITY)
         self.assertEqual('--resume %s: No such file or directory' % missing,
                          str(error))
 
     def test_main_refuses_a_bad_report_before_running(self):
         err = io.StringIO()
-        self.patch(determinism.sys, 'stderr', err)
+        self.patch(determinism_cli.sys, 'stderr', err)
         missing = os.path.join(self.useFixture(fixtures.TempDir()).path,
                                'missing.json')
-        self.assertEqual(2, determinism.main(['--resume', missing],
-                                             out=io.StringIO()))
+        self.assertEqual(2, determinism_cli.main(['--resume', missing],
+                                                 out=io.StringIO()))
         self.assertIn('determinism: --resume %s: No such file' % missing,
                       err.getvalue())
 
@@ -868,12 +1096,12 @@ class TestCodeIdentity(testing.TestCase):
 
     def test_a_file_under_the_code_changes_it_caches_do_not(self):
         root = self.useFixture(fixtures.TempDir()).path
-        self.assertEqual(('harness', 'tests'), determinism.CODE_DIRS)
-        for top in determinism.CODE_DIRS:
+        self.assertEqual(('harness', 'tests'), report_mod.CODE_DIRS)
+        for top in report_mod.CODE_DIRS:
             os.makedirs(os.path.join(root, top, '__pycache__'))
             with open(os.path.join(root, top, 'a.py'), 'w') as target:
                 target.write('x = 1\n')
-        first = determinism.code_identity(root)
+        first = report_mod.code_identity(root)
         self.assertEqual(2, first['record_format'])
         with open(os.path.join(root, 'tests', '__pycache__', 'a.pyc'),
                   'w') as target:
@@ -884,19 +1112,19 @@ class TestCodeIdentity(testing.TestCase):
             target.write('a database of examples, not code')
         with open(os.path.join(root, 'outside.py'), 'w') as target:
             target.write('y = 2\n')
-        self.assertEqual(first, determinism.code_identity(root))
-        # Host profiles are package data under harness/.
-        os.makedirs(os.path.join(root, 'harness', 'data', 'hosts'))
-        with open(os.path.join(root, 'harness', 'data', 'hosts',
+        self.assertEqual(first, report_mod.code_identity(root))
+        # Host profiles: the data fixtures at the top level.
+        os.makedirs(os.path.join(root, 'fixtures', 'hosts'))
+        with open(os.path.join(root, 'fixtures', 'hosts',
                                'h.yaml'), 'w') as target:
             target.write('sockets: 1\n')
-        second = determinism.code_identity(root)
+        second = report_mod.code_identity(root)
         self.assertNotEqual(first['files'], second['files'])
         self.assertEqual(dict(first, files=None), dict(second, files=None))
         with open(os.path.join(root, 'tests', 'a.py'), 'w') as target:
             target.write('x = 2\n')
         self.assertNotEqual(second['files'],
-                            determinism.code_identity(root)['files'])
+                            report_mod.code_identity(root)['files'])
 
 
 # -- hash seeds ------------------------------------------------------------
@@ -904,10 +1132,10 @@ class TestCodeIdentity(testing.TestCase):
 class TestHashSeedArguments(testing.TestCase):
 
     def test_seeds_parse_to_ints_in_their_order(self):
-        args = determinism.parse_args(['--hash-seeds', '7, 0,4294967295',
-                                       '--workers', '1'])
+        args = determinism_cli.parse_args(['--hash-seeds', '7, 0,4294967295',
+                                           '--workers', '1'])
         self.assertEqual([7, 0, 4294967295], args.hash_seeds)
-        self.assertIsNone(determinism.parse_args([]).hash_seeds)
+        self.assertIsNone(determinism_cli.parse_args([]).hash_seeds)
 
     def test_bad_seeds_are_one_clean_error_naming_the_value(self):
         cases = (
@@ -923,7 +1151,7 @@ class TestHashSeedArguments(testing.TestCase):
             ('0,1,0', "--hash-seeds '0,1,0': seed 0 is given twice"))
         for value, message in cases:
             error = self.assertRaises(
-                determinism.UsageError, determinism.parse_args,
+                options.UsageError, determinism_cli.parse_args,
                 ['--hash-seeds', value, '--workers', '1'])
             self.assertTrue(str(error).startswith(message),
                             (value, str(error)))
@@ -931,22 +1159,22 @@ class TestHashSeedArguments(testing.TestCase):
     def test_runs_in_this_process_cannot_take_a_seed(self):
         for seeds in ('0', '3,4'):
             error = self.assertRaises(
-                determinism.UsageError, determinism.parse_args,
+                options.UsageError, determinism_cli.parse_args,
                 ['--hash-seeds', seeds, '--workers', '0'])
             self.assertEqual('--hash-seeds needs worker processes '
                              '(--workers 1 or more): a run in this process '
                              'keeps the hash seed it started with',
                              str(error))
         # Called from Python, before anything runs.
-        self.assertRaises(determinism.UsageError, determinism.check, 1,
+        self.assertRaises(options.UsageError, check.check, 1,
                           workers=0, items=TestJobs.ITEMS, hash_seeds=[0],
                           run=_FakeRuns())
         for seeds, words in (([], 'needs at least one seed'),
                              ([1, 1], 'a seed is given twice (1,1)'),
                              (['1'], "'1' is not a hash seed"),
                              ([2 ** 32], '4294967296 is not a hash seed')):
-            error = self.assertRaises(determinism.UsageError,
-                                      determinism.check, 1, workers=1,
+            error = self.assertRaises(options.UsageError,
+                                      check.check, 1, workers=1,
                                       items=TestJobs.ITEMS,
                                       hash_seeds=seeds, run=_FakeRuns())
             self.assertIn(words, str(error))
@@ -968,12 +1196,12 @@ class TestSeedAssignment(testing.TestCase):
     def test_run_n_gets_seed_n_minus_1_mod_the_count(self):
         seeds = [7, 3, 5]
         self.assertEqual([7, 3, 5, 7, 3],
-                         [determinism.seed_for(n, seeds)
+                         [pool.seed_for(n, seeds)
                           for n in range(1, 6)])
-        self.assertIsNone(determinism.seed_for(4, None))
+        self.assertIsNone(pool.seed_for(4, None))
 
     def test_jobs_carry_their_seed(self):
-        jobs = determinism.jobs_for(TestJobs.ITEMS, 3, [7, 3])
+        jobs = check.jobs_for(TestJobs.ITEMS, 3, [7, 3])
         self.assertEqual(
             [('boot__one', 1, 7), ('test_bites.T.test_x', 1, 7),
              ('boot__one', 2, 3), ('test_bites.T.test_x', 2, 3),
@@ -981,30 +1209,30 @@ class TestSeedAssignment(testing.TestCase):
             [(job['item'], job['number'], job['hash_seed'])
              for job in jobs])
         self.assertEqual({None}, {job['hash_seed'] for job in
-                                  determinism.jobs_for(TestJobs.ITEMS, 2)})
+                                  check.jobs_for(TestJobs.ITEMS, 2)})
 
     def test_the_seed_a_process_has(self):
-        self.assertEqual(7, determinism.current_hash_seed(
+        self.assertEqual(7, pool.current_hash_seed(
             {'PYTHONHASHSEED': '7'}))
-        self.assertEqual('random', determinism.current_hash_seed(
+        self.assertEqual('random', pool.current_hash_seed(
             {'PYTHONHASHSEED': 'random'}))
-        self.assertIsNone(determinism.current_hash_seed({}))
+        self.assertIsNone(pool.current_hash_seed({}))
 
     def test_the_environment_has_the_seed_meanwhile_and_after_as_before(self):
         self.useFixture(fixtures.EnvironmentVariable('PYTHONHASHSEED', '0'))
-        with determinism.hash_seed_environ(12):
+        with pool.hash_seed_environ(12):
             self.assertEqual('12', os.environ['PYTHONHASHSEED'])
         self.assertEqual('0', os.environ['PYTHONHASHSEED'])
         try:
-            with determinism.hash_seed_environ(13):
+            with pool.hash_seed_environ(13):
                 raise KeyboardInterrupt
         except KeyboardInterrupt:
             pass
         self.assertEqual('0', os.environ['PYTHONHASHSEED'])
-        with determinism.hash_seed_environ(None):
+        with pool.hash_seed_environ(None):
             self.assertEqual('0', os.environ['PYTHONHASHSEED'])
         self.useFixture(fixtures.EnvironmentVariable('PYTHONHASHSEED'))
-        with determinism.hash_seed_environ(14):
+        with pool.hash_seed_environ(14):
             self.assertEqual('14', os.environ['PYTHONHASHSEED'])
         self.assertNotIn('PYTHONHASHSEED', os.environ)
 
@@ -1017,7 +1245,7 @@ class TestSeedSummaries(testing.TestCase):
                                                 hash_seed=1),
                 _run('x', 3, hash_seed=0), _run('x', 4, 'fail: boom',
                                                 hash_seed=1)]
-        (summary,) = determinism.summarise(runs)
+        (summary,) = compare.summarise(runs)
         # Each seed alone is steady.
         self.assertEqual([1, 1], [len(runs.verdicts) for runs in
                                   summary.by_seed.values()])
@@ -1036,7 +1264,7 @@ class TestSeedSummaries(testing.TestCase):
                  for n in range(1, 7)]
         texts = {('x', 'a'): 'same\nnvme0 to vm1',
                  ('x', 'b'): 'same\nnvme1 to vm1'}
-        summary, steady = determinism.summarise(runs, texts)
+        summary, steady = compare.summarise(runs, texts)
         self.assertEqual(([0, 1, 2], [1, 4], [2, 5]),
                          (list(summary.by_seed), summary.by_seed[0].numbers,
                           summary.by_seed[1].numbers))
@@ -1058,7 +1286,7 @@ class TestSeedSummaries(testing.TestCase):
              "seed-dependent timelines (Nova's choice between equals "
              "follows the hash seed): 1 tests",
              ''] + summary.seed_dependence(),
-            determinism.seed_dependence_section([summary, steady]))
+            compare.seed_dependence_section([summary, steady]))
         self.assertEqual(
             ['test    runs  seeds  verdicts  timelines  points  flaky  '
              'seed-dependent  s/run',
@@ -1066,13 +1294,13 @@ class TestSeedSummaries(testing.TestCase):
              '          yes   1.00',
              'steady     6      3         1          1       1     no   '
              '           no   1.00'],
-            determinism.table([summary, steady]))
+            compare.table([summary, steady]))
         self.assertEqual('determinism: 12 runs, 0 flaky, 1 seed-dependent, '
                          'wall 3 s',
-                         determinism.summary_line([summary, steady], 3.2))
+                         compare.summary_line([summary, steady], 3.2))
 
     def test_race_points_that_differ_only_between_seeds_are_no_flake(self):
-        (summary,) = determinism.summarise(
+        (summary,) = compare.summarise(
             [_run('x', 1, points='p', hash_seed=5),
              _run('x', 2, points='q', hash_seed=6)])
         self.assertFalse(summary.flaky)
@@ -1086,25 +1314,25 @@ class TestSeedSummaries(testing.TestCase):
                 _run('x', 2, digest='c', hash_seed=1),
                 _run('x', 3, digest='b', hash_seed=0),
                 _run('x', 4, digest='c', hash_seed=1)]
-        (summary,) = determinism.summarise(runs)
+        (summary,) = compare.summarise(runs)
         self.assertTrue(summary.flaky)
         self.assertFalse(summary.seed_dependent)
         self.assertEqual([], summary.seed_dependence())
         self.assertEqual(['x: 2 timelines under hash seed 0; runs 1 (a) and '
                           '3 (b) first differ at'], summary.divergence())
-        self.assertEqual([], determinism.seed_dependence_section([summary]))
+        self.assertEqual([], compare.seed_dependence_section([summary]))
 
     def test_without_seeds_the_table_and_line_are_as_before(self):
         # All runs under the seed their process had: one group.
-        summaries = determinism.summarise(
+        summaries = compare.summarise(
             [_run('x', 1, hash_seed=0), _run('x', 2, digest='e',
                                              hash_seed=0)])
         self.assertTrue(summaries[0].flaky)
         self.assertEqual('x: 2 timelines; runs 1 (d1) and 2 (e) first '
                          'differ at', summaries[0].divergence()[0])
-        self.assertNotIn('seeds', determinism.table(summaries)[0])
+        self.assertNotIn('seeds', compare.table(summaries)[0])
         self.assertEqual('determinism: 2 runs, 1 flaky, wall 1 s',
-                         determinism.summary_line(summaries, 1.0))
+                         compare.summary_line(summaries, 1.0))
 
 
 class _PoolHere(object):
@@ -1161,12 +1389,12 @@ class _RunsBySeed(object):
     def __call__(self, job):
         if self.stop_after is not None and len(self.jobs) == self.stop_after:
             raise KeyboardInterrupt
-        seed = determinism.current_hash_seed()
+        seed = pool.current_hash_seed()
         self.jobs.append((job['item'], job['number'], seed))
         text = self.text(job['item'], seed)
         return {'item': job['item'], 'number': job['number'],
                 'verdict': self.verdict(job['item'], seed),
-                'timeline': determinism.digest(text), 'timeline_text': text,
+                'timeline': records.digest(text), 'timeline_text': text,
                 'points': 'p1', 'points_text': 'points', 'seconds': 1.0,
                 'worker': 1, 'rss_mb': 100.0,
                 'scenarios': [[job['item'], None]],
@@ -1190,15 +1418,15 @@ class _SeedPoolCase(testing.TestCase):
         super().setUp()
         self.useFixture(fixtures.EnvironmentVariable('PYTHONHASHSEED', '0'))
         self.pool = _PoolHere()
-        self.patch(determinism, 'Pool', self.pool)
+        self.patch(pool, 'Pool', self.pool)
 
 
 class TestCheckWithSeeds(_SeedPoolCase):
     """A pool per seed, one after the other, under that seed."""
 
     def _check(self, runs, **kwargs):
-        report = determinism.check(4, workers=1, items=self.ITEMS,
-                                   hash_seeds=[5, 9], run=runs, **kwargs)
+        report = check.check(4, workers=1, items=self.ITEMS,
+                             hash_seeds=[5, 9], run=runs, **kwargs)
         if report.hang_dir:
             self.addCleanup(shutil.rmtree, report.hang_dir, True)
         return report
@@ -1225,15 +1453,15 @@ class TestCheckWithSeeds(_SeedPoolCase):
 
     def test_the_json_has_the_seeds(self):
         report = self._check(_RunsBySeed(text=_boot_follows_the_seed))
-        args = determinism.parse_args(['--hash-seeds', '5,9',
-                                       '--workers', '1'])
-        data = json.loads(json.dumps(determinism.to_json(
+        args = determinism_cli.parse_args(['--hash-seeds', '5,9',
+                                           '--workers', '1'])
+        data = json.loads(json.dumps(report_mod.to_json(
             report, vars(args), IDENTITY)))
         self.assertEqual([5, 9], data['settings']['hash_seeds'])
         self.assertEqual((0, 1), (data['flaky'], data['seed_dependent']))
         boot = data['items'][0]
-        one = determinism.digest('boot vm1\nnvme1')
-        zero = determinism.digest('boot vm1\nnvme0')
+        one = records.digest('boot vm1\nnvme1')
+        zero = records.digest('boot vm1\nnvme0')
         self.assertEqual(
             {'5': {'runs': [1, 3], 'verdicts': {'pass': 2},
                    'timelines': {one: 2}, 'points': {'p1': 2}},
@@ -1254,7 +1482,7 @@ class TestCheckWithSeeds(_SeedPoolCase):
                             'report.json')
         with open(path, 'w') as target:
             json.dump(data, target)
-        self.assertEqual(report.runs, determinism.load_report(
+        self.assertEqual(report.runs, report_mod.load_report(
             path, args, IDENTITY).runs)
 
     def test_a_worker_with_another_seed_is_an_error(self):
@@ -1282,13 +1510,14 @@ class TestCheckWithSeeds(_SeedPoolCase):
         self.assertEqual('0', os.environ['PYTHONHASHSEED'])
 
     def _main(self, runs, path):
-        self.patch(determinism, 'run_once', runs)
-        self.patch(determinism, 'discover', lambda: {'items': self.ITEMS})
-        self.patch(determinism, 'code_identity', lambda: IDENTITY)
+        self.patch(suite, 'run_once', runs)
+        self.patch(suite, 'discover',
+                   lambda sources: {'items': self.ITEMS})
+        self.patch(report_mod, 'code_identity', lambda scenarios=(): IDENTITY)
         out = io.StringIO()
-        code = determinism.main(['--runs', '4', '--workers', '1',
-                                 '--hash-seeds', '5,9', '--quiet',
-                                 '--json', path], out=out)
+        code = determinism_cli.main(['--runs', '4', '--workers', '1',
+                                     '--hash-seeds', '5,9', '--quiet',
+                                     '--json', path], out=out)
         return code, out.getvalue()
 
     def test_main_exits_0_on_timelines_that_follow_the_seed(self):
@@ -1325,27 +1554,27 @@ class TestResumeWithSeeds(_SeedPoolCase):
         self.directory = self.useFixture(fixtures.TempDir()).path
 
     def _args(self, seeds=None):
-        return determinism.parse_args(
+        return determinism_cli.parse_args(
             ['--workers', '1'] + (['--hash-seeds', seeds] if seeds else []))
 
     def _report(self, settings, stop_after=3, hash_seeds=(5, 9)):
-        report = determinism.check(4, workers=1, items=self.ITEMS,
-                                   hash_seeds=hash_seeds,
-                                   run=_RunsBySeed(stop_after=stop_after))
+        report = check.check(4, workers=1, items=self.ITEMS,
+                             hash_seeds=hash_seeds,
+                             run=_RunsBySeed(stop_after=stop_after))
         path = os.path.join(self.directory, 'report.json')
         with open(path, 'w') as target:
-            json.dump(determinism.to_json(report, settings, IDENTITY),
+            json.dump(report_mod.to_json(report, settings, IDENTITY),
                       target)
         return path
 
     def test_resumed_runs_keep_their_seeds(self):
         path = self._report(vars(self._args('5,9')))
-        earlier = determinism.load_report(path, self._args('5,9'), IDENTITY)
+        earlier = report_mod.load_report(path, self._args('5,9'), IDENTITY)
         self.assertEqual([5, 5, 5], [run.hash_seed for run in earlier.runs])
         runs = _RunsBySeed()
-        report = determinism.check(4, workers=1, items=self.ITEMS,
-                                   hash_seeds=[5, 9], previous=earlier,
-                                   run=runs)
+        report = check.check(4, workers=1, items=self.ITEMS,
+                             hash_seeds=[5, 9], previous=earlier,
+                             run=runs)
         self.assertEqual(
             [('test_bites.T.test_x', 3, 5), ('boot__one', 2, 9),
              ('test_bites.T.test_x', 2, 9), ('boot__one', 4, 9),
@@ -1357,8 +1586,8 @@ class TestResumeWithSeeds(_SeedPoolCase):
         path = self._report(vars(self._args('5,9')))
         for seeds, theirs in (('5,8', '5,8'), ('9,5', '9,5'),
                               (None, 'None')):
-            error = self.assertRaises(determinism.UsageError,
-                                      determinism.load_report, path,
+            error = self.assertRaises(options.UsageError,
+                                      report_mod.load_report, path,
                                       self._args(seeds), IDENTITY)
             self.assertEqual('--resume %s: it ran with --hash-seeds 5,9, '
                              'this check with --hash-seeds %s'
@@ -1373,11 +1602,11 @@ class TestResumeWithSeeds(_SeedPoolCase):
             del run['hash_seed']
         with open(path, 'w') as target:
             json.dump(data, target)
-        earlier = determinism.load_report(path, self._args(), IDENTITY)
+        earlier = report_mod.load_report(path, self._args(), IDENTITY)
         self.assertEqual([None, None, None],
                          [run.hash_seed for run in earlier.runs])
-        error = self.assertRaises(determinism.UsageError,
-                                  determinism.load_report, path,
+        error = self.assertRaises(options.UsageError,
+                                  report_mod.load_report, path,
                                   self._args('0'), IDENTITY)
         self.assertEqual('--resume %s: it ran with --hash-seeds None, this '
                          'check with --hash-seeds 0' % path, str(error))

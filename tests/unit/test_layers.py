@@ -62,12 +62,12 @@ LAYERS = {
 }
 
 #: Public names whose import stays Nova-free: unit tests derive from the
-#: test cases, load scenarios, tie tests to bugs and catch the errors
-#: without standing anything up.
+#: test cases, load scenarios (and build tests of them), tie tests to
+#: bugs and catch the errors without standing anything up.
 NOVA_FREE_EXPORTS = (
     'HarnessError', 'OperationFailed', 'Problem', 'ProfileError',
     'ScenarioError', 'ScenarioFailed', 'ScenarioTestCase', 'TestCase',
-    'load_scenarios', 'related_bug')
+    'build_tests', 'load_scenarios', 'related_bug')
 
 # Imports the given modules one by one in a fresh interpreter and prints,
 # as JSON, the first that brought a watched package into sys.modules, with

@@ -1,0 +1,7 @@
+"""``python -m harness.runners.determinism``: as ``harness determinism``."""
+
+import sys
+
+from harness.runners.determinism import cli
+
+sys.exit(cli.main())
