@@ -1096,7 +1096,8 @@ class TestCodeIdentity(testing.TestCase):
 
     def test_a_file_under_the_code_changes_it_caches_do_not(self):
         root = self.useFixture(fixtures.TempDir()).path
-        self.assertEqual(('harness', 'fixtures', 'tests'), report_mod.CODE_DIRS)
+        self.assertEqual(('harness', 'fixtures', 'tests'),
+                         report_mod.CODE_DIRS)
         for top in report_mod.CODE_DIRS:
             os.makedirs(os.path.join(root, top, '__pycache__'))
             with open(os.path.join(root, top, 'a.py'), 'w') as target:
