@@ -41,6 +41,7 @@ when something fails; ``--verbose`` shows them on the terminal too.
 scenarios or replays goes to stderr.
 """
 
+import argparse
 import logging
 import os
 import sys
@@ -71,6 +72,9 @@ def build_parser():
                      help='skip the periodic-idempotence invariant')
     run.add_argument('--reintroduce', metavar='BUG',
                      help='run with this fixed bug put back into Nova')
+    # For --concurrency both: each mode's process records its timelines.
+    run.add_argument('--record', metavar='FILE', default=None,
+                     help=argparse.SUPPRESS)
     run.add_argument('--cloud-per-scenario', action='store_true',
                      help='stand up a cloud for every scenario (by '
                      'default scenarios of one shape share a cloud, put '
@@ -182,6 +186,10 @@ def main(argv=None, out=None):
     if args.command == 'determinism':
         from harness.runners.determinism import cli as determinism
         return determinism.main(rest, out=out or sys.stdout)
+    problem = _choose_concurrency(args)
+    if problem:
+        print('harness: %s' % problem, file=sys.stderr)
+        return EXIT_BAD_INPUT
     err = sys.stderr
     if program:
         try:
@@ -323,12 +331,31 @@ def cmd_bugs(out):
     return EXIT_PASS
 
 
+def _choose_concurrency(args):
+    """Apply ``--concurrency`` before anything imports Nova; a problem."""
+    chosen = getattr(args, 'concurrency', None)
+    if chosen is None:
+        return None
+    if chosen == 'both' and args.command != 'run':
+        return '--concurrency both: only "harness run" compares the modes'
+    if chosen == 'both':
+        return None
+    from harness.core import concurrency
+    try:
+        concurrency.choose(chosen)
+    except errors.SetupError as exc:
+        return str(exc)
+    return None
+
+
 def cmd_run(args, out):
     from harness.core import scenario as scenario_mod
     # Load everything first: bad input stops us before any service starts
     # (and before Nova is even imported).
     loaded = [s for path in args.files for s in scenario_mod.load(path)]
     _check_config(loaded)
+    if args.concurrency == 'both':
+        return _run_both_modes(args, out)
     fixtures = []
     if args.reintroduce:
         from harness import bugs
@@ -336,10 +363,59 @@ def cmd_run(args, out):
     checks = _checks(args.no_invariants, args.no_periodic_check)
     report_dir = _report_dir(args)
     from harness.cloud import reuse
-    with reuse.CloudPool() as pool:
-        return _run_each(loaded, checks, fixtures, out,
-                         None if args.cloud_per_scenario else pool,
-                         report_dir, getattr(args, 'status', None))
+    recorded = [] if args.record else None
+    try:
+        with reuse.CloudPool() as pool:
+            return _run_each(loaded, checks, fixtures, out,
+                             None if args.cloud_per_scenario else pool,
+                             report_dir, getattr(args, 'status', None),
+                             recorded)
+    finally:
+        if recorded is not None:
+            from harness.runners import modes
+            modes.write(recorded, args.record)
+
+
+def _run_both_modes(args, out):
+    """``harness run --concurrency both``: see ``harness.runners.modes``.
+
+    This process imports no Nova: each mode runs in a process of its own
+    (the same command, one mode, its records written to a file).
+    """
+    from harness.runners import modes
+    import subprocess
+    import tempfile
+    records = {}
+    with tempfile.TemporaryDirectory(prefix='harness-modes-') as tmp:
+        for mode in modes.MODES:
+            path = os.path.join(tmp, mode + '.json')
+            command = [sys.executable, '-m', 'harness.runners.cli', 'run',
+                       '--concurrency', mode, '--record', path]
+            for flag in ('no_invariants', 'no_periodic_check',
+                         'cloud_per_scenario'):
+                if getattr(args, flag):
+                    command.append('--' + flag.replace('_', '-'))
+            if args.reintroduce:
+                command += ['--reintroduce', args.reintroduce]
+            command += list(args.files)
+            done = subprocess.run(command, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True)
+            if not os.path.exists(path):
+                print('the run in %s mode stopped before it ran a scenario '
+                      '(exit %d):\n%s' % (mode, done.returncode,
+                                          done.stdout[-3000:]), file=out)
+                return EXIT_FAIL
+            records[mode] = modes.read(path)
+            failed = [r['scenario'] for r in records[mode] if r['failed']]
+            print('%s: %d scenarios, %d failed%s' % (
+                mode, len(records[mode]), len(failed),
+                ''.join('\n  failed: %s' % name for name in failed)),
+                file=out)
+    alike = modes.report(records[modes.MODES[0]], records[modes.MODES[1]],
+                         lambda line: print(line, file=out))
+    passed = alike and not any(r['failed'] for found in records.values()
+                               for r in found)
+    return EXIT_PASS if passed else EXIT_FAIL
 
 
 def _report_dir(args):
@@ -349,7 +425,7 @@ def _report_dir(args):
 
 
 def _run_each(loaded, checks, fixtures, out, pool, report_dir=None,
-              status=None):
+              status=None, recorded=None):
     from harness.runners import progress as progress_mod
     from harness.runners import runner
     counter = None
@@ -365,10 +441,10 @@ def _run_each(loaded, checks, fixtures, out, pool, report_dir=None,
     try:
         for scenario in loaded:
             passed = _run_one(scenario, runner, checks, fixtures, say, pool,
-                              report_dir)
+                              report_dir, recorded)
             if counter is not None:
                 counter.advance(failed=not passed)
-            if not passed:
+            if not passed and recorded is None:
                 _say_log(say)
                 return EXIT_FAIL
     finally:
@@ -377,8 +453,12 @@ def _run_each(loaded, checks, fixtures, out, pool, report_dir=None,
     return EXIT_PASS
 
 
-def _run_one(scenario, runner, checks, fixtures, say, pool, report_dir):
-    """Run one scenario, say how it went; whether it passed."""
+def _run_one(scenario, runner, checks, fixtures, say, pool, report_dir,
+             recorded=None):
+    """Run one scenario, say how it went; whether it passed.
+
+    ``recorded``: a list its timeline is recorded in (``modes.record``).
+    """
     say('scenario: %s (%s)' % (scenario.name, scenario.path))
     recorder = None
     if report_dir:
@@ -393,7 +473,15 @@ def _run_one(scenario, runner, checks, fixtures, say, pool, report_dir):
     except errors.ScenarioFailed as exc:
         say('FAILED %s' % exc)
         _write_report(say, report_dir, scenario, None, exc, recorder)
+        if recorded is not None and exc.timeline is not None:
+            from harness.runners import modes
+            recorded.append(modes.record(scenario, exc.timeline,
+                                         exc.timeline.concurrency))
         return False
+    if recorded is not None:
+        from harness.runners import modes
+        recorded.append(modes.record(scenario, timeline,
+                                     timeline.concurrency))
     say(timeline.render())
     missing = [name for check in checks
                for name in check.missing_breaks(scenario)]

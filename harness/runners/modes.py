@@ -26,6 +26,7 @@ import json
 from harness.core import timeline as timeline_mod
 
 #: What a step left that is accounting, and what is only how it got there.
+MODES = ('threading', 'eventlet')
 ACCOUNTING = ('allocations', 'providers', 'trackers', 'servers',
               'migrations')
 OTHER = ('generations', 'task_states', 'passages')

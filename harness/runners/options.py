@@ -56,7 +56,14 @@ REPORT = (
 #: What every command that runs scenarios takes (``harness run``,
 #: ``explore``, ``reproduce`` and ``determinism``): an option they all
 #: share is one line here.
-RUNNING = ()
+RUNNING = (
+    (('--concurrency',), dict(
+        choices=('threading', 'eventlet', 'both'), default=None,
+        help='run Nova in native threading or under eventlet (default: '
+             'as the installed release deploys it, HARNESS_CONCURRENCY '
+             'if set); "both" (harness run): each scenario in each mode, '
+             'in processes of their own, compared step by step')),
+)
 
 
 def common_options(*groups):

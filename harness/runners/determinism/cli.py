@@ -13,6 +13,8 @@ import re
 import signal
 import sys
 
+from harness.core import concurrency
+from harness.core import errors
 from harness.runners import determinism
 from harness.runners.determinism import check
 from harness.runners.determinism import compare
@@ -117,6 +119,16 @@ def parse_args(argv, prog=determinism.PROG):
     if args.scenarios:
         # As paths from anywhere: a resumed check compares them.
         args.scenarios = [os.path.abspath(path) for path in args.scenarios]
+    if args.concurrency == 'both':
+        raise options.UsageError('--concurrency both: one mode per check '
+                                 '(run it once in each)')
+    if args.concurrency:
+        # The workers are processes of their own: they take it from the
+        # environment, before they import Nova.
+        try:
+            concurrency.choose(args.concurrency)
+        except errors.SetupError as exc:
+            raise options.UsageError(str(exc))
     return args
 
 
@@ -149,6 +161,9 @@ def main(argv=None, out=None, prog=determinism.PROG):
     for signum in previous:
         signal.signal(signum, signal.default_int_handler)
     try:
+        if not args.quiet:
+            # Every worker runs Nova in this mode (its environment's).
+            say('Nova in %s mode' % concurrency.chosen())
         with pool.Burners(args.busy):
             if args.busy:
                 say('%d busy processes burning CPU' % args.busy)
