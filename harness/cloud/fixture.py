@@ -15,6 +15,7 @@ import contextlib  # noqa: E402
 import uuid  # noqa: E402
 
 import fixtures  # noqa: E402
+from oslo_log import log as logging  # noqa: E402
 
 from nova.compute import rpcapi as compute_rpcapi  # noqa: E402
 from nova import context  # noqa: E402
@@ -41,6 +42,8 @@ from harness.cloud import snapshot_reader  # noqa: E402
 from harness.cloud import threads  # noqa: E402
 from harness.core import errors  # noqa: E402
 from harness.core import hooks  # noqa: E402
+
+LOG = logging.getLogger(__name__)
 
 DEFAULT_DRIVER = 'fake.MediumFakeDriver'
 
@@ -178,7 +181,22 @@ class Cloud(fixtures.Fixture):
         # The bare-metal service's side of multi-node computes.
         self.nodes = nodes.NodeOps(self)
         self.reader = snapshot_reader.SnapshotReader(self)
+        if mode.THREADING:
+            # First of the clean-ups: what Nova still has in line (work
+            # spawned since the test last waited for it, such as the
+            # scheduler's start-up read of every host's instances) runs
+            # before the services stop, not after the cloud is gone.
+            self.addCleanup(self._finish_nova_work)
         hooks.notify('cloud_started', self)
+
+    def _finish_nova_work(self):
+        try:
+            self.activity.wait_idle(
+                self.timeout, lambda: 'before the cloud is torn down')
+        except errors.HarnessError:
+            # The test has its own failure to report; the clean-up goes on.
+            LOG.warning('Nova was busy as the cloud was torn down',
+                        exc_info=True)
 
     # -- services -----------------------------------------------------
 
