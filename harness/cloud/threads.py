@@ -9,7 +9,9 @@ spawn through its executors, and the chain must cross with it:
 - an RPC call's handler runs in a worker of the receiving service's RPC
   server while its caller waits for the reply: the handler is the caller's
   chain (noted when the fake transport delivers the message, taken up
-  when the server's worker processes it);
+  when the server's worker processes it), and it runs at the chain's
+  next turn: a call is where other chains in line get theirs, as other
+  greenthreads run while a caller waits for its reply under eventlet;
 - work handed to a futurist executor by other code (oslo.service's
   looping calls, which Nova's libvirt driver waits on) runs in the
   submitter's chain, which waits for it;
@@ -79,14 +81,23 @@ class ThreadChains(fixtures.Fixture):
         activity = self.activity
 
         def deliver_message(exchange, topic, ctxt, message, *args, **kw):
+            chain = activity.chain()
             with guard:
-                sent[id(message)] = (message, activity.chain())
+                sent[id(message)] = (message, chain)
+            if chain is not None:
+                # The caller waits for the reply: in line, at the back,
+                # for the handler to run; a chain in line before it (a
+                # lock's taker, a spawned task) runs first, as a ready
+                # greenthread does while a caller waits under eventlet.
+                activity.park(chain)
             return real_deliver(exchange, topic, ctxt, message, *args, **kw)
 
         def process_incoming(server, incoming):
             message = incoming[0].message
             with guard:
                 _message, chain = sent.pop(id(message), (None, None))
+            if chain is not None:
+                activity.await_turn(chain, 'RPC %s' % message.get('method'))
             with activity_mod.in_chain(chain):
                 return real_process(server, incoming)
 
