@@ -22,7 +22,7 @@ from harness.core import scenario
 from harness.core import steps
 from harness.core.steps import base
 from harness.runners import cli
-from harness.runners import determinism
+from harness.runners.determinism import cli as determinism
 from harness import testing
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(

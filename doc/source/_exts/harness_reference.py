@@ -434,7 +434,7 @@ def _bugs_text():
 
 def _cli_text():
     from harness.runners import cli
-    from harness.runners import determinism
+    from harness.runners.determinism import cli as determinism
     return cli_rst(cli.build_parser(), determinism.build_parser())
 
 
