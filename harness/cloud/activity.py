@@ -19,9 +19,10 @@ from inside another operation (an ``inject: do``) thus runs as far as it
 can before that operation goes on: the same interleaving every run.
 """
 
-# Nova's eventlet patching first: the thread-local "acting host" below
-# must be made from patched threading, or every greenthread shares one.
-from harness.cloud import nova_env  # noqa: F401,I100
+# The process's mode first (eventlet's patching, if so): the thread-local
+# "acting host" below must be made from patched threading, or every
+# greenthread shares one.
+from harness.cloud import mode  # noqa: I100
 
 import contextlib  # noqa: E402
 import itertools  # noqa: E402
@@ -33,8 +34,8 @@ from oslo_context import context as oslo_context  # noqa: E402
 
 from nova import objects  # noqa: E402
 from nova.scheduler.client import report  # noqa: E402
-from harness.cloud import install  # noqa: E402,H306
-from harness.cloud import mode  # noqa: E402
+from harness.cloud import databases  # noqa: E402,H306
+from harness.cloud import install  # noqa: E402
 
 if mode.EVENTLET:
     from eventlet import tpool  # noqa: E402
@@ -691,12 +692,12 @@ class Activity(fixtures.Fixture):
         """Raise if two of Nova's threads ran at once since last asked.
 
         A chain that never parked in time (``unparked``), or two threads
-        that used one database at once (``nova_env.shared_uses``): the
+        that used one database at once (``databases.shared_uses``): the
         run would not be the same every time.
         """
         if self.unparked:
             raise self.unparked.pop(0)
-        shared = nova_env.shared_uses()
+        shared = databases.shared_uses()
         if shared:
             raise errors.OperationFailed(
                 'two of Nova\'s threads ran at once (a harness bug: '

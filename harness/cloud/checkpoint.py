@@ -27,7 +27,7 @@ import time
 from nova.compute import resource_tracker
 from nova.scheduler.client import report
 
-from harness.cloud import nova_env
+from harness.cloud import databases
 from harness.cloud import objcopy
 from harness.core import errors
 
@@ -58,7 +58,7 @@ class Checkpoint(object):
 
     def __init__(self, cloud, exact=False):
         self.exact = exact
-        if nova_env.database_writes() is None:
+        if databases.database_writes() is None:
             raise errors.HarnessError(
                 'a cloud with a database that is not an in-memory SQLite '
                 'one cannot be checkpointed')
@@ -177,7 +177,7 @@ class Checkpoint(object):
                 saved.backup(live)
         # Readers that skip re-reading while nothing was written must see
         # the copy as a write.
-        nova_env.count_write()
+        databases.count_write()
         cloud.clock.set_state(self.clock)
         cloud.activity.saves, cloud.activity.placement_writes = (
             self.counters)

@@ -9,6 +9,7 @@ as Tempest drives a real cloud, and each operation returns once Nova has
 reached its resting state.
 """
 
+from harness.cloud import databases
 from harness.cloud import nova_env  # noqa: I100  (patches eventlet first)
 
 import contextlib  # noqa: E402
@@ -253,7 +254,7 @@ class Cloud(fixtures.Fixture):
 
     def _start_compute_service(self, host, keep_driver=None):
         ctxt = context.get_admin_context()
-        cell = self.env.cells.cell_mappings[nova_env.CELL1_NAME]
+        cell = self.env.cells.cell_mappings[databases.CELL1_NAME]
         # The host mapping must exist before the compute starts, as
         # `nova-manage cell_v2 discover_hosts` would have made it. Looked
         # up, not remembered: deleting a compute service destroys it.

@@ -15,19 +15,15 @@ import contextlib  # noqa: E402
 import copy  # noqa: E402
 import functools  # noqa: E402
 import gc  # noqa: E402
-import importlib  # noqa: E402
 import logging as std_logging  # noqa: E402
 import queue  # noqa: E402
-import sys  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
-import traceback  # noqa: E402
 
 import fixtures  # noqa: E402
 import os_vif  # noqa: E402
 from oslo_config import cfg  # noqa: E402
 from oslo_db import options as db_options  # noqa: E402
-from oslo_db.sqlalchemy import engines  # noqa: E402
 from oslo_log.fixture import logging_error as log_fixture  # noqa: E402
 from oslo_log import log as logging  # noqa: E402
 from oslo_messaging._drivers import base as messaging_base  # noqa: E402,E501
@@ -38,11 +34,9 @@ from oslo_middleware import http_proxy_to_wsgi  # noqa: E402
 from oslo_middleware import sizelimit  # noqa: E402
 from oslo_policy import opts as policy_opts  # noqa: E402
 from oslo_service import _options as service_options  # noqa: E402
-from oslo_utils.fixture import uuidsentinel  # noqa: E402
 from oslo_versionedobjects import fixture as ovo_fixture  # noqa: E402
 from oslotest import mock_fixture  # noqa: E402
 import requests  # noqa: E402
-import sqlalchemy  # noqa: E402
 
 from nova.api.openstack import wsgi_app  # noqa: E402
 from nova import availability_zones  # noqa: E402
@@ -65,6 +59,7 @@ import nova.test  # noqa: E402,F401
 from nova.tests import fixtures as nova_fixtures  # noqa: E402
 from nova.virt.libvirt import driver as libvirt_driver  # noqa: E402
 
+from harness.cloud import databases  # noqa: E402
 from harness.cloud import install  # noqa: E402
 
 # Nova 34's nova.thread_pool_factory; nova.utils before.
@@ -73,8 +68,6 @@ from harness.cloud import offline  # noqa: E402
 
 CONF = nova.conf.CONF
 LOG = logging.getLogger(__name__)
-CELL0_NAME = 'cell0'
-CELL1_NAME = 'cell1'
 _MISSING = object()
 
 
@@ -397,98 +390,6 @@ class KeepConfSettings(fixtures.Fixture):
                 pass  # unregistered since: harness.leaks says so
 
 
-# In-memory SQLite engines not lent to a cloud right now, by the arguments
-# they were made with; kept for the life of the process.
-_FREE_ENGINES = collections.defaultdict(list)
-
-
-# Statements other than reads run on any reused engine, ever; and how many
-# databases of the running cloud nobody counts (a process-wide tally, kept
-# in one dict that lives as long as the engines).
-_WRITES = {'count': 0, 'uncounted': 0}
-
-
-def database_writes():
-    """A number that changes whenever a cloud's databases may have changed.
-
-    None when some database of the running cloud is not counted (not an
-    in-memory SQLite engine made through ``ReusedEngines``): then nobody
-    can tell, and readers must read again.
-    """
-    if _WRITES['uncounted']:
-        return None
-    return _WRITES['count']
-
-
-# Statements that change no row; anything else counts as a write.
-_READS = ('SELECT', 'BEGIN', 'COMMIT', 'ROLLBACK', 'SAVEPOINT', 'RELEASE')
-
-
-def count_write():
-    """Count a change made to a database other than by a statement."""
-    _WRITES['count'] += 1
-
-
-# Under native threading: the threads that have each in-memory database's
-# one connection checked out now, in the order they took it, and every
-# time a thread ran a statement on it while one that took it later still
-# had it (harness.cloud.activity keeps Nova's threads from running at
-# once; this proves it where it matters, at the database). A thread that
-# takes the connection while an earlier one has it is no fault: the
-# earlier one waits for it (a spawn, a future), as a greenthread does
-# under eventlet, where all of them share the one connection too.
-_HOLDERS = collections.defaultdict(list)
-_HOLDERS_LOCK = threading.Lock()
-_SHARED_USES = []
-
-
-def _checked_out(dbapi_connection, record, proxy):
-    with _HOLDERS_LOCK:
-        _HOLDERS[id(dbapi_connection)].append(threading.current_thread())
-
-
-def _checked_in(dbapi_connection, record):
-    me = threading.current_thread()
-    with _HOLDERS_LOCK:
-        holders = _HOLDERS.get(id(dbapi_connection), [])
-        for position in range(len(holders) - 1, -1, -1):
-            if holders[position] is me:
-                del holders[position]
-                break
-
-
-def _executing(conn, cursor, statement, parameters, context, executemany):
-    me = threading.current_thread()
-    with _HOLDERS_LOCK:
-        holders = _HOLDERS.get(id(conn.connection.dbapi_connection))
-        if not holders or holders[-1] is me:
-            return
-        later = holders[-1]
-        here = ''.join(traceback.format_stack(limit=25))
-        there = ''.join(traceback.format_stack(
-            sys._current_frames().get(later.ident), limit=25))
-        _SHARED_USES.append(
-            'thread %s ran a statement while thread %s, which took the '
-            'connection after it, still had it:\n%s\nand %s meanwhile:'
-            '\n%s' % (me.name, later.name, here, later.name, there))
-
-
-def shared_uses():
-    """Each time two threads used one database at once, since last asked.
-
-    Threading mode (the engines' pools are watched from their first use);
-    empty under eventlet, whose greenthreads share one OS thread.
-    """
-    with _HOLDERS_LOCK:
-        found, _SHARED_USES[:] = list(_SHARED_USES), []
-    return found
-
-
-def _count_write(conn, cursor, statement, parameters, context, executemany):
-    if not statement.lstrip()[:9].upper().startswith(_READS):
-        _WRITES['count'] += 1
-
-
 class InProcessHTTP(fixtures.Fixture):
     """Requests to the cloud's APIs take nothing from the environment.
 
@@ -527,63 +428,6 @@ class _Untrusting(object):
         with requests.Session() as session:
             session.trust_env = False
             return session.request(method=method, url=url, **kwargs)
-
-
-class ReusedEngines(fixtures.Fixture):
-    """In-memory SQLite engines kept from one cloud to the next.
-
-    SQLAlchemy caches compiled SQL per engine, and every cloud made new
-    engines for its five databases (API, cell0, cell1, Placement), so every
-    test compiled each statement anew: about a sixth of a scenario's CPU.
-    An engine lent again is disposed first, which for an in-memory database
-    means a new, empty database: only the compiled-SQL cache carries over,
-    and no rows. File and server databases are made as before.
-    """
-
-    def _setUp(self):
-        # (key, engine) of each database of the cloud, in the order made.
-        self.engines = lent = []
-        real_create_engine = engines.create_engine
-
-        def create_engine(sql_connection, *args, **kwargs):
-            if args or str(sql_connection) not in ('sqlite://',
-                                                   'sqlite:///:memory:'):
-                _WRITES['uncounted'] += 1
-                self.addCleanup(_uncount)
-                return real_create_engine(sql_connection, *args, **kwargs)
-            key = (str(sql_connection),
-                   tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
-            if _FREE_ENGINES[key]:
-                engine = _FREE_ENGINES[key].pop()
-                engine.dispose()
-            else:
-                engine = real_create_engine(sql_connection, **kwargs)
-                sqlalchemy.event.listen(
-                    engine, 'after_cursor_execute', _count_write)
-                if mode.THREADING:
-                    sqlalchemy.event.listen(engine.pool, 'checkout',
-                                            _checked_out)
-                    sqlalchemy.event.listen(engine.pool, 'checkin',
-                                            _checked_in)
-                    sqlalchemy.event.listen(
-                        engine, 'before_cursor_execute', _executing)
-            # A fresh database is a change too.
-            _WRITES['count'] += 1
-            lent.append((key, engine))
-            return engine
-
-        def _uncount():
-            _WRITES['uncounted'] -= 1
-
-        def give_back():
-            while lent:
-                key, engine = lent.pop()
-                engine.dispose()
-                _FREE_ENGINES[key].append(engine)
-
-        self.addCleanup(give_back)
-        self.useFixture(fixtures.MonkeyPatch(
-            'oslo_db.sqlalchemy.engines.create_engine', create_engine))
 
 
 class PromptDelivery(fixtures.Fixture):
@@ -663,38 +507,6 @@ class PromptDelivery(fixtures.Fixture):
             messaging_base.batch_poll_helper(poll)))
 
 
-class InMemoryDatabases(fixtures.Fixture):
-    """In native threading too, every database is an in-memory SQLite one.
-
-    Nova's fixtures give each database a SQLite file with WAL in threading
-    mode (``nova.tests.fixtures.nova._use_file_backed_sqlite_with_wal``,
-    used by its Database, CellDatabases and PlacementFixture), because
-    its tests' threads run at once and one shared in-memory connection
-    would mix their transactions. Here Nova's threads never run at once:
-    one runs at a time, switching only where one waits for another
-    (``harness.cloud.activity``), as greenthreads switch under eventlet,
-    which shares the one in-memory connection the same way. So the
-    databases stay in memory, as in eventlet mode: a checkpoint copies
-    them exactly with SQLite's backup API, and no statement waits for a
-    disk. Nova's ``DatabaseWriteLock`` (a writer transaction at a time per
-    database) stays in place, as Nova's threading-mode fixture has it;
-    ``ExclusiveConnection`` proves no two threads use a connection at once.
-    """
-
-    def _setUp(self):
-        def in_memory(name):
-            return 'sqlite://', None
-
-        # By the modules themselves: ``nova.tests.fixtures.nova`` as a
-        # dotted name finds the ``nova`` package (the fixtures package's
-        # star import rebinds that name).
-        for module in ('nova.tests.fixtures.nova',
-                       'nova.tests.functional.fixtures'):
-            self.useFixture(fixtures.MockPatchObject(
-                importlib.import_module(module),
-                '_use_file_backed_sqlite_with_wal', in_memory))
-
-
 class PromptWorkerStop(fixtures.Fixture):
     """An idle executor worker stops as soon as it is told to.
 
@@ -744,26 +556,6 @@ class PromptWorkerStop(fixtures.Fixture):
             _thread.ThreadWorker, 'stop', stop))
         self.useFixture(fixtures.MockPatchObject(
             _thread.ThreadWorker, '_wait_for_work', wait_for_work))
-
-
-class CellsDatabase(fixtures.Fixture):
-    """The API database plus cell0 and cell1, with their mappings."""
-
-    def _setUp(self):
-        self.useFixture(nova_fixtures.Database(database='api'))
-        cell_dbs = nova_fixtures.CellDatabases()
-        ctxt = context.get_context()
-        self.cell_mappings = {}
-        for name, uuid in ((CELL0_NAME, objects.CellMapping.CELL0_UUID),
-                           (CELL1_NAME, uuidsentinel.cell1)):
-            mapping = objects.CellMapping(
-                context=ctxt, uuid=uuid, name=name,
-                transport_url='fake://nowhere/', database_connection=uuid)
-            mapping.create()
-            self.cell_mappings[name] = mapping
-            cell_dbs.add_cell_database(uuid, default=(name == CELL1_NAME))
-        self.useFixture(cell_dbs)
-        self.useFixture(nova_fixtures.DefaultFlavorsFixture())
 
 
 @functools.lru_cache(maxsize=None)
@@ -863,10 +655,11 @@ class NovaEnvironment(fixtures.Fixture):
             group='oslo_messaging_notifications', driver=['test']))
         _use_if_there(self, 'RPCPollerCleanupFixture')
         self.useFixture(NovaGlobals())
-        self.engines = self.useFixture(ReusedEngines()).engines
+        self.engines = self.useFixture(
+            databases.ReusedEngines()).engines
         if mode.THREADING:
-            self.useFixture(InMemoryDatabases())
-        self.cells = self.useFixture(CellsDatabase())
+            self.useFixture(databases.InMemoryDatabases())
+        self.cells = self.useFixture(databases.CellsDatabase())
         # After the databases: their migrations reset warning filters.
         self.useFixture(nova_fixtures.WarningsFixture())
         self.useFixture(ovo_fixture.StableObjectJsonFixture())

@@ -65,9 +65,9 @@ from nova import service_auth
 
 from harness.cloud import activity as activity_mod
 from harness.cloud import checkpoint as checkpoint_mod
+from harness.cloud import databases
 from harness.cloud import fixture as cloud_mod
 from harness.cloud import nodes
-from harness.cloud import nova_env
 from harness.cloud import perhost
 from harness.cloud import servers
 from harness.cloud import snapshot_reader
@@ -191,7 +191,7 @@ def _settle_compute(cloud, host, service, checkpoint):
     else:
         manager.rt = checkpoint.tracker(host)
     ctxt = context.get_admin_context()
-    cell = cloud.env.cells.cell_mappings[nova_env.CELL1_NAME]
+    cell = cloud.env.cells.cell_mappings[databases.CELL1_NAME]
     with activity_mod.acting_as(host):
         with context.target_cell(ctxt, cell) as cctxt:
             service_ref = objects.Service.get_by_host_and_binary(
@@ -393,7 +393,7 @@ class CloudPool(fixtures.Fixture):
             return RACE_FAILED
         if not cloud.activity.idle():
             return BUSY
-        if nova_env.database_writes() is None:
+        if databases.database_writes() is None:
             return UNCOUNTED_DATABASE
         return None
 

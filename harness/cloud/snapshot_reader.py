@@ -20,7 +20,7 @@ from placement.db.sqlalchemy import models as placement_models
 from placement import db_api as placement_db
 import sqlalchemy as sa
 
-from harness.cloud import nova_env
+from harness.cloud import databases
 from harness.core import snapshot
 
 PLACEMENT_VERSION = '1.39'
@@ -128,7 +128,7 @@ class SnapshotReader(object):
         return raw
 
     def _cached(self, part, fetch):
-        writes = nova_env.database_writes()
+        writes = databases.database_writes()
         last = self._last.get(part)
         if writes is None or last is None or last[0] != writes:
             # Keyed by the count from before the read: a read that wrote
@@ -218,7 +218,7 @@ class SnapshotReader(object):
 
     def read_compute_nodes(self):
         ctxt = context.get_admin_context()
-        cell = self._cloud.env.cells.cell_mappings[nova_env.CELL1_NAME]
+        cell = self._cloud.env.cells.cell_mappings[databases.CELL1_NAME]
         with context.target_cell(ctxt, cell) as cctxt:
             nodes = objects.ComputeNodeList.get_all(cctxt)
         return [compute_node_record(node) for node in
@@ -232,7 +232,7 @@ class SnapshotReader(object):
         topology; its policies, those of its PCI requests.
         """
         ctxt = context.get_admin_context()
-        cell = self._cloud.env.cells.cell_mappings[nova_env.CELL1_NAME]
+        cell = self._cloud.env.cells.cell_mappings[databases.CELL1_NAME]
         devices, holders = [], set()
         with context.target_cell(ctxt, cell) as cctxt:
             for node in objects.ComputeNodeList.get_all(cctxt):

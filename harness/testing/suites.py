@@ -24,11 +24,10 @@ import unittest
 import ddt
 import testtools
 
-from harness import bugs
 from harness.core import errors
 from harness.core import scenario as scenario_mod
 from harness.core import shapes
-from harness.testing import cases
+import harness.testing.cases
 
 #: The class built from one file, by (kind, file, module name, base
 #: class), with the file's size and time then: built again when the file
@@ -107,7 +106,7 @@ def build_tests(path, loader=None, test_loader_name=None, *, base=None,
     """
     if test_loader_name is None:
         test_loader_name = _caller_module()
-    base = base or cases.ScenarioTestCase
+    base = base or harness.testing.cases.ScenarioTestCase
     paths = _scenario_files(path)
     classes = _unique([_built('scenarios', file_path, test_loader_name,
                               base, _scenario_class) for file_path in paths],
@@ -134,9 +133,11 @@ def build_bug_tests(loader=None, test_loader_name=None, *, shape_order=True,
     """
     if test_loader_name is None:
         test_loader_name = _caller_module()
+    bugs = _bugs()
     paths = bugs.paths() if paths is None else list(paths)
     classes = _unique([_built('bugs', path, test_loader_name,
-                              cases.ScenarioTestCase, _bug_class)
+                              harness.testing.cases.ScenarioTestCase,
+                              _bug_class)
                        for path in paths], paths)
     return _suite(classes, loader, shape_order)
 
@@ -266,7 +267,15 @@ def _scenario_class(path, test_loader_name, base):
     }))
 
 
+def _bugs():
+    # Here, not at the top: ``harness`` exports build_tests from this
+    # module, and ``from harness import bugs`` reads that package.
+    import harness.bugs
+    return harness.bugs
+
+
 def _bug_class(path, test_loader_name, base):
+    bugs = _bugs()
     stem = os.path.splitext(os.path.basename(path))[0]
     name = 'TestBug%s' % stem[len('lp'):]
     try:
@@ -324,7 +333,7 @@ def _failing_load(name, test_loader_name, message):
     def test_load(self):
         self.fail(message)
 
-    return type(name, (cases.TestCase,), {
+    return type(name, (harness.testing.cases.TestCase,), {
         '__module__': test_loader_name, '__qualname__': name,
         'test_load': test_load})
 
