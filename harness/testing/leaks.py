@@ -68,6 +68,16 @@ import weakref
 import fixtures
 import greenlet
 
+import harness.testing.leak_threads  # noqa: F401 (read below)
+
+# The threads part of the check (its own module: this one's length),
+# by the module itself: ``harness.testing`` may be half imported here.
+leak_threads = sys.modules['harness.testing.leak_threads']
+_show = leak_threads.show
+_describe_thread = leak_threads.describe_thread
+_describe_os_thread = leak_threads.describe_os_thread
+_describe_greenlet = leak_threads.describe_greenlet
+
 # Modules whose attributes (and whose classes' attributes) are compared
 # before and after each test: what harness/ patches (MonkeyPatch, setattr,
 # NovaGlobals' resets), what Nova's fixtures used by harness.nova_env patch,
@@ -163,7 +173,7 @@ _IGNORED_NAMES = frozenset(['__warningregistry__', '__slotnames__',
                             '__annotations__', 'tearDown_exceptions',
                             '_classSetupFailed'])
 _HEAPTYPE = 1 << 9
-_MISSING = object()
+_MISSING = leak_threads.MISSING
 
 
 class LeakError(AssertionError):
@@ -368,9 +378,10 @@ class LeakCheck(fixtures.Fixture):
             deadline = time.monotonic() + GRACE
             while ((threads or os_threads or greenlets)
                    and time.monotonic() < deadline):
-                _yield(0.01)
+                leak_threads.pause(0.01)
                 threads, os_threads, greenlets = self._running()
-        found += ['thread %s' % _describe_thread(t) for t in threads]
+        found += ['thread %s' % _describe_thread(t)
+                  for t in threads]
         frames = sys._current_frames() if os_threads else {}
         found += ['OS thread %s' % _describe_os_thread(ident, frames)
                   for ident in sorted(os_threads)]
@@ -449,12 +460,12 @@ class LeakCheck(fixtures.Fixture):
         os_threads = set(sys._current_frames()) - self._os_threads
         idents = {t.ident for t in alive}
         os_threads -= idents
-        os_threads -= _tpool_idents()
+        os_threads -= leak_threads.tpool_idents()
         candidates = [g for g in (ref() for ref in self._seen)
                       if g is not None and not g.dead]
-        candidates += _pending_greenlets()
-        hub = _hub_greenlet()
-        trampoline = _tpool_greenlet()
+        candidates += leak_threads.pending_greenlets()
+        hub = leak_threads.hub_greenlet()
+        trampoline = leak_threads.tpool_greenlet()
         known = self._session.known
         greenlets = []
         for g in candidates:
@@ -519,7 +530,7 @@ class _Inventory(object):
         self.threads = set(threading.enumerate())
         self.os_threads = set(sys._current_frames())
         self.dirs = _dirs(session.tempdir)
-        self.pending = set(_pending_greenlets())
+        self.pending = set(leak_threads.pending_greenlets())
         self.seen = seen
 
 
@@ -738,169 +749,6 @@ def _eventlet_patched():
     if patcher is None:
         return frozenset()
     return frozenset(getattr(patcher, 'already_patched', ()))
-
-
-# -- greenlets ----------------------------------------------------------------
-
-def _hub():
-    hubs = sys.modules.get('eventlet.hubs')
-    if hubs is None:
-        return None
-    return getattr(hubs._threadlocal, 'hub', None)
-
-
-def _hub_greenlet():
-    hub = _hub()
-    return None if hub is None else hub.greenlet
-
-
-def _tpool_idents():
-    """eventlet's thread pool: started on first use, kept for the process.
-
-    Like the hub, it is the process's, not a test's: the libvirt driver
-    calls through it, and stopping it under a test hangs the next call.
-    """
-    tpool = sys.modules.get('eventlet.tpool')
-    if tpool is None:
-        return set()
-    return {thread.ident for thread in list(tpool._threads)}
-
-
-def _tpool_greenlet():
-    tpool = sys.modules.get('eventlet.tpool')
-    return None if tpool is None else tpool._coro
-
-
-def _pending_greenlets():
-    """Greenlets the hub's timers will switch to (spawned, not started)."""
-    hub = _hub()
-    if hub is None:
-        return []
-    result = []
-    for _when, timer in list(hub.timers) + list(hub.next_timers):
-        tpl = getattr(timer, 'tpl', None)
-        if tpl is None or timer.called:
-            continue
-        target = getattr(tpl[0], '__self__', None)
-        if isinstance(target, greenlet.greenlet) and not target.dead:
-            result.append(target)
-    return result
-
-
-def _yield(seconds):
-    eventlet = sys.modules.get('eventlet')
-    if eventlet is not None and _hub() is not None:
-        eventlet.sleep(seconds)
-    else:
-        time.sleep(seconds)
-
-
-# -- descriptions -------------------------------------------------------------
-
-def _show(value, limit=80):
-    if value is _MISSING:
-        return '(unset)'
-    name = getattr(value, '__qualname__', None)
-    module = getattr(value, '__module__', None)
-    if name and module and callable(value):
-        text = '<%s.%s>' % (module, name)
-    else:
-        try:
-            text = repr(value)
-        except Exception:
-            text = '<%s object>' % type(value).__name__
-    if len(text) > limit:
-        text = text[:limit - 3] + '...'
-    return text
-
-
-def _where(frame):
-    code = frame.f_code
-    return '%s() at %s:%d' % (code.co_name, _short(code.co_filename),
-                              frame.f_lineno)
-
-
-def _short(path):
-    for marker in ('site-packages' + os.sep, os.getcwd() + os.sep):
-        index = path.find(marker)
-        if index >= 0:
-            return path[index + len(marker):]
-    return path
-
-
-def _frames(frame):
-    frames = []
-    while frame is not None:
-        frames.append(frame)
-        frame = frame.f_back
-    return frames
-
-
-def _interesting(frames):
-    """Frames that are not eventlet's, greenlet's or threading's own."""
-    skip = (os.sep + 'eventlet' + os.sep, os.sep + 'greenlet' + os.sep,
-            os.sep + 'threading.py', os.sep + 'futurist' + os.sep,
-            os.sep + 'queue.py')
-    return [f for f in frames
-            if not any(s in f.f_code.co_filename for s in skip)]
-
-
-def _describe_frames(frames):
-    useful = _interesting(frames)
-    if not useful:
-        return ''
-    outer, inner = useful[-1], useful[0]
-    if outer is inner:
-        return ', in %s' % _where(inner)
-    return ', started in %s, now in %s' % (_where(outer), _where(inner))
-
-
-def _describe_greenlet(g):
-    name = type(g).__name__
-    frame = g.gr_frame
-    if frame is None:
-        return '%s spawned but not started (%s)' % (
-            name, _show(_scheduled_function(g) or getattr(g, 'run', None)))
-    frames = _frames(frame)
-    # GreenThread.main(function, args, kwargs) runs what was spawned.
-    function = frames[-1].f_locals.get('function')
-    if function is None:
-        function = getattr(g, 'run', None)
-    what = (_show(function) if function is not None
-            else _where(frames[-1]))
-    return '%s running %s%s' % (name, what, _describe_frames(frames))
-
-
-def _scheduled_function(g):
-    """What a not yet started greenthread will run, from the hub's timer."""
-    hub = _hub()
-    if hub is None:
-        return None
-    for _when, timer in list(hub.timers) + list(hub.next_timers):
-        tpl = getattr(timer, 'tpl', None)
-        if tpl is not None and getattr(tpl[0], '__self__', None) is g:
-            args = tpl[1]
-            return args[0] if args and callable(args[0]) else None
-    return None
-
-
-def _describe_thread(thread):
-    target = getattr(thread, '_target', None)
-    text = '%r' % thread.name
-    if target is not None:
-        text += ' (target %s)' % _show(target)
-    frame = sys._current_frames().get(thread.ident)
-    if frame is not None:
-        text += _describe_frames(_frames(frame))
-    return text + ' still running'
-
-
-def _describe_os_thread(ident, frames):
-    frame = frames.get(ident)
-    text = 'ident %d still running' % ident
-    if frame is not None:
-        text += _describe_frames(_frames(frame))
-    return text
 
 
 def _allowed(kind, name):
