@@ -454,12 +454,16 @@ class LeakCheck(fixtures.Fixture):
     # -- threads and greenthreads -------------------------------------------
 
     def _running(self):
-        alive = [t for t in threading.enumerate()
+        every = threading.enumerate()
+        alive = [t for t in every
                  if t not in self._threads and t.is_alive()]
         threads = [t for t in alive if not _idle_worker(t)]
         os_threads = set(sys._current_frames()) - self._os_threads
+        # A thread Python knows is judged as a thread (or as one the
+        # inventory had: a kept cloud's, started anew inside
+        # pool_changing), never as an OS thread of no one's.
+        os_threads -= {t.ident for t in every}
         idents = {t.ident for t in alive}
-        os_threads -= idents
         os_threads -= leak_threads.tpool_idents()
         candidates = [g for g in (ref() for ref in self._seen)
                       if g is not None and not g.dead]
