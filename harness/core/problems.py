@@ -11,20 +11,24 @@ CLI, test details, reports) by ``str(problem)``.
 import dataclasses
 import typing
 
-#: Checks of a step's ``expect:`` (harness.core.expect).
-EXPECTATIONS = ('allocations', 'usages', 'tracker', 'pinned_cpus', 'servers',
-                'migrations', 'providers', 'devices', 'pci', 'mdevs')
+from harness.core import checks
+
 #: What the runner itself reports: a step that failed, an injection that
 #: never fired.
 STEP_FAILED = 'step'
 UNFIRED = 'injection_unfired'
-#: Checks whose failure is wrong accounting (Placement's or a tracker's).
-ACCOUNTING = frozenset((
-    'allocations', 'usages', 'tracker', 'pinned_cpus', 'providers',
-    'devices', 'pci', 'mdevs',
-    'usages_add_up', 'allocations_where_server_is',
-    'one_compute_node_per_consumer', 'tracker_agrees', 'periodics_idempotent',
-    'nothing_leaks', 'within_capacity', 'devices_agree'))
+
+
+def __getattr__(name):
+    # Derived from the check registry (harness.core.checks), so that a new
+    # check's module is all it takes: ``EXPECTATIONS``, the expectation
+    # keys; ``ACCOUNTING``, the checks whose failure is wrong accounting
+    # (Placement's or a tracker's).
+    if name == 'EXPECTATIONS':
+        return tuple(checks.expectations())
+    if name == 'ACCOUNTING':
+        return checks.accounting()
+    raise AttributeError('module %r has no attribute %r' % (__name__, name))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,14 +62,15 @@ class Problem(object):
         An invariant's name (its subject varies with the consumers and
         providers involved); an expectation's key and subject.
         """
-        if self.check in EXPECTATIONS:
+        if self.check in checks.expectations():
             return '%s %s' % (self.check, self.subject)
         return self.check
 
     @property
     def accounting(self):
         """Whether this is wrong accounting, not a step that failed."""
-        return self.check in ACCOUNTING
+        unit = checks.registry().get(self.check)
+        return unit is not None and unit.accounting
 
     def at(self, step):
         """This problem, stamped with the step index it was found at."""
