@@ -130,17 +130,8 @@ class TestReference(testing.TestCase):
         self.assertIn('Race points it can pass: any (a periodic task',
                       text)
 
-    def test_today_s_checks_page_names_every_key_and_invariant(self):
-        text = ref.checks_fallback_rst(expect.EXPECT_KEYS, expect,
-                                       invariants.INVARIANTS, invariants)
-        for key in expect.EXPECT_KEYS:
-            self.assertIn('``%s``' % key, text)
-        for name in invariants.INVARIANTS:
-            self.assertIn('``%s' % name, text)
-
     def test_the_checks_page_names_every_key_and_invariant(self):
-        # As the docs build makes it: from the check registry once it
-        # lands, from today's modules until then.
+        # As the docs build makes it: from the check registry.
         text = ref._checks_text()
         for key in expect.EXPECT_KEYS:
             self.assertIn('``%s``' % key, text)

@@ -238,24 +238,6 @@ def _checks_section(title, intro, units, label, header):
     return lines
 
 
-def checks_fallback_rst(expect_keys, expect_module, invariant_names,
-                        invariants_module):
-    """Expectation keys and invariants from today's modules.
-
-    Their names from ``EXPECT_KEYS`` and ``INVARIANTS``, their meaning from
-    the two modules' docstrings, where each is described.
-    """
-    lines = heading('Expectation keys', '-')
-    lines += ['A step\'s ``expect:`` may give any of these keys: %s.' % (
-        ', '.join('``%s``' % key for key in expect_keys)), '']
-    lines += docstring_lines(expect_module)
-    lines += heading('Invariants', '-')
-    lines += ['Checked after every step that is not only arming: %s.' % (
-        ', '.join('``%s``' % name for name in invariant_names)), '']
-    lines += docstring_lines(invariants_module)
-    return '\n'.join(lines) + '\n'
-
-
 # -- bugs --------------------------------------------------------------------
 
 def bugs_rst(bugs, module_exists=None):
@@ -416,14 +398,7 @@ def _step_kinds_text():
 
 
 def _checks_text():
-    from harness.core import expect
-    from harness.core import invariants
-    try:
-        # Until the check registry lands: then only this branch stays.
-        from harness.core import checks
-    except ImportError:
-        return checks_fallback_rst(expect.EXPECT_KEYS, expect,
-                                   invariants.INVARIANTS, invariants)
+    from harness.core import checks
     return checks_rst(checks.expectations(), checks.invariants())
 
 
