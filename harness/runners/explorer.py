@@ -563,6 +563,7 @@ def replay(job, record=False, pool=None):
 
 
 def _run_job(job, pool, branches=None, phases=None):
+    """Run one job's scenario; ``branches`` its course, if forking."""
     from harness import bugs
     from harness.runners import runner
     scenario = _parse(job)
@@ -577,7 +578,7 @@ def _run_job(job, pool, branches=None, phases=None):
     phases.checkers = checks
     timeline = runner.run(scenario, keep_going=True, fixtures=fixtures,
                           checks=checks, pool=pool, observers=[phases],
-                          branches=branches)
+                          course=branches)
     return scenario, timeline, phases
 
 
@@ -681,7 +682,7 @@ def replay_branched(jobs, pool=None, done=None, record=False,
         lambda number, result: done(failed=result['failed']),
         concurrency=concurrency, at_points=in_steps, wait_limit=wait_limit)
     try:
-        # A child ends inside the run (runner.run: child_done, or
+        # A child ends inside the run (Branches.ended: child_done, or
         # child_failed on an error); nothing after this runs in one.
         _run_job(trunk, pool, branches, phases)
         branches.finish()
