@@ -12,11 +12,21 @@ step; then whether both found the same outcomes, their ratio, how many
 cores replays of that cost would keep busy at 200 interleavings/min,
 and last the branched rate, as ``interleavings/min: X``.
 
+Shrinking is counted too: each failure shrunk, the scenarios its
+shrinking replayed (``shrink replays per failure``), counted as the
+jobs handed to ``explorer.replay`` and ``explorer.replay_branched``
+while the explorer concludes (grouping and shrinking: its only replays
+then), each trial once however it ran (from the start, or forked).
+``--scenario FILE --name NAME`` explores another scenario (the first of
+the file without ``--name``): one with more steps before its moves
+gives shrinking more to do.
+
     python benchmarks/explore_speed.py [--workers N] [--reintroduce BUG]
-        [--only branched|from-start]
+        [--only branched|from-start] [--scenario FILE [--name NAME]]
 """
 
 import argparse
+import contextlib
 import os
 import sys
 import tempfile
@@ -38,18 +48,22 @@ def main(argv=None):
     parser.add_argument('--no-invariants', action='store_true')
     parser.add_argument('--only', choices=('branched', 'from-start'),
                         default=None)
+    parser.add_argument('--scenario', default=SCENARIO)
+    parser.add_argument('--name', default=None)
     args = parser.parse_args(argv)
+    scenario = [s for s in scenario_mod.load(args.scenario)
+                if args.name in (None, s.name)][0]
     modes = [m for m in ('from-start', 'branched')
              if args.only in (None, m)]
     reports = {}
     for mode in modes:
-        with tempfile.TemporaryDirectory() as out:
+        counter = _ShrinkReplays()
+        with tempfile.TemporaryDirectory() as out, counter.counting():
             reports[mode] = report = explorer.Explorer(
                 reintroduce=args.reintroduce, workers=args.workers,
                 out_dir=out, invariants=not args.no_invariants,
                 branch=mode == 'branched',
-                progress=lambda line: None).explore(
-                scenario_mod.load(SCENARIO)[0])
+                progress=lambda line: None).explore(scenario)
         replays = report.tried + report.inapplicable
         print('%s: %s' % (mode, report.summary()))
         print('%s: wall time: %.1f s for %d replays (%d interleavings '
@@ -59,6 +73,11 @@ def main(argv=None):
         # Summed over the replays' processes: with N workers a replay's
         # phases add up to about N times the wall time per replay.
         print('%s: %s' % (mode, report.per_replay()))
+        print('%s: shrink replays per failure: %s (%d replays for %d '
+              'failures shrunk)' % (
+                  mode, '%.1f' % (counter.replays / report.shrunk)
+                  if report.shrunk else '-', counter.replays,
+                  report.shrunk))
         if mode == 'branched':
             print('%s: %d of %d replays forked inside the step their '
                   'injections went before, at the race point where the '
@@ -80,6 +99,52 @@ def main(argv=None):
               'cores busy with replays alone (this machine has %d)' % (
                   modes[-1], work, 200 * work / 60.0, os.cpu_count()))
     print('interleavings/min: %.1f' % _rate(last))
+
+
+class _ShrinkReplays(object):
+    """Counts the jobs the explorer replays while it concludes."""
+
+    def __init__(self):
+        self.replays = 0
+        self._concluding = False
+        self._depth = 0
+
+    @contextlib.contextmanager
+    def counting(self):
+        real = (explorer.Explorer.conclude, explorer.replay,
+                explorer.replay_branched)
+        conclude, replay, replay_branched = real
+        counter = self
+
+        def concluding(self, *args, **kwargs):
+            counter._concluding = True
+            try:
+                return conclude(self, *args, **kwargs)
+            finally:
+                counter._concluding = False
+
+        def counted(function, jobs_of):
+            def call(*args, **kwargs):
+                # Only the outermost call: replay_branched replays those
+                # it could not fork by calling itself again.
+                if counter._concluding and not counter._depth:
+                    counter.replays += jobs_of(args)
+                counter._depth += 1
+                try:
+                    return function(*args, **kwargs)
+                finally:
+                    counter._depth -= 1
+            return call
+
+        explorer.Explorer.conclude = concluding
+        explorer.replay = counted(replay, lambda args: 1)
+        explorer.replay_branched = counted(replay_branched,
+                                           lambda args: len(args[0]))
+        try:
+            yield self
+        finally:
+            (explorer.Explorer.conclude, explorer.replay,
+             explorer.replay_branched) = real
 
 
 def _rate(report):

@@ -24,6 +24,13 @@ Events, in the order a run sends them:
     (snapshot, problems, passages).
 ``run_done(scenario, timeline)``
     the run ended (passed or not; not sent when a step raised).
+
+Observers only watch. What may change a run's course is its one
+``Course`` (``runner.run(course=...)``): asked before each step and
+after each step's operation, and told last when the run ends. The race
+explorer's branching (``harness.runners.branching``) is one: it forks a
+replay where its steps part from the run, and the replay goes on as a
+run of its own scenario.
 """
 
 import contextlib
@@ -52,3 +59,38 @@ def notify(event, *args, observers=()):
         method = getattr(observer, event, None)
         if method is not None:
             method(*args)
+
+
+class Course(object):
+    """What may change a run's course; this one goes straight on.
+
+    The runner asks it at three moments (``harness.runners.runner``):
+
+    ``before_step(done, cloud)``
+        before each step (``done`` steps run so far): None to go on, or
+        the scenario to run from here on instead; its first ``done``
+        steps must be the ones run (the run ends here if it has no
+        more).
+    ``after_operation(step, cloud)``
+        once the step's operation returned (or failed), before its
+        snapshot: None, or ``(scenario, armed)``: the run took up
+        ``scenario`` inside the step. ``armed`` are that scenario's
+        steps that only arm (``StepKind.arms``: an inject, a fault) that
+        ran there, before the rest of the step, each with what it armed
+        (``runner.execute``'s answer), as ``[(step, armed), ...]``; the
+        step is the scenario's next one after them.
+    ``ended(scenario, timeline, error)``
+        last, inside the run, before its clean-ups (the cloud is still
+        up): ``error`` is what the run raises, or None. It may end the
+        process there (a forked replay does: the cloud's clean-ups are
+        its parent's).
+    """
+
+    def before_step(self, done, cloud):
+        return None
+
+    def after_operation(self, step, cloud):
+        return None
+
+    def ended(self, scenario, timeline, error):
+        pass

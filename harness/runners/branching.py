@@ -2,15 +2,15 @@
 
 Each of the explorer's replays of a scenario is the scenario with its
 injections put in as steps; up to the first of them it is the scenario
-as recorded. ``Branches`` lets one run of the scenario itself (the
-trunk, ``runner.run(..., branches=...)``) fork a child process before a
-step for every replay whose steps part from the trunk's there
-(``harness.cloud.forking``). The child is the cloud as it stood, with
-the checks' and the timeline's state: exactly what a replay from the
-start would have there, without running the shared steps again. It
-takes its own steps from that point on, runs them to the end, writes
-its result to a file and ends; the trunk reads the result as the child
-ends.
+as recorded. ``Branches``, the course of one run of the scenario itself
+(the trunk, ``runner.run(..., course=branches)``: ``hooks.Course``),
+forks a child process before a step for every replay whose steps part
+from the trunk's there (``harness.cloud.forking``). The child is the
+cloud as it stood, with the checks' and the timeline's state: exactly
+what a replay from the start would have there, without running the
+shared steps again. It takes its own steps from that point on, runs
+them to the end, writes its result to a file and ends; the trunk reads
+the result as the child ends.
 
 A replay whose own steps only arm injections (``inject`` steps) and
 then go on as the trunk's does not even need the part of the trunk's
@@ -21,12 +21,13 @@ point's injections are looked for, the child arms its own (runs its
 inject steps) and the injection fires at that very passage, as it would
 have in the replay from the start: up to that passage the trunk's step
 did exactly what the replay's did, since nothing the child arms matched
-before it. The runner then takes up the child's scenario (its inject
-steps' timeline entries, read before the step as the replay reads them,
-and its step numbers). A child that cannot be forked at its passage
-(a call of eventlet's thread pool in flight there, which a child would
-never see answered: ``harness.cloud.forking``; or its passage never
-came) is left in ``unforked``, for the caller to run another way.
+before it. Once the step's operation is over, the run takes up the
+child's scenario (``Course.after_operation``: its inject steps'
+timeline entries, read before the step as the replay reads them, and
+its step numbers). A child that cannot be forked at its passage (a call
+of eventlet's thread pool in flight there, which a child would never
+see answered: ``harness.cloud.forking``; or its passage never came) is
+left in ``unforked``, for the caller to run another way.
 
 Up to ``concurrency`` children run at once (the explorer gives one per
 core): the trunk forks the next as soon as one ends, goes on to its
@@ -53,6 +54,7 @@ import traceback
 
 from harness.cloud import mode
 from harness.core import errors
+from harness.core import hooks
 
 # Not eventlet's: its os.waitpid polls in a loop of green sleeps, letting
 # the trunk's green threads run while it waits; its select waits in the
@@ -84,8 +86,15 @@ def shared_steps(trunk, document):
     return shared
 
 
-class Branches(object):
+class Branches(hooks.Course):
     """The children one trunk run forks, and their results.
+
+    It is the trunk run's course (``hooks.Course``): before a step it
+    forks the children that part there, inside one it forks those whose
+    first injection fires at a passage (``RacePoints.on_passage``), and
+    in a child it hands the run the child's scenario and ends the child
+    with the run (``child_done``), never through the run's clean-ups:
+    the cloud is the trunk's.
 
     :param parts: ``{steps done: [(key, start), ...]}``: before the
         trunk's step ``steps done + 1``, a child for each key;
@@ -139,21 +148,78 @@ class Branches(object):
         self._forked_in_step = 0
         self._failure = None
         self._dir = tempfile.mkdtemp(prefix='harness-branches-')
+        # The step the trunk runs, while children may fork inside it: its
+        # cloud and the steps done before it. In a child forked inside
+        # it: how many of its own steps arm its injections, and then the
+        # scenario it takes up with what they armed.
+        self._in_step = None
+        self._arming = 0
+        self._took_up = None
 
-    def before(self, done_steps, cloud):
-        """Fork the children that part here; see ``runner.run``."""
-        for key, start in self.parts.pop(done_steps, []):
+    # -- the run's course (hooks.Course) -----------------------------------
+
+    def before_step(self, done, cloud):
+        """Fork the children that part here; in one, its scenario."""
+        for key, start in self.parts.pop(done, []):
             scenario = self._fork(key, start, cloud)
             if scenario is not None:
                 return scenario
-        self._watching = self.at_points.pop(done_steps, [])
+        self._watching = self.at_points.pop(done, [])
         self._waited_in_step = 0.0
         self._forked_in_step = 0
+        if self._watching:
+            self._in_step = (cloud, done)
+            cloud.race.on_passage = self._passing
         return None
 
-    def watching(self):
-        """Whether children are to be forked inside the coming step."""
-        return bool(self._watching)
+    def after_operation(self, step, cloud):
+        """In a child forked inside the step, its scenario from there on.
+
+        In the trunk, raises what went wrong with a child meanwhile
+        (``step_ended``).
+        """
+        if self._in_step is None:
+            return None
+        self._in_step = None
+        cloud.race.on_passage = None
+        if self._took_up is not None:
+            took_up, self._took_up = self._took_up, None
+            return took_up
+        self.step_ended()
+        return None
+
+    def ended(self, scenario, timeline, error):
+        """In a child, end it with its result (or its error)."""
+        if self._in_step is not None:
+            self._in_step[0].race.on_passage = None
+            self._in_step = None
+        if not self.in_child:
+            return
+        if error is None:
+            self.child_done(scenario, timeline)
+        self.child_failed()
+
+    def _passing(self, passage):
+        """At a passage of the step: fork the children that fire here.
+
+        A child arms its injections then and there (runs its inject
+        steps, ``runner.execute``), before the passage's injections are
+        looked for: they fire at this very passage.
+        """
+        cloud, done = self._in_step
+        scenario = self.at_passage(passage, cloud)
+        if scenario is None:
+            return
+        cloud.race.on_passage = None
+        try:
+            # Here, not at the top: the runner imports Nova.
+            from harness.runners import runner
+            armed = [(step, runner.execute(cloud, step))
+                     for step in scenario.steps[done:done + self._arming]]
+            self._took_up = (scenario, armed)
+        except BaseException:
+            # Inside Nova's code: nothing there may see it.
+            self.child_failed()
 
     def at_passage(self, passage, cloud):
         """Fork the children whose first injection fires at ``passage``.
@@ -189,7 +255,7 @@ class Branches(object):
         limit = self.wait_limit
         if limit is None:
             limit = cloud.timeout / 4.0
-        for key, start, _injections in found:
+        for key, start, injections in found:
             if cloud.activity.native_calls:
                 self.unforked.append(key)
                 continue
@@ -203,6 +269,7 @@ class Branches(object):
             scenario = self._fork(key, start, cloud, in_step=True)
             if scenario is not None:
                 self.forked_at = str(passage)
+                self._arming = len(injections)
                 return scenario
             self._forked_in_step += 1
         return None

@@ -31,9 +31,13 @@ need one or two preemptions, so try every race point with one injection
 3. After every step of every replay, check the scenario's expectations and
    the invariant checks.
 4. Shrink each failure, as Hypothesis does, to the fewest steps and
-   injections that still fail, and write it out as a scenario file that
-   ``harness run`` runs as it stands. Replays are deterministic (the
-   cloud's clock and injections are), so a shrunk file fails every time.
+   injections (then hosts, and smaller flavors) that still fail with the
+   same signature: the first problem's check, its subject's role in the
+   run and the failed step's kind (``harness.runners.signatures``,
+   ``harness.runners.shrinking``); and write it out as a scenario file
+   that ``harness run`` runs as it stands. Replays are deterministic
+   (the cloud's clock and injections are), so a shrunk file fails every
+   time.
 
 Replays are independent, and share their first steps: up to the first
 injection each is the scenario as recorded. So the explorer's process,
@@ -45,11 +49,12 @@ replay whose injections all go before one step forks inside that step,
 at the race point where the first of them fires, and skips the part of
 the step before it too (proof of both:
 tests/functional/test_explorer_branches.py). ``branch=False``
-replays each from the start, in worker processes on all cores, each
-keeping one cloud for all its replays (``reuse.CloudPool``: put back to
-its state before any step between them). The explorer knows nothing
-about any particular bug: what it finds, it finds from the points Nova
-passes and the checks that fail.
+replays each from the start, in worker processes on all cores
+(``harness.runners.workers``), each keeping one cloud for all its
+replays (``reuse.CloudPool``: put back to its state before any step
+between them). The explorer knows nothing about any particular bug:
+what it finds, it finds from the points Nova passes and the checks that
+fail.
 
 An exploration is a plan (the recorded run, the interleavings), replays,
 and a conclusion (grouping, shrinking): ``harness.runners.shards`` runs
@@ -61,10 +66,7 @@ import contextlib
 import dataclasses
 import itertools
 import os
-import pickle
-import subprocess
 import sys
-import tempfile
 import time
 
 from harness.core import errors
@@ -73,10 +75,16 @@ from harness.core import problems as problems_mod
 from harness.core import scenario as scenario_mod
 from harness.core import timeline as timeline_mod
 from harness.runners import branching
+from harness.runners import phases as phases_mod
 from harness.runners import progress as progress_mod
+from harness.runners import shrinking
+from harness.runners import signatures
+from harness.runners import workers as workers_mod
 
 # The error a step fails with when its injection could not run there.
 INAPPLICABLE = 'InjectionFailed'
+
+PHASES = phases_mod.PHASES
 
 ORDERS = (('source',), ('dest',), ('source', 'dest'), ('dest', 'source'))
 
@@ -150,6 +158,10 @@ class Outcome(object):
     shrunk_steps: int = None
     # The reproducer of the failure of the same kind shrunk before it.
     same_as: str = None
+    # What the replay failed with (``signatures.Signature``), and how
+    # many scenarios its shrinking replayed.
+    signature: tuple = None
+    shrink_replays: int = 0
 
     def __str__(self):
         where = ' + '.join(str(i) for i in self.injections) or 'no injection'
@@ -177,6 +189,8 @@ class Report(object):
     # Replays forked inside the step their injections went before, at
     # the race point where the first fired (``replay_branched``).
     forked_in_step: int = 0
+    # Scenarios replayed to shrink the failures.
+    shrink_replays: int = 0
 
     def add_phases(self, phases):
         for name, seconds in phases.items():
@@ -363,6 +377,7 @@ class Explorer(object):
                 # only in the injection that led there.
                 self._shrink(plan.scenario, outcome, number)
                 report.shrunk += 1
+                report.shrink_replays += outcome.shrink_replays
                 shrunk_kinds[kind] = outcome
                 self.say('%s\n  reproducer (%d steps): %s' % (
                     outcome, outcome.shrunk_steps, outcome.shrunk_path))
@@ -424,32 +439,28 @@ class Explorer(object):
 
     def _outcome(self, injections, result):
         return Outcome(tuple(injections), result['failed'], result['step'],
-                       result['label'], tuple(result['problems']))
+                       result['label'], tuple(result['problems']),
+                       signature=result.get('signature'))
 
     # -- shrinking ---------------------------------------------------------
 
     def _shrink(self, scenario, outcome, number):
-        """Drop steps and injections while the replay still fails alike.
+        """Shrink ``outcome``'s failure to a reproducer file.
 
-        Greedy, from the last step back: drop the last step whose removal
-        still fails alike, and start again; done when no removal does.
-        Branching (as the replays do), a round tries every removal at
-        once, each forked from one run of the current steps where it
-        parts from them, and keeps the last that fails alike: the step
-        the one-by-one search would have dropped first.
+        ``harness.runners.shrinking``: branched as the replays are
+        (``_map``), a round of removals forked from one run.
         """
-        steps = injected_steps(scenario, outcome.injections)
-        # Steps after the one that failed cannot matter.
-        steps = steps[:outcome.step]
-        # As the replays: branched on a kept cloud (``_map``).
-        drop = (self._drop_branched if self.branch and self._pool is not None
-                else self._drop_one)
-        while True:
-            dropped = drop(scenario, steps, outcome)
-            if dropped is None:
-                break
-            steps = dropped
+        shrinker = shrinking.Shrinker(
+            scenario, lambda document: replay(
+                self._document_job(scenario, document), pool=self._pool),
+            self._replay_round(scenario)
+            if self.branch and self._pool is not None else None)
+        document = shrinker.shrink(
+            injected_steps(scenario, outcome.injections),
+            outcome.signature, outcome.step)
         name = '%s (explored %d)' % (scenario.name, number)
+        shrunk = scenario_mod.parse(dict(document, name=name),
+                                    scenario.path, scenario.path)
         os.makedirs(self.out_dir, exist_ok=True)
         slug = scenario.id.split('__', 1)[-1][:60]
         path = os.path.join(self.out_dir, '%s_explored_%d.yaml'
@@ -461,68 +472,26 @@ class Explorer(object):
             out.write('# Replay: harness run %s%s\n' % (
                 '--reintroduce %s ' % self.reintroduce
                 if self.reintroduce else '', path))
-            out.write(scenario.dump(steps, name=name))
+            out.write(shrunk.dump())
         outcome.shrunk_path = path
-        outcome.shrunk_steps = len(steps)
+        outcome.shrunk_steps = len(document['steps'])
+        outcome.shrink_replays = shrinker.replays
 
-    def _drop_one(self, scenario, steps, outcome):
-        """``steps`` less the last step whose removal still fails alike.
-
-        None when no removal does. Each trial replayed from the start.
-        """
-        for position in range(len(steps) - 1, -1, -1):
-            trial = self._trial(scenario, steps, position)
-            if trial is not None and _fails_alike(
-                    replay(trial, pool=self._pool), outcome):
-                return steps[:position] + steps[position + 1:]
-        return None
-
-    def _drop_branched(self, scenario, steps, outcome):
-        """``_drop_one``'s answer, every trial forked from one run."""
-        trials = [(position, self._trial(scenario, steps, position))
-                  for position in range(len(steps) - 1, -1, -1)]
-        trials = [(position, job) for position, job in trials
-                  if job is not None]
-        if not trials:
-            return None
-        base = scenario.document(steps)
-        jobs = [dict(job, base=base) for _position, job in trials]
-        if not branchable(jobs):
-            return self._drop_one(scenario, steps, outcome)
-        results = replay_branched(jobs, pool=self._pool,
-                                  concurrency=self.workers)
-        for (position, _job), result in zip(trials, results):
-            if _fails_alike(result, outcome):
-                return steps[:position] + steps[position + 1:]
-        return None
-
-    def _trial(self, scenario, steps, position):
-        """The job replaying ``steps`` without the one at ``position``.
-
-        None when that is no scenario (no step left, or one the loader
-        refuses: a confirm with no move before it), or one known to pass:
-        the scenario's own first steps, with no injection. Shrinking
-        follows a recorded run of the scenario that passed (``conclude``),
-        and a run is its steps' (the determinism tool's proof).
-        """
-        trial = steps[:position] + steps[position + 1:]
-        if not trial or trial == injected_steps(scenario, ())[:len(trial)]:
-            return None
-        document = scenario.document(trial)
-        try:
-            scenario_mod.parse(document, scenario.path, scenario.path)
-        except errors.ScenarioError:
-            return None
+    def _document_job(self, scenario, document):
         return {'document': document, 'where': scenario.path,
                 'reintroduce': self.reintroduce,
                 'invariants': self.invariants}
 
-
-def _fails_alike(result, outcome):
-    """Whether a replay failed with the kind of problem ``outcome`` did."""
-    kind = outcome.problems[0].kind
-    return result['failed'] and any(
-        problem.kind == kind for problem in result['problems'])
+    def _replay_round(self, scenario):
+        """Documents replayed as branches of one run of ``base``."""
+        def replay_round(documents, base):
+            jobs = [dict(self._document_job(scenario, document), base=base)
+                    for document in documents]
+            if not branchable(jobs):
+                return None
+            return replay_branched(jobs, pool=self._pool,
+                                   concurrency=self.workers)
+        return replay_round
 
 
 def injected_steps(scenario, injections):
@@ -563,6 +532,7 @@ def replay(job, record=False, pool=None):
 
 
 def _run_job(job, pool, branches=None, phases=None):
+    """Run one job's scenario; ``branches`` its course, if forking."""
     from harness import bugs
     from harness.runners import runner
     scenario = _parse(job)
@@ -573,11 +543,11 @@ def _run_job(job, pool, branches=None, phases=None):
     if job['invariants']:
         from harness.core import invariants
         checks.append(invariants.Checker())
-    phases = phases or _Phases(job.get('prefix', 0), checks)
+    phases = phases or phases_mod.Phases(job.get('prefix', 0), checks)
     phases.checkers = checks
     timeline = runner.run(scenario, keep_going=True, fixtures=fixtures,
                           checks=checks, pool=pool, observers=[phases],
-                          branches=branches)
+                          course=branches)
     return scenario, timeline, phases
 
 
@@ -600,7 +570,8 @@ def _result(scenario, timeline, phases, record):
     if timeline.failed:
         first = timeline.failed[0]
         result.update(failed=True, step=first.index, label=first.label,
-                      problems=list(first.problems))
+                      problems=list(first.problems),
+                      signature=signatures.of(scenario, timeline))
     if record:
         result['points'] = recorded_points(scenario, timeline)
         # What each step left, for comparing runs (timeline.comparable).
@@ -655,7 +626,7 @@ def replay_branched(jobs, pool=None, done=None, record=False,
     done = done or (lambda failed: None)
     trunk = dict(jobs[0], document=jobs[0]['base'])
     trunk_steps = len(trunk['document']['steps'])
-    phases = _Phases(trunk_steps, [])
+    phases = phases_mod.Phases(trunk_steps, [])
     trunk_scenario = _parse(trunk) if at_points else None
     parts, in_steps = {}, {}
     for number, job in enumerate(jobs):
@@ -681,7 +652,7 @@ def replay_branched(jobs, pool=None, done=None, record=False,
         lambda number, result: done(failed=result['failed']),
         concurrency=concurrency, at_points=in_steps, wait_limit=wait_limit)
     try:
-        # A child ends inside the run (runner.run: child_done, or
+        # A child ends inside the run (Branches.ended: child_done, or
         # child_failed on an error); nothing after this runs in one.
         _run_job(trunk, pool, branches, phases)
         branches.finish()
@@ -736,159 +707,10 @@ def _injected_at(trunk, scenario, at):
              step.args.get('server')) for step in own]
 
 
-#: Where a replay's time goes: ``reset`` (the scenario loaded, the kept
-#: cloud put back to its checkpoint and settled, or a cloud stood up),
-#: ``prefix`` (the steps before the first injected one, with their checks:
-#: the same in every replay of a step's points), ``steps`` and ``checks``
-#: (the steps from the injection on, and the invariants after them), and
-#: ``other`` (the run's end, its report).
-PHASES = ('reset', 'prefix', 'steps', 'checks', 'other')
-
-
-class _Phases(object):
-    """A run observer that times a replay's phases (``PHASES``)."""
-
-    def __init__(self, prefix, checkers):
-        self.prefix = prefix
-        self.checkers = checkers
-        self.started = time.monotonic()
-        self.ready = None
-        self.ended = None
-        self.times = {name: 0.0 for name in PHASES}
-        self._step = None
-
-    def _checked(self):
-        return sum(sum(c.timings.values()) for c in self.checkers)
-
-    def run_started(self, scenario, cloud):
-        self.ready = time.monotonic()
-
-    def branched(self, prefix, forked_at):
-        """In a child forked after ``prefix`` steps: time only its own."""
-        self.prefix = prefix
-        self.times = {name: 0.0 for name in PHASES}
-        # Its reset: the fork and the child's start.
-        self.started, self.ready = forked_at, time.monotonic()
-        # Forked inside a step, what is left of it is the child's own.
-        self._step = (prefix + 1, self.ready, self._checked())
-
-    def step_started(self, step):
-        # A step that only arms takes no time, and a child forked inside
-        # a step hears of its inject steps only once that step is over.
-        if not step.unit.arms:
-            self._step = (step.index, time.monotonic(), self._checked())
-
-    def step_done(self, step, entry):
-        if step.unit.arms:
-            return
-        index, began, checked = self._step
-        took = time.monotonic() - began
-        checks = self._checked() - checked
-        if index <= self.prefix:
-            self.times['prefix'] += took
-        else:
-            self.times['steps'] += took - checks
-            self.times['checks'] += checks
-
-    def seconds(self):
-        end = time.monotonic()
-        times = dict(self.times)
-        ready = self.ready if self.ready is not None else end
-        times['reset'] = ready - self.started
-        times['other'] = max(0.0, end - self.started - sum(times.values()))
-        return times
-
-
 def run_in_workers(jobs, workers, kept_cloud=True, done=None):
-    """``replay`` each job in ``workers`` processes; results in job order.
-
-    ``done(failed=...)`` is called as each job ends (each process notes
-    that in a file the explorer reads while it waits).
-
-    Each process gets every ``workers``-th job in a file and writes its
-    results to another; the explorer only waits for the processes to end.
-    Not ``multiprocessing``: its queues and its pool's manager are
-    threads, which Nova's eventlet patching makes green threads of, and
-    the manager's wait blocks the one real thread they share, so a job
-    sometimes never reached a worker and the exploration hung.
-    """
-    root = os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__))))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [root] + [p for p in os.environ.get('PYTHONPATH', '').split(
-            os.pathsep) if p]))
-    with tempfile.TemporaryDirectory(prefix='harness-explore-') as tmp:
-        running = []
-        options = [] if kept_cloud else ['--cloud-per-replay']
-        for number in range(workers):
-            jobs_path = os.path.join(tmp, 'jobs-%d' % number)
-            results_path = os.path.join(tmp, 'results-%d' % number)
-            with open(jobs_path, 'wb') as out:
-                pickle.dump(jobs[number::workers], out)
-            running.append((results_path, subprocess.Popen(
-                [sys.executable, '-m', 'harness.runners.explorer', jobs_path,
-                 results_path] + options, env=env, stdin=subprocess.DEVNULL)))
-        results = [None] * len(jobs)
-        try:
-            if done is not None:
-                _follow(running, done)
-            for number, (results_path, process) in enumerate(running):
-                if process.wait() != 0:
-                    raise errors.HarnessError(
-                        'an explorer worker process failed (exit %d); its '
-                        'output is above' % process.returncode)
-                with open(results_path, 'rb') as source:
-                    results[number::workers] = pickle.load(source)
-        finally:
-            for _, process in running:
-                if process.poll() is None:
-                    process.kill()
-                    process.wait()
-    return results
-
-
-def _follow(running, done):
-    """Call ``done`` for each job the worker processes note as ended."""
-    seen = {}
-    while True:
-        for results_path, _ in running:
-            try:
-                with open(results_path + '.done') as note:
-                    marks = note.read().split()
-            except FileNotFoundError:
-                marks = []
-            for mark in marks[seen.get(results_path, 0):]:
-                done(failed=mark == 'F')
-            seen[results_path] = len(marks)
-        alive = [process for _, process in running if process.poll() is None]
-        if not alive:
-            return
-        try:
-            # A bounded wait on one of them, not a sleep: it returns as
-            # soon as that process ends.
-            alive[0].wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            pass
-
-
-def _worker(jobs_path, results_path, *options):
-    from harness.cloud import reuse
-    with open(jobs_path, 'rb') as source:
-        jobs = pickle.load(source)
-    results = []
-
-    def done(failed):
-        # One line a job, for the explorer's progress (_follow).
-        with open(results_path + '.done', 'a') as note:
-            note.write('F\n' if failed else '.\n')
-
-    with reuse.CloudPool() as pool:
-        kept = None if '--cloud-per-replay' in options else pool
-        for job in jobs:
-            results.append(replay(job, pool=kept))
-            done(results[-1]['failed'])
-    with open(results_path, 'wb') as out:
-        pickle.dump(results, out)
+    """``replay`` each job in ``workers`` processes (``workers.py``)."""
+    return workers_mod.run_in_workers(__name__, jobs, workers, kept_cloud,
+                                      done)
 
 
 def recorded_points(scenario, timeline):
@@ -913,4 +735,4 @@ def recorded_points(scenario, timeline):
 
 
 if __name__ == '__main__':  # a worker process of run_in_workers
-    _worker(*sys.argv[1:])
+    workers_mod.serve(replay, *sys.argv[1:])

@@ -29,7 +29,7 @@ from harness.core import timeline as timeline_mod
 
 def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
         cloud_kwargs=None, keep_going=False, pool=None, observers=(),
-        branches=None):
+        course=None):
     """Run ``scenario``; return its ``Timeline``.
 
     :param progress: called with a line per step, if given.
@@ -54,157 +54,226 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
         fixture gets the run a cloud of its own.
     :param observers: objects told of the run's events (see
         ``harness.core.hooks``), besides the process-wide ones.
-    :param branches: the explorer's (``harness.runners.branching``):
-        before each step, ``branches.before(done, cloud)`` (``done``
-        steps run so far) may fork the process; it returns None in this
-        run, and in a child the scenario whose steps the child runs from
-        there on (its first ``done`` steps are this run's). If
-        ``branches.watching()``, the step's race points are passed to
-        ``branches.at_passage`` too, which may fork there a child whose
-        own steps first arm injections (``_ForkInStep``). A child ends
-        in ``branches.child_done(scenario, timeline)``, inside the run:
-        the cloud is the parent's, never torn down by a child.
+    :param course: a ``hooks.Course``, asked before each step and after
+        each step's operation whether the run takes up another scenario
+        there (the race explorer's forks do); by default it goes on.
     """
     # Nova's options, checked before anything starts.
     config_mod.validate(scenario)
-    timeline = timeline_mod.Timeline()
-    watching = tuple(observers)
-    say = progress or (lambda line: None)
+    observers = tuple(observers)
+    course = course or hooks.Course()
     with contextlib.ExitStack() as stack:
-        # The race points report to process-wide observers only (they
-        # know no run): this run's observers hear them while it runs.
-        for observer in watching:
-            if hasattr(observer, 'point_passed'):
-                stack.enter_context(hooks.observing(_PointsOf(observer)))
-        if pool is not None and reuse.keepable(fixtures):
-            cloud = stack.enter_context(
-                pool.cloud(scenario, test_id, cloud_kwargs, fixtures))
-        else:
-            if pool is not None:
-                # One cloud alive at a time: they share Nova's config.
-                pool.discard()
-            cloud = reuse.stand_up(stack, scenario, test_id, cloud_kwargs,
-                                   fixtures)
-        # Faults armed by this run's steps end with it (a kept cloud's
-        # next run starts with none).
-        stack.callback(cloud.faults.clear)
-        hooks.notify('run_started', scenario, cloud, observers=watching)
-        timeline.add(0, 'start', cloud.snapshot())
+        cloud = _stand_up(stack, scenario, test_id, cloud_kwargs, fixtures,
+                          pool, observers)
+        steps = _Steps(scenario, cloud, observers, course)
         try:
-            injections = []
-            done = 0
-            while done < len(scenario.steps):
-                if branches is not None:
-                    scenario = branches.before(done, cloud) or scenario
-                    if done == len(scenario.steps):
-                        # A child whose steps are the trunk's first ones:
-                        # a shrinking trial that drops the last step.
-                        break
-                step = scenario.steps[done]
-                done += 1
-                hooks.notify('step_started', step, observers=watching)
-                found = []
-                passed_from = len(cloud.race.recording)
-                version = cloud.activity.version
-                fork = None
-                if branches is not None and branches.watching():
-                    fork = _ForkInStep(branches, cloud, scenario, done - 1)
-                    cloud.race.on_passage = fork.passing
-                failure = None
-                try:
-                    injection = execute(cloud, step)
-                    if injection is not None:
-                        injections.append((step, injection))
-                    if step.unit.arms and cloud.activity.version != version:
-                        # The checks it skips would no longer read what
-                        # they read after the step before.
-                        raise errors.HarnessError(
-                            'step %d (%s) only arms, but Nova wrote to its '
-                            'records or Placement while it ran'
-                            % (step.index, step.label))
-                except errors.ScenarioFailed:
-                    raise
-                except errors.HarnessError as exc:
-                    failure = exc
-                finally:
-                    if fork is not None:
-                        cloud.race.on_passage = None
-                if fork is not None and fork.scenario is not None:
-                    # A child forked inside the step: from here on it is
-                    # the run of its own scenario.
-                    scenario, step = fork.rebase(timeline, injections,
-                                                 watching)
-                    done = step.index
-                elif fork is not None:
-                    branches.step_ended()
-                if failure is not None:
-                    # actual: which error, so tools tell kinds apart without
-                    # reading the message.
-                    found.append(Problem(
-                        problems_mod.STEP_FAILED, step.label,
-                        actual=type(failure).__name__,
-                        text='the step failed: %s' % failure).at(step.index))
-                    if not keep_going:
-                        raise _failed(step, 'step %d (%s) failed: %s'
-                                      % (step.index, step.label, failure),
-                                      timeline, problems=found)
-                entry = timeline.add(step.index, step.label,
-                                     cloud.reader.read(step.label))
-                entry.passages = cloud.race.recording[passed_from:]
-                expected = [p.at(step.index) for p in
-                            expect_mod.check(step.expect, entry.snapshot,
-                                             scenario)]
-                found += expected
-                if expected and not keep_going:
-                    entry.problems = found
-                    hooks.notify('step_done', step, entry, observers=watching)
-                    raise _with_timeline(
-                        expect_mod.failure(step, expected), timeline)
-                # After a step that only arms, the cloud is as the checks
-                # after the step before saw it.
-                for check in () if step.unit.arms else checks:
-                    more = [p.at(step.index) for p in
-                            check(cloud, step, entry.snapshot, timeline,
-                                  scenario)]
-                    if more and not keep_going:
-                        entry.problems = found + more
-                        hooks.notify('step_done', step, entry,
-                                     observers=watching)
-                        lines = problems_mod.render(more)
-                        raise _failed(step, 'step %d (%s): %s' % (
-                            step.index, step.label, '\n  '.join(lines)),
-                            timeline, '\n'.join(lines), problems=more)
-                    found += more
-                entry.problems = found
-                hooks.notify('step_done', step, entry, observers=watching)
-                say('step %d: %s ... %s' % (
-                    step.index, step.label,
-                    'ok' if not found else 'FAILED\n  ' + '\n  '.join(
-                        problems_mod.render(found))))
-            # An injection nothing passed, or a fault Nova never called, is a
-            # step that silently did nothing.
-            unfired = [
-                Problem(problems_mod.UNFIRED, armed.subject,
-                        text='%s at step %d (%s) never fired: %s' % (
-                            step.kind, step.index, step.label, armed.never)
-                        ).at(step.index)
-                for step, armed in injections if not armed.fired]
-            if unfired:
-                lines = problems_mod.render(unfired)
-                if not keep_going:
-                    raise _failed(scenario.steps[-1], '\n'.join(lines),
-                                  timeline, '\n'.join(lines), problems=unfired)
-                timeline.entries[-1].problems += unfired
-            if branches is not None and branches.in_child:
-                branches.child_done(scenario, timeline)
-        except BaseException:
-            # A child forked from this run ends here, never through the
-            # clean-ups below: the cloud is its parent's.
-            if branches is not None and branches.in_child:
-                branches.child_failed()
+            hooks.notify('run_started', scenario, cloud, observers=observers)
+            steps.timeline.add(0, 'start', cloud.snapshot())
+            for step in steps:
+                hooks.notify('step_started', step, observers=observers)
+                step, failure = steps.operate(step)
+                entry, found = steps.record(step, failure, keep_going)
+                failed = _check(step, entry, found, cloud, checks, steps,
+                                keep_going)
+                hooks.notify('step_done', step, entry, observers=observers)
+                if failed is not None:
+                    raise failed
+                _say(progress, step, entry)
+            steps.check_fired(keep_going)
+            hooks.notify('run_done', steps.scenario, steps.timeline,
+                         observers=observers)
+        except BaseException as exc:
+            course.ended(steps.scenario, steps.timeline, exc)
             raise
-        hooks.notify('run_done', scenario, timeline, observers=watching)
-    return timeline
+        course.ended(steps.scenario, steps.timeline, None)
+    return steps.timeline
+
+
+def _stand_up(stack, scenario, test_id, cloud_kwargs, fixtures, pool,
+              observers):
+    """The run's cloud, its clean-ups on ``stack``."""
+    # The race points report to process-wide observers only (they know
+    # no run): this run's observers hear them while it runs.
+    for observer in observers:
+        if hasattr(observer, 'point_passed'):
+            stack.enter_context(hooks.observing(_PointsOf(observer)))
+    if pool is not None and reuse.keepable(fixtures):
+        cloud = stack.enter_context(
+            pool.cloud(scenario, test_id, cloud_kwargs, fixtures))
+    else:
+        if pool is not None:
+            # One cloud alive at a time: they share Nova's config.
+            pool.discard()
+        cloud = reuse.stand_up(stack, scenario, test_id, cloud_kwargs,
+                               fixtures)
+    # Faults armed by this run's steps end with it (a kept cloud's next
+    # run starts with none).
+    stack.callback(cloud.faults.clear)
+    return cloud
+
+
+class _Steps(object):
+    """A run's steps in order, as its ``Course`` has them, and its record.
+
+    Iterating gives the next step to run; ``timeline`` is what the run
+    recorded so far, ``scenario`` the one it runs now, and
+    ``injections`` what its steps armed (each ``(step, armed)``).
+    """
+
+    def __init__(self, scenario, cloud, observers, course):
+        self.scenario = scenario
+        self.cloud = cloud
+        self.observers = observers
+        self.course = course
+        self.timeline = timeline_mod.Timeline()
+        self.injections = []
+        self.done = 0
+        self._passed_from = 0
+
+    def __iter__(self):
+        while self.done < len(self.scenario.steps):
+            self.scenario = (self.course.before_step(self.done, self.cloud)
+                             or self.scenario)
+            if self.done == len(self.scenario.steps):
+                # Another scenario whose steps are those run so far.
+                return
+            self.done += 1
+            yield self.scenario.steps[self.done - 1]
+
+    def operate(self, step):
+        """Run the step's operation: the step the run is at, its error.
+
+        The error is a ``HarnessError`` the step failed with, or None.
+        The step is another if the course took up another scenario
+        inside it (``Course.after_operation``).
+        """
+        self._passed_from = len(self.cloud.race.recording)
+        version = self.cloud.activity.version
+        failure = armed = None
+        try:
+            armed = execute(self.cloud, step)
+            if step.unit.arms and self.cloud.activity.version != version:
+                # The checks it skips would no longer read what they read
+                # after the step before.
+                raise errors.HarnessError(
+                    'step %d (%s) only arms, but Nova wrote to its records '
+                    'or Placement while it ran' % (step.index, step.label))
+        except errors.ScenarioFailed:
+            raise
+        except errors.HarnessError as exc:
+            failure = exc
+        turn = self.course.after_operation(step, self.cloud)
+        if turn is not None:
+            step = self._take_up(*turn)
+        if armed is not None:
+            self.injections.append((step, armed))
+        return step, failure
+
+    def _take_up(self, scenario, armed):
+        """Go on as ``scenario``, whose ``armed`` steps ran inside this one.
+
+        Their entries are what a run of ``scenario`` from the start reads
+        after each: the cloud as the step before left it (they only
+        arm), under their own labels, with no point passed.
+        """
+        before = self.timeline.entries[-1].snapshot
+        for step, what in armed:
+            hooks.notify('step_started', step, observers=self.observers)
+            snap = copy.copy(before)
+            snap.label = step.label
+            entry = self.timeline.add(step.index, step.label, snap)
+            entry.passages = []
+            entry.problems = []
+            if what is not None:
+                self.injections.append((step, what))
+            hooks.notify('step_done', step, entry, observers=self.observers)
+        self.scenario = scenario
+        self.done += len(armed)
+        return scenario.steps[self.done - 1]
+
+    def record(self, step, failure, keep_going):
+        """The step's timeline entry, and its problems so far.
+
+        The entry has the step's snapshot and the race points it passed.
+        A step that failed has that as its first problem (raised at once
+        unless ``keep_going``).
+        """
+        found = []
+        if failure is not None:
+            # actual: which error, so tools tell kinds apart without
+            # reading the message.
+            found.append(Problem(
+                problems_mod.STEP_FAILED, step.label,
+                actual=type(failure).__name__,
+                text='the step failed: %s' % failure).at(step.index))
+            if not keep_going:
+                raise _failed(step, 'step %d (%s) failed: %s'
+                              % (step.index, step.label, failure),
+                              self.timeline, problems=found)
+        entry = self.timeline.add(step.index, step.label,
+                                  self.cloud.reader.read(step.label))
+        entry.passages = self.cloud.race.recording[self._passed_from:]
+        return entry, found
+
+    def check_fired(self, keep_going):
+        """Injections that never fired: problems of the last step.
+
+        An injection nothing passed, or a fault Nova never called, is a
+        step that silently did nothing.
+        """
+        unfired = [
+            Problem(problems_mod.UNFIRED, armed.subject,
+                    text='%s at step %d (%s) never fired: %s' % (
+                        step.kind, step.index, step.label, armed.never)
+                    ).at(step.index)
+            for step, armed in self.injections if not armed.fired]
+        if not unfired:
+            return
+        lines = problems_mod.render(unfired)
+        if not keep_going:
+            raise _failed(self.scenario.steps[-1], '\n'.join(lines),
+                          self.timeline, '\n'.join(lines), problems=unfired)
+        self.timeline.entries[-1].problems += unfired
+
+
+def _check(step, entry, found, cloud, checks, steps, keep_going):
+    """Give the step's entry its problems: ``found``, then its checks'.
+
+    Its expectations' first, then those of ``checks``. Returns the
+    failure to raise once observers heard of the step (not with
+    ``keep_going``), or None.
+    """
+    expected = [p.at(step.index) for p in
+                expect_mod.check(step.expect, entry.snapshot, steps.scenario)]
+    found = found + expected
+    if expected and not keep_going:
+        entry.problems = found
+        return _with_timeline(expect_mod.failure(step, expected),
+                              steps.timeline)
+    # After a step that only arms, the cloud is as the checks after the
+    # step before saw it.
+    for check in () if step.unit.arms else checks:
+        more = [p.at(step.index) for p in
+                check(cloud, step, entry.snapshot, steps.timeline,
+                      steps.scenario)]
+        if more and not keep_going:
+            entry.problems = found + more
+            lines = problems_mod.render(more)
+            return _failed(step, 'step %d (%s): %s' % (
+                step.index, step.label, '\n  '.join(lines)),
+                steps.timeline, '\n'.join(lines), problems=more)
+        found += more
+    entry.problems = found
+    return None
+
+
+def _say(progress, step, entry):
+    if progress is None:
+        return
+    found = entry.problems
+    progress('step %d: %s ... %s' % (
+        step.index, step.label, 'ok' if not found else 'FAILED\n  '
+        + '\n  '.join(problems_mod.render(found))))
 
 
 def execute(cloud, step):
@@ -225,63 +294,6 @@ def execute(cloud, step):
         return None
     raise errors.OperationFailed(
         'was expected to fail with %r but succeeded' % step.error)
-
-
-class _ForkInStep(object):
-    """Forks the explorer's children inside one step of the trunk.
-
-    At each passage of the step (``RacePoints.on_passage``) the children
-    whose first injection fires there are forked
-    (``branches.at_passage``); in a child, its inject steps arm its
-    injections then and there, and the passage's injections are looked
-    for after that. Once the step is over the child takes up its own
-    scenario (``rebase``).
-    """
-
-    def __init__(self, branches, cloud, scenario, done):
-        self._branches = branches
-        self._cloud = cloud
-        self._trunk = scenario
-        self._done = done
-        # In a child: its scenario, and its inject steps with what each
-        # armed.
-        self.scenario = None
-        self.armed = []
-
-    def passing(self, passage):
-        scenario = self._branches.at_passage(passage, self._cloud)
-        if scenario is None:
-            return
-        self._cloud.race.on_passage = None
-        try:
-            arming = len(scenario.steps) - len(self._trunk.steps)
-            for step in scenario.steps[self._done:self._done + arming]:
-                self.armed.append((step, execute(self._cloud, step)))
-            self.scenario = scenario
-        except BaseException:
-            # Inside Nova's code: nothing there may see it.
-            self._branches.child_failed()
-
-    def rebase(self, timeline, injections, observers):
-        """Put the child's inject steps in the timeline; its step now.
-
-        Their entries are what the run from the start reads after each:
-        the cloud as the step before left it (they only arm), under their
-        own labels, with no point passed.
-        """
-        before = timeline.entries[-1].snapshot
-        for step, armed in self.armed:
-            hooks.notify('step_started', step, observers=observers)
-            snap = copy.copy(before)
-            snap.label = step.label
-            entry = timeline.add(step.index, step.label, snap)
-            entry.passages = []
-            entry.problems = []
-            if armed is not None:
-                injections.append((step, armed))
-            hooks.notify('step_done', step, entry, observers=observers)
-        return self.scenario, self.scenario.steps[
-            self._done + len(self.armed)]
 
 
 class _PointsOf(object):

@@ -26,10 +26,12 @@ A shard file (``FORMAT``, ``VERSION``) is JSON::
 
 A RESULT is ``explorer.replay``'s: ``failed``, ``step``, ``label``,
 ``problems`` (``Problem`` records, field by field), ``inapplicable``,
-``phases``, and the baseline's ``points``. ``inapplicable`` counts
-this shard's replays whose injection could not run (the merge counts
-them from the results, and ``candidates - runnable`` once). Values a
-check compared
+``phases``, the baseline's ``points``, and for a failure its
+``signature`` (what its shrinking keeps to:
+``harness.runners.signatures``; a file without one has its failure
+replayed once more to learn it). ``inapplicable`` counts this shard's
+replays whose injection could not run (the merge counts them from the
+results, and ``candidates - runnable`` once). Values a check compared
 (``expected``, ``actual``) keep their Python types through ``encode``.
 """
 
@@ -44,6 +46,7 @@ from harness.core import errors
 from harness.core import problems as problems_mod
 from harness.core import scenario as scenario_mod
 from harness.runners import explorer as explorer_mod
+from harness.runners import signatures
 
 FORMAT = 'harness-explore-shard'
 VERSION = 1
@@ -339,6 +342,13 @@ def _check_result(check, result, field):
         [_from_problem(p) for p in result['problems']]
     except (TypeError, KeyError, ValueError):
         check.fail(field + '.problems', 'are not problem records')
+    signature = result.get('signature')
+    if signature is not None and not (
+            isinstance(signature, list)
+            and len(signature) == len(signatures.Signature._fields)
+            and all(isinstance(part, str) for part in signature)):
+        check.fail(field + '.signature', 'is %s, not a failure\'s '
+                   'signature' % errors.show(signature))
 
 
 def _same_exploration(path, document, first_path, first):
@@ -470,10 +480,15 @@ def _result(result):
                                            'inapplicable', 'phases')}
     record['problems'] = [_problem(p) for p in result['problems']]
     record['points'] = encode(list(result.get('points', [])))
+    if result.get('signature') is not None:
+        record['signature'] = list(result['signature'])
     return record
 
 
 def _from_result(record):
-    return dict(record, problems=[_from_problem(p)
-                                  for p in record['problems']],
-                points=decode(record.get('points', [])))
+    result = dict(record, problems=[_from_problem(p)
+                                    for p in record['problems']],
+                  points=decode(record.get('points', [])))
+    if record.get('signature') is not None:
+        result['signature'] = signatures.Signature(*record['signature'])
+    return result

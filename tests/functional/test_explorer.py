@@ -44,6 +44,10 @@ class TestExplore(testing.TestCase):
         self.assertNotEqual([], lost_pins, found.summary())
         shrunk = [o for o in lost_pins if o.shrunk_path]
         self.assertEqual(1, len(shrunk))
+        # What its shrinking kept to: the resize's expectation of pinned
+        # CPUs on its source (src, named by its role in the move).
+        self.assertEqual(('pinned_cpus', 'source', 'resize'),
+                         shrunk[0].signature)
         # The reproducer fails as it stands (with the bug put back), and
         # no longer than the original scenario plus its injection.
         reproducer = scenario_mod.load(shrunk[0].shrunk_path)[0]

@@ -15,11 +15,12 @@ injection fires: the same proof covers those, those postponed to another
 trunk run for want of a free core, and those left to a trunk run that
 forks them before the step, where no fork could be taken.
 
-Shrinking branches too (``Explorer._drop_branched``): a round tries
-every removal of a step at once, forked from one run of the steps, and
-keeps the last that fails alike. The proof: a failing replay with two
-injections, one of them harmless, shrinks to the same steps branched as
-one removal at a time from the start.
+Shrinking branches too (``shrinking.Shrinker``): a round replays every
+removal of a block of steps at once, forked from one run of the steps,
+and keeps the first that fails alike in the order a one-by-one search
+tries them. The proof: a failing replay with two injections, one of
+them harmless, shrinks to the same steps branched as one removal at a
+time from the start.
 """
 
 import os
@@ -177,7 +178,7 @@ class TestBranchedReplays(testing.TestCase):
                 raise RuntimeError('the child fails')
 
             self.useFixture(fixtures.MonkeyPatch(
-                'harness.runners.explorer._Phases.branched', branched))
+                'harness.runners.phases.Phases.branched', branched))
             self.assertRaisesRegex(
                 errors.HarnessError, 'ended with status 70',
                 explorer.replay_branched, jobs, pool=explore._pool)

@@ -10,6 +10,8 @@ from harness import bugs
 from harness.core import errors
 from harness.core import scenario
 from harness.runners import explorer
+from harness.runners import phases as phases_mod
+from harness.runners import shrinking
 from harness import testing
 
 SOURCE = os.path.join(os.path.dirname(explorer.__file__), 'explorer.py')
@@ -126,14 +128,14 @@ class TestPhases(testing.TestCase):
         super().setUp()
         self.now = [100.0]
         self.useFixture(fixtures.MonkeyPatch(
-            'harness.runners.explorer.time.monotonic', lambda: self.now[0]))
+            'harness.runners.phases.time.monotonic', lambda: self.now[0]))
 
     def tick(self, seconds):
         self.now[0] += seconds
 
     def test_steps_before_the_injection_are_the_prefix(self):
         checker = _Checker()
-        phases = explorer._Phases(prefix=1, checkers=[checker])
+        phases = phases_mod.Phases(prefix=1, checkers=[checker])
         self.tick(2.0)                       # loaded, cloud put back
         phases.run_started(None, None)
         for index, took, checked in ((1, 1.0, 0.5), (2, 3.0, 1.0),
@@ -151,7 +153,7 @@ class TestPhases(testing.TestCase):
         # the child arms its inject (step 2 of its own), hears of it once
         # the step is over, and the step (3 of its own) ends 2 s later.
         checker = _Checker()
-        phases = explorer._Phases(prefix=4, checkers=[checker])
+        phases = phases_mod.Phases(prefix=4, checkers=[checker])
         phases.run_started(None, None)
         phases.step_started(_Step(2))
         self.tick(1.0)
@@ -315,11 +317,12 @@ class TestShrinkingTrials(testing.TestCase):
     def _trials(self, *injections):
         trunk = scenario.load_file('s.yaml', self.head)[1][0]
         steps = explorer.injected_steps(trunk, injections)
-        explore = explorer.Explorer(workers=1)
-        return [[list(step)[0] for step in job['document']['steps']]
-                if job else None
-                for job in (explore._trial(trunk, steps, position)
-                            for position in range(len(steps)))]
+        shrinker = shrinking.Shrinker(trunk, replay=None)
+        return [[list(step)[0] for step in document['steps']]
+                if document else None
+                for document in (
+                    shrinker.trial(steps[:position] + steps[position + 1:])
+                    for position in range(len(steps)))]
 
     def test_dropping_the_only_injection_is_not_replayed(self):
         trials = self._trials(explorer.Injection(
