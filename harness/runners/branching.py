@@ -24,10 +24,12 @@ did exactly what the replay's did, since nothing the child arms matched
 before it. Once the step's operation is over, the run takes up the
 child's scenario (``Course.after_operation``: its inject steps'
 timeline entries, read before the step as the replay reads them, and
-its step numbers). A child that cannot be forked at its passage (a call
-of eventlet's thread pool in flight there, which a child would never
-see answered: ``harness.cloud.forking``; or its passage never came) is
-left in ``unforked``, for the caller to run another way.
+its step numbers). A child that cannot be forked at its passage
+(``forking.safe_here``: under eventlet, a call of eventlet's thread
+pool in flight there, which a child would never see answered; under
+native threading, any passage inside a step, where the child would have
+only the forking thread; or its passage never came) is left in
+``unforked``, for the caller to run another way (from the start).
 
 Up to ``concurrency`` children run at once (the explorer gives one per
 core): the trunk forks the next as soon as one ends, goes on to its
@@ -255,8 +257,9 @@ class Branches(hooks.Course):
         limit = self.wait_limit
         if limit is None:
             limit = cloud.timeout / 4.0
+        from harness.cloud import forking
         for key, start, injections in found:
-            if cloud.activity.native_calls:
+            if not forking.safe_here(cloud):
                 self.unforked.append(key)
                 continue
             if (len(self._running) >= self.concurrency
@@ -289,7 +292,7 @@ class Branches(hooks.Course):
         out = os.path.join(self._dir, 'result-%d' % self._forks)
         self._forks += 1
         # Here, not at the top: the explorer's plan is loaded by
-        # Nova-free unit tests, and forking needs eventlet.
+        # Nova-free unit tests, and forking imports Nova.
         from harness.cloud import forking
         waiting = time.monotonic()
         while len(self._running) >= self.concurrency:
