@@ -69,6 +69,7 @@ import os
 import sys
 import time
 
+from harness.core import concurrency as concurrency_mod
 from harness.core import errors
 from harness.core import names
 from harness.core import problems as problems_mod
@@ -600,7 +601,7 @@ def branchable(jobs):
 
 
 def replay_branched(jobs, pool=None, done=None, record=False,
-                    concurrency=1, at_points=True, wait_limit=None):
+                    concurrency=1, at_points=None, wait_limit=None):
     """``replay`` each of ``jobs`` (``branchable``), as branches of one run.
 
     The trunk is the jobs' scenario as recorded (``base``); each job
@@ -610,7 +611,9 @@ def replay_branched(jobs, pool=None, done=None, record=False,
     step, at the race point where its first injection fires: the part
     of the step before it is the trunk's. A job that could not be forked
     there (``Branches.unforked``) is replayed as a branch of another run
-    of the trunk, forked before the step; one that found no free core in
+    of the trunk, forked before the step (``at_points`` defaults to
+    whether the process runs Nova under eventlet: under native threading
+    every job forks before its step); one that found no free core in
     time there (``Branches.postponed``), of another run that forks it
     where it fires. Results in job order, as
     ``replay``'s, each saying where it was forked (``forked_at``: the
@@ -624,6 +627,11 @@ def replay_branched(jobs, pool=None, done=None, record=False,
     again in every child, after its fork.
     """
     done = done or (lambda failed: None)
+    if at_points is None:
+        # Under native threading a fork inside a step would leave the
+        # child only the forking thread (harness.cloud.forking).
+        at_points = (concurrency_mod.running_mode()
+                     != concurrency_mod.THREADING)
     trunk = dict(jobs[0], document=jobs[0]['base'])
     trunk_steps = len(trunk['document']['steps'])
     phases = phases_mod.Phases(trunk_steps, [])
