@@ -21,24 +21,54 @@ then), each trial once however it ran (from the start, or forked).
 the file without ``--name``): one with more steps before its moves
 gives shrinking more to do.
 
+``--concurrency threading|eventlet`` runs Nova in that mode (default:
+the installed release's); ``--concurrency both`` runs the bench once per
+mode, each in a process of its own, and ends with both rates side by side
+(``interleavings/min: threading X, eventlet Y``).
+
     python benchmarks/explore_speed.py [--workers N] [--reintroduce BUG]
         [--only branched|from-start] [--scenario FILE [--name NAME]]
+        [--concurrency threading|eventlet|both]
 """
 
 import argparse
 import contextlib
 import os
+import re
+import subprocess
 import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from harness.core import concurrency  # noqa: E402
 from harness.core import scenario as scenario_mod  # noqa: E402
 from harness.runners import explorer  # noqa: E402
 
 SCENARIO = os.path.join(ROOT, 'tests', 'functional', 'explore',
                         'pinned_resize_confirm.yaml')
+
+
+def _both_modes(argv):
+    """The bench in each mode, each in a process of its own."""
+    rates = {}
+    for mode in concurrency.MODES:
+        own = [a for a in argv if a not in ('--concurrency', 'both')
+               and not a.startswith('--concurrency=')]
+        done = subprocess.run(
+            [sys.executable, os.path.abspath(__file__),
+             '--concurrency', mode] + own,
+            stdout=subprocess.PIPE, text=True)
+        for line in done.stdout.splitlines():
+            print('%s %s' % (mode, line), flush=True)
+        found = re.findall(r'^interleavings/min: ([0-9.]+)$', done.stdout,
+                           re.MULTILINE)
+        rates[mode] = float(found[-1]) if found else None
+    print('interleavings/min: %s' % ', '.join(
+        '%s %s' % (mode, '%.1f' % rate if rate is not None else 'failed')
+        for mode, rate in rates.items()))
+    return 0 if all(rate is not None for rate in rates.values()) else 1
 
 
 def main(argv=None):
@@ -50,7 +80,13 @@ def main(argv=None):
                         default=None)
     parser.add_argument('--scenario', default=SCENARIO)
     parser.add_argument('--name', default=None)
+    parser.add_argument('--concurrency', default=None,
+                        choices=concurrency.MODES + ('both',))
     args = parser.parse_args(argv)
+    if args.concurrency == 'both':
+        return _both_modes(sys.argv[1:] if argv is None else argv)
+    if args.concurrency:
+        concurrency.choose(args.concurrency)
     scenario = [s for s in scenario_mod.load(args.scenario)
                 if args.name in (None, s.name)][0]
     modes = [m for m in ('from-start', 'branched')
