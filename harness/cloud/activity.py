@@ -609,10 +609,21 @@ class Activity(fixtures.Fixture):
                             str(other) for other in self._live_chains()
                             if other is not chain
                             and not self._parked(other)))))
-            del self._turns[chain]
+            self._turns.pop(chain, None)
             chain.turns += 1
             self._cond.notify_all()
         return came
+
+    def leave_line(self, chain):
+        """Take ``chain`` out of line if it is still in it.
+
+        For a caller whose RPC call ended without its handler taking the
+        chain's turn (no reply within ``rpc_response_timeout``): it goes on
+        itself and is not parked.
+        """
+        with self._cond:
+            if self._turns.pop(chain, None) is not None:
+                self._cond.notify_all()
 
     def _has_turn(self, chain, turn):
         if turn.ready is not None and not turn.ready():

@@ -101,6 +101,18 @@ class ThreadChains(fixtures.Fixture):
             with activity_mod.in_chain(chain):
                 return real_process(server, incoming)
 
+        real_send = impl_fake.FakeDriver._send
+
+        def send(driver, *args, **kwargs):
+            chain = activity.chain()
+            try:
+                return real_send(driver, *args, **kwargs)
+            finally:
+                if chain is not None:
+                    activity.leave_line(chain)
+
+        self.useFixture(fixtures.MockPatchObject(
+            impl_fake.FakeDriver, '_send', send))
         real_start = driver_base.PollStyleListenerAdapter.start
         listeners = self._listeners
 
