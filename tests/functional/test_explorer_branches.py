@@ -13,7 +13,9 @@ allocation, tracker, server and migration after every step).
 A replay that only injects before a step forks inside it, where its
 injection fires: the same proof covers those, those postponed to another
 trunk run for want of a free core, and those left to a trunk run that
-forks them before the step, where no fork could be taken.
+forks them before the step, where no fork could be taken. Under native
+threading no fork is taken inside a step (``forking.safe_here``): every
+replay forks before its step, and the same proof holds for those.
 
 Shrinking branches too (``shrinking.Shrinker``): a round replays every
 removal of a block of steps at once, forked from one run of the steps,
@@ -28,12 +30,13 @@ import re
 
 import fixtures
 
+from harness.cloud import mode
 from harness.core import errors
 from harness.core import scenario as scenario_mod
 from harness.runners import branching
 from harness.runners import explorer
-# Nova patches the process for eventlet when it is first imported: load it
-# with this module, not inside the test (harness.leaks fails that).
+# Nova (in the process's mode, harness.cloud.mode, imported above) is
+# loaded with this module, not inside the test (harness.leaks fails that).
 from harness.runners import runner  # noqa: F401
 from harness import testing
 
@@ -128,6 +131,17 @@ class TestBranchedReplays(testing.TestCase):
                 1 + len(scenario.steps) + sum(len(i.steps())
                                               for i in injections),
                 len(ours['timeline']), where)
+        prefixes = [result['phases']['prefix'] > 0.0
+                    for result in branched]
+        if mode.THREADING:
+            # Under native threading no fork is taken inside a step (the
+            # child would have only the forking thread): each forked
+            # before its step, from one trunk, whose shared steps' time
+            # only the first replay carries.
+            self.assertEqual([None] * 6,
+                             [result['forked_at'] for result in branched])
+            self.assertEqual([True] + [False] * 5, prefixes)
+            return
         # The resize's forked where their injections fired; the
         # confirm's before the step, from the second trunk.
         self.assertEqual(
@@ -138,9 +152,7 @@ class TestBranchedReplays(testing.TestCase):
         # Branched for real: only the first replay of each of the three
         # trunks carries the shared steps' time (its boot); the others ran
         # none of them.
-        prefixes = [result['phases']['prefix'] for result in branched]
-        self.assertEqual([True, False, True, True, False, False],
-                         [prefix > 0.0 for prefix in prefixes])
+        self.assertEqual([True, False, True, True, False, False], prefixes)
 
     def test_a_branch_of_the_trunks_first_steps_only(self):
         # A shrinking trial that drops the last step: forked before it,
@@ -210,7 +222,12 @@ class TestForkedWhileMoving(testing.TestCase):
                                          pool=explore._pool)
             branched = explorer.replay_branched(
                 [job], pool=explore._pool, record=True, concurrency=2)[0]
-        self.assertIsNotNone(branched['forked_at'])
+        # Inside the step under eventlet; before it under native
+        # threading (forking.safe_here).
+        if mode.THREADING:
+            self.assertIsNone(branched['forked_at'])
+        else:
+            self.assertIsNotNone(branched['forked_at'])
         self.assertTrue(from_start['failed'])
         for key in ('failed', 'step', 'label', 'points', 'timeline'):
             self.assertEqual(from_start[key], branched[key], key)
