@@ -10,7 +10,6 @@ connection is watched (``shared_uses``).
 
 import collections
 import importlib
-import sys
 import threading
 import traceback
 
@@ -24,6 +23,7 @@ from nova import objects
 from nova.tests import fixtures as nova_fixtures
 
 from harness.cloud import mode
+from harness.core import frames
 
 CELL0_NAME = 'cell0'
 CELL1_NAME = 'cell1'
@@ -98,7 +98,7 @@ def _executing(conn, cursor, statement, parameters, context, executemany):
         later = holders[-1]
         here = ''.join(traceback.format_stack(limit=25))
         there = ''.join(traceback.format_stack(
-            sys._current_frames().get(later.ident), limit=25))
+            frames.current_frames().get(later.ident), limit=25))
         _SHARED_USES.append(
             'thread %s ran a statement while thread %s, which took the '
             'connection after it, still had it:\n%s\nand %s meanwhile:'

@@ -12,6 +12,8 @@ import time
 
 import greenlet
 
+from harness.core import frames
+
 #: What ``show`` says is not set (the leak check's own marker).
 MISSING = object()
 
@@ -165,7 +167,7 @@ def describe_thread(thread):
     text = '%r' % thread.name
     if target is not None:
         text += ' (target %s)' % show(target)
-    frame = sys._current_frames().get(thread.ident)
+    frame = frames.current_frames().get(thread.ident)
     if frame is not None:
         text += _describe_frames(_frames(frame))
     return text + ' still running'

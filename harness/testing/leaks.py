@@ -68,6 +68,7 @@ import weakref
 import fixtures
 import greenlet
 
+from harness.core import frames as thread_frames
 import harness.testing.leak_threads  # noqa: F401 (read below)
 
 # The threads part of the check (its own module: this one's length),
@@ -382,7 +383,7 @@ class LeakCheck(fixtures.Fixture):
                 threads, os_threads, greenlets = self._running()
         found += ['thread %s' % _describe_thread(t)
                   for t in threads]
-        frames = sys._current_frames() if os_threads else {}
+        frames = thread_frames.current_frames() if os_threads else {}
         found += ['OS thread %s' % _describe_os_thread(ident, frames)
                   for ident in sorted(os_threads)]
         found += ['greenthread %s' % _describe_greenlet(g)
@@ -458,7 +459,7 @@ class LeakCheck(fixtures.Fixture):
         alive = [t for t in every
                  if t not in self._threads and t.is_alive()]
         threads = [t for t in alive if not _idle_worker(t)]
-        os_threads = set(sys._current_frames()) - self._os_threads
+        os_threads = set(thread_frames.current_frames()) - self._os_threads
         # A thread Python knows is judged as a thread (or as one the
         # inventory had: a kept cloud's, started anew inside
         # pool_changing), never as an OS thread of no one's.
@@ -532,7 +533,7 @@ class _Inventory(object):
         self.patched = _eventlet_patched()
         self.environ = dict(os.environ)
         self.threads = set(threading.enumerate())
-        self.os_threads = set(sys._current_frames())
+        self.os_threads = set(thread_frames.current_frames())
         self.dirs = _dirs(session.tempdir)
         self.pending = set(leak_threads.pending_greenlets())
         self.seen = seen
