@@ -14,6 +14,7 @@ from harness.core import timeline as timeline_mod
 # By their own names, not through harness or harness.testing: both
 # packages re-export this module's classes (tests/unit/test_layers.py).
 import harness.report
+import harness.testing.hang_guard
 import harness.testing.leaks
 
 
@@ -40,7 +41,9 @@ def compare_policy():
 class TestCase(testtools.TestCase):
     """Base of every test in the suite.
 
-    Its first fixture is ``harness.leaks.LeakCheck``: its clean-up runs
+    Its first fixture is ``harness.testing.hang_guard.HangGuard`` (a
+    test running past ``HARNESS_TEST_TIMEOUT`` seconds fails with every
+    thread's stack), then ``harness.leaks.LeakCheck``: its clean-up runs
     after every other, inside the test, and fails the test if it left
     CONF changes, monkeypatches, threads or greenthreads, sqlite files or
     temp entries behind.
@@ -57,6 +60,9 @@ class TestCase(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
+        # First: a hang anywhere below (a kept cloud given up included)
+        # fails the test with every thread's stack.
+        harness.testing.hang_guard.guarded(self)
         if not self.uses_kept_cloud:
             _release_kept_cloud()
         self.useFixture(harness.testing.leaks.LeakCheck(self.id()))
