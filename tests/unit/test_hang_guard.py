@@ -1,52 +1,54 @@
 """A hung test fails with every thread's stack (harness.testing.hang_guard).
 
-The hangs are real waits nothing ends (an ``Event`` never set); the
-guard's limit is a second, its grace a second, so each proof takes about
-two.
+The hangs are real waits nothing ends (an ``Event`` never set), each in
+a process of its own under native threads; the guard's limit is a
+second, its grace a second, so each proof takes about two.
 """
 
+import json
 import os
 import subprocess
 import sys
 import textwrap
-import threading
 
 import fixtures
-import testtools
 
 from harness.core import errors
 from harness import testing
 from harness.testing import hang_guard
 
 
-class _Hangs(testtools.TestCase):
-    """A test that waits on an event nobody sets, under a 1 s guard."""
-
-    def waits_forever(self):
-        self.useFixture(hang_guard.HangGuard(self, 1, grace=30))
-        threading.Event().wait()
-
-
 class TestHangGuard(testing.TestCase):
 
     def test_a_hung_test_fails_with_every_stack(self):
-        # a second thread parked (till the test ends), as a Nova worker
-        # would be
-        done = threading.Event()
-        waiter = threading.Thread(target=done.wait, name='stuck-helper')
-        waiter.start()
-        self.addCleanup(waiter.join)
-        self.addCleanup(done.set)
-        result = testtools.TestResult()
-        _Hangs('waits_forever').run(result)
-        self.assertEqual(1, len(result.errors))
-        failed, text = result.errors[0]
+        # In a process of its own: the unit tests' process may run under
+        # eventlet, whose green threads a real wait would stall.
+        out = _python('''
+            import json, threading, testtools
+            from harness.testing import hang_guard
+            done = threading.Event()
+            # a second thread parked, as a Nova worker would be
+            helper = threading.Thread(target=done.wait, name='stuck-helper')
+            helper.start()
+            class T(testtools.TestCase):
+                def test(self):
+                    self.useFixture(hang_guard.HangGuard(self, 1, grace=30))
+                    threading.Event().wait()
+            result = testtools.TestResult()
+            T('test').run(result)
+            done.set()
+            print(json.dumps([[text, sorted(test.getDetails()),
+                               test.getDetails().get('threads').as_text()]
+                              for test, text in result.errors]))
+        ''')
+        self.assertEqual(0, out.returncode, out.stderr)
+        errors_seen = json.loads(out.stdout)
+        self.assertEqual(1, len(errors_seen))
+        text, details, stacks = errors_seen[0]
         self.assertIn('TestHung', text)
         self.assertIn('still running after 1 s', text)
         self.assertIn('HARNESS_TEST_TIMEOUT', text)
-        details = failed.getDetails()
         self.assertIn('threads', details)
-        stacks = details['threads'].as_text()
         self.assertIn('stuck-helper', stacks)
         self.assertIn('MainThread', stacks)
 
