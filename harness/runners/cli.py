@@ -550,12 +550,11 @@ def _run_one(scenario, runner, checks, fixtures, say, pool, report_dir,
             observers=[recorder] if recorder else ())
     except fixtures_lib.MultipleExceptions as exc:
         service, error = standup.refusal(exc)
-        log = logging.getLogger('harness')
         # Nova's traceback goes to the log, the terminal gets one line.
-        log.error('scenario %r: %s', scenario.name,
-                  standup.one_line(service, error),
-                  exc_info=(type(error), error, error.__traceback__))
-        standup.clean_up_after(error, log)
+        logging.getLogger('harness').error(
+            'scenario %r: %s', scenario.name,
+            standup.one_line(service, error),
+            exc_info=(type(error), error, error.__traceback__))
         say('FAILED %s: %s' % (scenario.name,
                                standup.one_line(service, error)))
         return False

@@ -63,39 +63,39 @@ def by_name(name):
     return None
 
 
-_CLASSES = {}
+def _rpc_server(server):
+    target = server.target
+    if target.topic == 'compute':
+        return compute(target.server)
+    return 'nova-%s' % target.topic
+
+
+# (module, class, service of an instance): looked up in the modules
+# already imported, never imported here (a record may be logged while
+# one of them is half-imported).
+_CLASSES = (
+    ('nova.compute.manager', 'ComputeManager', lambda m: compute(m.host)),
+    ('nova.compute.resource_tracker', 'ResourceTracker',
+     lambda t: compute(t.host)),
+    ('nova.conductor.manager', 'ConductorManager',
+     lambda _: 'nova-conductor'),
+    ('nova.conductor.manager', 'ComputeTaskManager',
+     lambda _: 'nova-conductor'),
+    ('nova.scheduler.manager', 'SchedulerManager',
+     lambda _: 'nova-scheduler'),
+    ('nova.api.openstack.wsgi', 'Resource', lambda _: 'nova-api'),
+    ('oslo_messaging.server', 'MessageHandlingServer', _rpc_server),
+)
 
 
 def _service_classes():
-    """(class, service of an instance) pairs, Nova's imported late."""
-    classes = _CLASSES.get('classes')
-    if classes is None:
-        from nova.api.openstack import wsgi as api_wsgi
-        from nova.compute import manager as compute_manager
-        from nova.compute import resource_tracker
-        from nova.conductor import manager as conductor_manager
-        from nova.scheduler import manager as scheduler_manager
-        from oslo_messaging import server as messaging_server
-
-        def rpc_server(server):
-            target = server.target
-            if target.topic == 'compute':
-                return compute(target.server)
-            return 'nova-%s' % target.topic
-
-        classes = _CLASSES['classes'] = (
-            (compute_manager.ComputeManager, lambda m: compute(m.host)),
-            (resource_tracker.ResourceTracker, lambda t: compute(t.host)),
-            (conductor_manager.ConductorManager,
-             lambda _: 'nova-conductor'),
-            (conductor_manager.ComputeTaskManager,
-             lambda _: 'nova-conductor'),
-            (scheduler_manager.SchedulerManager,
-             lambda _: 'nova-scheduler'),
-            (api_wsgi.Resource, lambda _: 'nova-api'),
-            (messaging_server.MessageHandlingServer, rpc_server),
-        )
-    return classes
+    """(class, service of an instance) pairs of the classes imported."""
+    found = []
+    for module_name, class_name, service_of in _CLASSES:
+        cls = getattr(sys.modules.get(module_name), class_name, None)
+        if isinstance(cls, type):
+            found.append((cls, service_of))
+    return tuple(found)
 
 
 def _from_stack(frame):
@@ -128,8 +128,9 @@ def nova_service(record):
     service = _from_stack(sys._getframe(1))
     if service is not None:
         return service
-    from harness.cloud import activity
-    host = activity.acting_host()
+    # Imported with the cloud; not imported here (see _CLASSES).
+    activity = sys.modules.get('harness.cloud.activity')
+    host = activity.acting_host() if activity is not None else None
     if host in ('conductor', 'scheduler'):
         return 'nova-%s' % host
     if host is not None:

@@ -7,13 +7,6 @@ captured logs (kilobytes of them), nested once per fixture level.
 ``refusal`` takes Nova's own error out of it and names the service that
 was starting, from the fixture on the error's stack (Nova's
 ``ServiceFixture``, its API or Placement fixture).
-
-Nova's fixtures override ``setUp`` itself: one that raises after its
-``super().setUp()`` leaves the clean-ups it registered unrun (the
-``fixtures`` library cleans up after ``_setUp`` only), and the patches
-they would undo stay in the process (the API fixture's mock of
-keystonemiddleware's ``filter_factory`` makes the next cloud's start
-fail). ``clean_up_after`` runs them, as the library would have.
 """
 
 import fixtures
@@ -58,37 +51,6 @@ def starting(exc):
                 pass
         tb = tb.tb_next
     return service
-
-
-def _fixtures_set_up_on(exc):
-    """Fixtures whose own ``setUp`` override ``exc`` came through."""
-    found = []
-    tb = exc.__traceback__
-    while tb is not None:
-        frame = tb.tb_frame
-        obj = frame.f_locals.get('self')
-        if (isinstance(obj, fixtures.Fixture)
-                and frame.f_code.co_name == 'setUp'
-                and frame.f_code is not fixtures.Fixture.setUp.__code__
-                and obj not in found):
-            found.append(obj)
-        tb = tb.tb_next
-    return found
-
-
-def clean_up_after(error, log):
-    """Run the clean-ups a failed ``setUp`` override left (innermost first).
-
-    ``log``: a logger told of a clean-up that fails in turn.
-    """
-    for fixture in reversed(_fixtures_set_up_on(error)):
-        if getattr(fixture, '_cleanups', None) is None:
-            continue  # cleaned up already, or never set up
-        try:
-            fixture.cleanUp()
-        except Exception:
-            log.warning('cleaning up after %s failed', type(fixture).__name__,
-                        exc_info=True)
 
 
 def refusal(exc):
