@@ -5,8 +5,16 @@ Before any service starts: each group must be one Nova registers (or
 one the option's type takes. Otherwise one ``ScenarioError`` names the
 file and the field (``config.<group>.<option>``), instead of an
 oslo.config error from inside a fixture or Nova.
+
+Then the options Nova parses further as its services start, and refuses
+to start on, are parsed by Nova's own code with the scenario's values
+(``[pci] alias``, which the API and every compute parse at start): a
+refusal is one ``ScenarioError`` naming the file, the scenario and the
+option, with Nova's reason, instead of a fixture's ``MultipleExceptions``
+from inside the cloud's start.
 """
 
+import fixtures
 from oslo_config import cfg
 
 from harness.cloud import nova_env
@@ -37,3 +45,42 @@ def validate(scenario):
                 check.fail(where, '%s is not a value of this %s option: %s'
                            % (errors.show(value), type(opt.type).__name__,
                               exc))
+    _parsed_at_start(scenario)
+
+
+# Nova's own parsing of [pci] alias (the API's and each compute's start
+# call it), and what it reads besides the alias.
+_PCI_ALIAS = (('pci', 'alias'), ('filter_scheduler', 'pci_in_placement'))
+
+
+def _parsed_at_start(scenario):
+    """Parse [pci] alias as Nova's services do at start, with its values.
+
+    Nova's parser reads the module-global ``CONF`` of ``nova.pci.request``
+    and caches what it read: it runs uncached (``__wrapped__``) on options
+    of its own, holding the scenario's values, so that neither Nova's
+    config nor its cache changes (a kept cloud may be alive meanwhile).
+    """
+    if 'alias' not in scenario.config.get('pci', {}):
+        return
+    import nova.conf
+    from nova import exception
+    from nova.pci import request as pci_request
+    conf = cfg.ConfigOpts()
+    # By group name: a group object registered here would share its
+    # options' overrides with Nova's CONF, where it is registered too.
+    for module in (nova.conf.pci, nova.conf.scheduler):
+        for group, opts in module.list_opts().items():
+            conf.register_opts(opts, group=group.name)
+    for group, name in _PCI_ALIAS:
+        value = scenario.config.get(group, {}).get(name)
+        if value is not None:
+            conf.set_override(name, value, group)
+    parse = pci_request.get_alias_from_config.__wrapped__
+    try:
+        with fixtures.MonkeyPatch('nova.pci.request.CONF', conf):
+            parse()
+    except exception.PciInvalidAlias as exc:
+        checking.Checker('%s, scenario %s' % (
+            scenario.path, errors.show(scenario.name))).fail(
+            'config.pci.alias', 'Nova refuses to start on it: %s' % exc)

@@ -190,6 +190,28 @@ class Cloud(fixtures.Fixture):
             self.addCleanup(self._finish_nova_work)
         hooks.notify('cloud_started', self)
 
+    def useFixture(self, fixture):
+        """``Fixture.useFixture``, cleaning up after a failed ``setUp``.
+
+        Nova's fixtures override ``setUp`` itself; one that raises after
+        its ``super().setUp()`` (a service Nova refuses to start) leaves
+        the clean-ups it registered unrun, as the ``fixtures`` library
+        runs them only after a failed ``_setUp``: its patches would stay
+        in the process (the API fixture's mock of keystonemiddleware's
+        ``filter_factory`` fails the next cloud's start). They run here,
+        before the cloud's own clean-ups, in the order they would have.
+        """
+        try:
+            return super().useFixture(fixture)
+        except Exception:
+            if getattr(fixture, '_cleanups', None) is not None:
+                try:
+                    fixture.cleanUp()
+                except Exception:
+                    LOG.warning('cleaning up after %s failed',
+                                type(fixture).__name__, exc_info=True)
+            raise
+
     def _finish_nova_work(self):
         try:
             self.activity.wait_idle(

@@ -1,8 +1,11 @@
 """``harness``: run scenarios, list bugs, reproduce a bug, check determinism.
 
     harness run FILE...        run scenario files; a line per step, then
-                               the timeline; exit 0 pass, 1 fail, 2 bad
-                               input
+                               the timeline, for every scenario, then a
+                               summary line; exit 0 when all pass, 1 when
+                               one fails, 2 bad input. --fail-fast stops
+                               at the first failure (and says how many
+                               did not run)
     harness explore FILE...    inject periodics at every race point of
                                the moves in the scenarios, check, shrink
                                what fails; exit 0 clean, 1 found, 2 bad
@@ -29,27 +32,37 @@
                                flaky or hung, 2 bad arguments, 130
                                interrupted (``harness determinism -h``)
 
-Bad input (a malformed scenario, an unknown bug) is one message naming
-the file, the step and the field, before any service starts.
+Bad input (a malformed scenario, an unknown bug, a ``[pci] alias`` Nova
+would refuse to start on) is one message naming the file, the step and
+the field, before any service starts. A service Nova does not start
+for another reason fails its scenario with one line: the service and
+Nova's error.
 
 The terminal shows the harness's own lines only: third-party warnings and
 Nova's logs go to a log file (``--log FILE``; by default a new one in
 ``$XDG_CACHE_HOME/harness/logs``, the last 20 kept), whose path is printed
 when something fails; ``--verbose`` shows them on the terminal too.
+``harness run`` writes there, after each scenario, Nova's own log records
+of its run grouped by the service that logged them (WARNING and up; every
+record with ``--verbose``): see ``harness.runners.nova_logs``.
 ``--report DIR`` writes an HTML report per scenario (``harness.report``;
 ``explore`` adds one of every interleaving tried). Progress of many
 scenarios or replays goes to stderr.
 """
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
 import time
 import warnings
 
+import fixtures as fixtures_lib
+
 from harness.core import errors
 from harness.runners import options
+from harness.runners import standup
 
 EXIT_PASS, EXIT_FAIL = 0, 1
 EXIT_BAD_INPUT = options.EXIT_BAD_INPUT
@@ -72,6 +85,10 @@ def build_parser():
                      help='skip the periodic-idempotence invariant')
     run.add_argument('--reintroduce', metavar='BUG',
                      help='run with this fixed bug put back into Nova')
+    run.add_argument('--fail-fast', action='store_true',
+                     help='stop at the first scenario that fails (by '
+                     'default every scenario runs; --concurrency both '
+                     'always runs every one)')
     # For --concurrency both: each mode's process records its timelines.
     run.add_argument('--record', metavar='FILE', default=None,
                      help=argparse.SUPPRESS)
@@ -309,6 +326,29 @@ def _say_log(say):
         say('log (Nova\'s logs, warnings): %s' % LOG['path'])
 
 
+def _nova_logs(args):
+    """A ``NovaLogs`` for the program's log file, or None (no log file).
+
+    WARNING and up; every record Nova's logging lets through (INFO, or
+    DEBUG with Nova's own ``OS_DEBUG``) with ``--verbose``.
+    """
+    if not LOG['path']:
+        return None
+    from harness.runners import nova_logs
+    return nova_logs.NovaLogs(
+        logging.NOTSET if args.verbose else logging.WARNING)
+
+
+def _write_nova_logs(logs, scenario, verbose):
+    """Append the scenario's section to the log file (and show it)."""
+    section = logs.section(scenario)
+    with open(LOG['path'], 'a', encoding='utf-8') as log:
+        log.write(section)
+    if verbose:
+        # The process's stderr is the terminal's then.
+        sys.stderr.write(section)
+
+
 def _checks(no_invariants=False, no_periodic_check=False):
     if no_invariants:
         return []
@@ -364,12 +404,19 @@ def cmd_run(args, out):
     report_dir = _report_dir(args)
     from harness.cloud import reuse
     recorded = [] if args.record else None
+    logs = _nova_logs(args)
     try:
-        with reuse.CloudPool() as pool:
+        with contextlib.ExitStack() as stack:
+            if logs is not None:
+                stack.enter_context(logs)
+            pool = stack.enter_context(reuse.CloudPool())
             return _run_each(loaded, checks, fixtures, out,
                              None if args.cloud_per_scenario else pool,
                              report_dir, getattr(args, 'status', None),
-                             recorded)
+                             recorded, fail_fast=args.fail_fast,
+                             logs=logs and (
+                                 lambda scenario: _write_nova_logs(
+                                     logs, scenario, args.verbose)))
     finally:
         if recorded is not None:
             from harness.runners import modes
@@ -425,7 +472,14 @@ def _report_dir(args):
 
 
 def _run_each(loaded, checks, fixtures, out, pool, report_dir=None,
-              status=None, recorded=None):
+              status=None, recorded=None, fail_fast=False, logs=None):
+    """Run every scenario of ``loaded``, say each one's verdict; the exit.
+
+    Then a summary line. ``fail_fast``: stop at the first that fails and
+    say how many did not run (not while ``recorded``: a mode of
+    ``--concurrency both`` records every scenario). ``logs``: called
+    with each scenario once it ran (Nova's logs of it to the log file).
+    """
     from harness.runners import progress as progress_mod
     from harness.runners import runner
     counter = None
@@ -438,19 +492,43 @@ def _run_each(loaded, checks, fixtures, out, pool, report_dir=None,
 
     if len(loaded) > 1 and status is not None:
         counter = progress_mod.Progress(len(loaded), status, 'scenarios')
+    failed = []
+    ran = 0
     try:
         for scenario in loaded:
-            passed = _run_one(scenario, runner, checks, fixtures, say, pool,
-                              report_dir, recorded)
+            try:
+                passed = _run_one(scenario, runner, checks, fixtures, say,
+                                  pool, report_dir, recorded)
+            finally:
+                if logs is not None:
+                    logs(scenario)
+            ran += 1
             if counter is not None:
                 counter.advance(failed=not passed)
-            if not passed and recorded is None:
-                _say_log(say)
-                return EXIT_FAIL
+            if not passed:
+                failed.append(scenario.name)
+                if fail_fast and recorded is None:
+                    break
     finally:
         if counter is not None:
             counter.finish()
+    say(summary(ran - len(failed), failed, len(loaded) - ran))
+    if failed:
+        _say_log(say)
+        return EXIT_FAIL
     return EXIT_PASS
+
+
+def summary(passed, failed, not_run=0):
+    """``2 passed, 1 failed: NAME`` (and what ``--fail-fast`` left)."""
+    line = '%d passed, %d failed' % (passed, len(failed))
+    if failed:
+        line += ': %s' % ', '.join(failed)
+    if not_run:
+        line += ('; stopped at the first failure (--fail-fast): %d '
+                 'scenario%s not run' % (not_run, '' if not_run == 1
+                                         else 's'))
+    return line
 
 
 def _run_one(scenario, runner, checks, fixtures, say, pool, report_dir,
@@ -470,6 +548,16 @@ def _run_one(scenario, runner, checks, fixtures, say, pool, report_dir,
             fixtures=[bug.reintroduce() for bug in fixtures],
             progress=lambda line: say('  ' + line), pool=pool,
             observers=[recorder] if recorder else ())
+    except fixtures_lib.MultipleExceptions as exc:
+        service, error = standup.refusal(exc)
+        # Nova's traceback goes to the log, the terminal gets one line.
+        logging.getLogger('harness').error(
+            'scenario %r: %s', scenario.name,
+            standup.one_line(service, error),
+            exc_info=(type(error), error, error.__traceback__))
+        say('FAILED %s: %s' % (scenario.name,
+                               standup.one_line(service, error)))
+        return False
     except errors.ScenarioFailed as exc:
         say('FAILED %s' % exc)
         _write_report(say, report_dir, scenario, None, exc, recorder)

@@ -78,6 +78,88 @@ class TestRun(testing.TestCase):
         self.assertEqual(outputs[1], outputs[0])
 
 
+def _file(test, name, scenarios):
+    """A scenario file holding ``scenarios`` (documents as text)."""
+    path = os.path.join(test.useFixture(fixtures.TempDir()).path, name)
+    with open(path, 'w') as f:
+        f.write(''.join('- ' + text.strip().replace('\n', '\n  ') + '\n'
+                        for text in scenarios))
+    return path
+
+
+# A boot whose expectation is wrong (1 VCPU allocated, 2 expected), then
+# one that holds, on a cloud of the same shape.
+FAILING = SCENARIO.replace('boot and delete', 'first fails') % (
+    '{VCPU: 2, MEMORY_MB: 512, DISK_GB: 1}')
+PASSING = SCENARIO.replace('boot and delete', 'second passes') % 'small'
+
+
+class TestEveryScenarioRuns(testing.TestCase):
+
+    def run_cli(self, *argv):
+        out = io.StringIO()
+        return cli.main(['run', '--no-invariants'] + list(argv),
+                        out=out), out.getvalue()
+
+    def test_a_failure_does_not_stop_the_file(self):
+        path = _file(self, 'two.yaml', [FAILING, PASSING])
+        code, out = self.run_cli(path)
+        self.assertEqual(cli.EXIT_FAIL, code, out)
+        self.assertIn('FAILED step 1 (boot vm1 (small) on host1)', out)
+        self.assertIn('passed: second passes', out)
+        self.assertEqual('1 passed, 1 failed: first fails',
+                         out.splitlines()[-1])
+
+    def test_fail_fast_stops_and_says_what_did_not_run(self):
+        path = _file(self, 'three.yaml', [FAILING, PASSING, PASSING.replace(
+            'second passes', 'third passes')])
+        code, out = self.run_cli('--fail-fast', path)
+        self.assertEqual(cli.EXIT_FAIL, code, out)
+        self.assertNotIn('second passes', out)
+        self.assertEqual('0 passed, 1 failed: first fails; stopped at the '
+                         'first failure (--fail-fast): 2 scenarios not run',
+                         out.splitlines()[-1])
+
+    def test_all_passing_exits_0_with_the_count(self):
+        path = _file(self, 'two.yaml', [PASSING, PASSING.replace(
+            'second passes', 'third passes')])
+        code, out = self.run_cli(path)
+        self.assertEqual(cli.EXIT_PASS, code, out)
+        self.assertEqual('2 passed, 0 failed', out.splitlines()[-1])
+
+
+class TestServiceThatDoesNotStart(testing.TestCase):
+    """What Nova raises as a service starts: one line, the run goes on.
+
+    Nova's API and computes parse ``[pci] device_spec`` as they start
+    (``nova.pci.whitelist.Whitelist``); a vendor ID that is no hex number
+    is refused there (``PciConfigInvalidSpec``), and the harness does not
+    check it before: the refusal reaches the runner from inside the
+    cloud's start.
+    """
+
+    def test_one_line_naming_the_service_then_the_next_scenario(self):
+        bad = PASSING.replace('second passes', 'bad device spec').replace(
+            'hosts:', 'config: {pci: {device_spec: [\'{"vendor_id": '
+            '"zzzzzz", "product_id": "0b60"}\']}}\nhosts:')
+        path = _file(self, 'spec.yaml', [bad, PASSING])
+        out = io.StringIO()
+        code = cli.main(['run', '--no-invariants', path], out=out)
+        out = out.getvalue()
+        self.assertEqual(cli.EXIT_FAIL, code, out)
+        lines = out.splitlines()
+        [failed] = [line for line in lines if line.startswith('FAILED')]
+        self.assertEqual(
+            'FAILED bad device spec: nova-api did not start: '
+            'PciConfigInvalidSpec: Invalid [pci]device_spec config: '
+            'property vendor_id (\'zzzzzz\') does not parse as a hex '
+            'number.', failed)
+        self.assertNotIn('Traceback', out)
+        # The failed start left nothing behind that stops the next cloud.
+        self.assertIn('passed: second passes', out)
+        self.assertEqual('1 passed, 1 failed: bad device spec', lines[-1])
+
+
 class TestInjectionsMustFire(testing.TestCase):
 
     def test_an_injection_nothing_passed_fails_the_scenario(self):

@@ -41,12 +41,26 @@ OURS = re.compile(r'''^(
   | step\ \d+\ \(.*                  # the failure's first line
   | progress:\ .*
   | allocations\ of\ .*
+  | \d+\ passed,\ \d+\ failed.*          # the run's summary
   |
 )$''', re.VERBOSE)
 
 MODE_LINE = re.compile(r'^Nova in (threading|eventlet) mode$')
 NOISE = ('Eventlet', 'eventlet', 'DeprecationWarning', 'INFO', 'WARNING',
          'oslo')
+
+
+# A boot whose spawn fails on h1 (a hypervisor fault); on h2 nothing
+# goes wrong. Nova's compute on h1 logs the failure at ERROR
+# (ComputeManager._build_and_run_instance: "Instance failed to spawn").
+SPAWN_FAILS = """
+name: spawn fails
+hosts: {h1: {driver: fake}, h2: {driver: fake}}
+flavors: {small: {vcpus: 1, ram: 512, disk: 1}}
+steps:
+  - fault: {host: h1, method: spawn}
+  - boot: {server: vm1, flavor: small, host: h1}
+"""
 
 
 class TestQuietTerminal(testing.TestCase):
@@ -105,3 +119,59 @@ class TestQuietTerminal(testing.TestCase):
         self.assertNotIn('log (', result.stdout)
         with open(log, encoding='utf-8') as source:
             self.assertIn(BACKEND_NOTE, source.read())
+
+
+class TestNovaLogsInTheLog(TestQuietTerminal):
+    """The log file holds Nova's records of each scenario, by service."""
+
+    def sections(self, *argv):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'spawn.yaml')
+        with open(path, 'w') as target:
+            target.write(SPAWN_FAILS)
+        log = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                           'chosen.log')
+        result, _ = self.harness('run', '--no-invariants', '--log', log,
+                                 *(argv + (path,)))
+        self.assertEqual(1, result.returncode, result.stdout)
+        self.assertIn('log (Nova\'s logs, warnings): %s' % log,
+                      result.stdout)
+        with open(log, encoding='utf-8') as source:
+            text = source.read()
+        header = "Nova's logs of scenario 'spawn fails' (%s), " % path
+        self.assertEqual(1, text.count(header), text)
+        section = text[text.index(header):]
+        services = {}
+        service = None
+        for line in section.splitlines()[2:]:
+            if line.startswith('--- '):
+                service = line[4:].rsplit(' (', 1)[0]
+                services[service] = []
+            elif service and line[:1].isdigit():
+                services[service].append(line)
+        return section, services
+
+    def test_why_a_boot_failed_under_the_compute_that_failed_it(self):
+        section, services = self.sections()
+        self.assertIn('WARNING and up', section.splitlines()[0])
+        failed = [line for line in services['nova-compute on h1']
+                  if ' ERROR [nova.compute.manager] Instance failed to '
+                  'spawn' in line]
+        self.assertEqual(1, len(failed), section)
+        self.assertIn('injected hypervisor fault: spawn failed on h1',
+                      section)
+        # Nothing of that is h2's; no INFO record by default.
+        self.assertFalse(any('spawn' in line
+                             for line in services.get('nova-compute on h2',
+                                                      [])))
+        self.assertFalse(any(' INFO [' in line
+                             for lines in services.values()
+                             for line in lines), section)
+
+    def test_verbose_takes_every_record(self):
+        section, services = self.sections('--verbose')
+        self.assertIn('every record', section.splitlines()[0])
+        self.assertTrue(any(' INFO [' in line for lines in services.values()
+                            for line in lines), section)
+        self.assertTrue(any('Instance failed to spawn' in line
+                            for line in services['nova-compute on h1']))
