@@ -25,6 +25,7 @@ interactively); the functional tox envs set it.
 import faulthandler
 import os
 import signal
+import sys
 import threading
 import traceback
 
@@ -117,7 +118,18 @@ def guard_exit(seconds):
     # private, but it is how concurrent.futures stops its workers too.
     register = getattr(threading, '_register_atexit', None)
     if register is not None:
-        register(faulthandler.dump_traceback_later, seconds, exit=True)
+        register(_bound_exit, seconds)
+
+
+def _bound_exit(seconds):
+    # The dump ends the process with os._exit: what the tests wrote and
+    # Python still buffers (a subunit stream's last result) goes out now.
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):
+            pass
+    faulthandler.dump_traceback_later(seconds, exit=True)
 
 
 def guarded(test):
