@@ -307,8 +307,8 @@ class TestSwitch(testing.TestCase):
             enabled={'capacity_probe'}).enabled)
 
     def test_the_environment_asks_for_it(self):
-        self.useFixture(fixtures.EnvironmentVariable(invariants.PROBE_ENV,
-                                                    '1'))
+        self.useFixture(fixtures.EnvironmentVariable(
+            invariants.PROBE_ENV, '1'))
         self.assertIn('capacity_probe', invariants.Checker().enabled)
         # A Checker told which invariants to run runs those.
         self.assertEqual({'usages_add_up'}, invariants.Checker(
