@@ -23,11 +23,14 @@ def claim_test(cloud, host, node, request):
 
     :param request: a ``harness.core.capacity.Request``.
     :returns: ``{host cell id: pinned CPUs or ()}`` when it fits.
+    :raises LookupError: the tracker holds no NUMA topology for ``node``
+        (a node it no longer or not yet manages): there is nothing to ask.
     """
     tracker = cloud.compute(host).manager.rt
-    compute_node = tracker.compute_nodes[node]
-    if not compute_node.numa_topology:
-        return {}
+    compute_node = tracker.compute_nodes.get(node)
+    if compute_node is None or not compute_node.numa_topology:
+        raise LookupError('%s holds no NUMA topology for node %s'
+                          % (host, node))
     host_topology = objects.NUMATopology.obj_from_db_obj(
         compute_node.numa_topology)
     flavor = objects.Flavor(

@@ -295,6 +295,16 @@ class TestProblems(testing.TestCase):
         self.assertEqual([], capacity_probe.capacity_probe(
             snap, set(), lambda *args: self.fail('asked')))
 
+    def test_a_node_the_tracker_does_not_hold_is_skipped(self):
+        tracker, provider = empty_host('dev-1s-8c-smt2')
+        snap = snapshot.Snapshot({'h1': provider}, {}, {'h1': tracker})
+
+        def untracked(host, node, request):
+            raise LookupError(node)
+
+        self.assertEqual([], capacity_probe.capacity_probe(
+            snap, {'h1'}, untracked))
+
 
 class TestSwitch(testing.TestCase):
 

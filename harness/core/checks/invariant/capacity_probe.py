@@ -60,7 +60,8 @@ def capacity_probe(snap, hosts, claim_test, windows=None):
 
     :param hosts: the hosts to ask (running, not forced down).
     :param claim_test: ``claim_test(host, node, request)`` -> the cells
-        the tracker would give the request, or None if it refuses it.
+        the tracker would give the request, or None if it refuses it;
+        ``LookupError`` if the tracker has no topology for the node.
     :param windows: ``tracker_agrees``'s open windows (host -> its
         window), named in a problem on a host that has one.
     """
@@ -72,7 +73,12 @@ def capacity_probe(snap, hosts, claim_test, windows=None):
             continue
         for request in capacity.requests_for(tracker,
                                              snap.providers.get(node)):
-            taken = claim_test(tracker.host, node, request)
+            try:
+                taken = claim_test(tracker.host, node, request)
+            except LookupError:
+                # The record outlives the tracker's node (a node removed
+                # before its periodic): no request reaches it.
+                break
             if (taken is not None) == request.placement_allows:
                 continue
             problems.append(_problem(tracker, node, request, taken,
