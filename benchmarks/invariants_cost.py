@@ -7,6 +7,11 @@ read the snapshot the step already took) and, separately, of invariant 5
 
     python benchmarks/invariants_cost.py tests/functional/scenarios
     python benchmarks/invariants_cost.py --no-periodic FILE...
+    python benchmarks/invariants_cost.py --capacity-probe FILE...
+
+With ``--capacity-probe`` the capacity probe runs too, and its time is
+printed apart (``probe``; it runs only where a tracker window is open
+and after a scenario's last step).
 """
 
 import argparse
@@ -36,36 +41,44 @@ def main(argv=None):
     parser.add_argument('paths', nargs='+')
     parser.add_argument('--no-periodic', action='store_true',
                         help='leave invariant 5 off')
+    parser.add_argument('--capacity-probe', action='store_true',
+                        help='run the capacity probe too, timed apart')
     args = parser.parse_args(argv)
-    wall = cheap = periodic = 0.0
+    wall = cheap = periodic = probe = 0.0
     steps = 0
     for path in scenario_files(args.paths):
         for scenario in scenario_mod.load(path):
             checker = invariants.Checker(
-                periodic_idempotence=not args.no_periodic)
+                periodic_idempotence=not args.no_periodic,
+                capacity_probe=args.capacity_probe)
             started = time.perf_counter()
             timeline = runner.run(scenario, checks=[checker],
                                   keep_going=True)
             elapsed = time.perf_counter() - started
             spent = sum(seconds for name, seconds in checker.timings.items()
-                        if name != 'periodics_idempotent')
+                        if name not in ('periodics_idempotent',
+                                        'capacity_probe'))
+            probed = checker.timings['capacity_probe']
+            probe += probed
             p5 = checker.timings['periodics_idempotent']
             wall, cheap, periodic = wall + elapsed, cheap + spent, \
                 periodic + p5
             steps += checker.calls
             print('%-70s %6.2f s %3d steps  inv1-4,6,7 %6.1f ms (%.2f%%)  '
-                  'inv5 %5.2f s (%4.1f%%)%s' % (
+                  'inv5 %5.2f s (%4.1f%%)  probe %6.1f ms%s' % (
                       scenario.id[:70], elapsed, checker.calls,
                       spent * 1000, 100 * spent / elapsed, p5,
-                      100 * p5 / elapsed,
+                      100 * p5 / elapsed, probed * 1000,
                       '  PROBLEMS' if timeline.failed else ''), flush=True)
     print('total: %.1f s, %d steps; invariants 1-4, 6, 7: %.3f s (%.2f%% '
           'of wall, %.2f ms/step); invariant 5: %.1f s (%.1f%% of wall, '
-          '%.0f ms/step)' % (
+          '%.0f ms/step); capacity probe: %.3f s (%.2f%% of wall, %.2f '
+          'ms/step)' % (
               wall, steps, cheap, 100 * cheap / max(wall, 1e-9),
               1000 * cheap / max(steps, 1), periodic,
               100 * periodic / max(wall, 1e-9),
-              1000 * periodic / max(steps, 1)))
+              1000 * periodic / max(steps, 1), probe,
+              100 * probe / max(wall, 1e-9), 1000 * probe / max(steps, 1)))
 
 
 if __name__ == '__main__':

@@ -26,6 +26,7 @@ from nova.tests import fixtures as nova_fixtures  # noqa: E402
 from nova.tests.functional import fixtures as func_fixtures  # noqa: E402
 
 from harness.cloud import activity  # noqa: E402
+from harness.cloud import capacity  # noqa: E402
 from harness.cloud import checkpoint  # noqa: E402
 from harness.cloud import clock as clock_mod  # noqa: E402
 # Also registers nova.virt.harness_faults, the drivers of hosts with
@@ -524,6 +525,15 @@ class Cloud(fixtures.Fixture):
     def snapshot(self):
         """The accounting now: Placement's and each tracker's view."""
         return self.reader.read()
+
+    def claim_test(self, host, node, request):
+        """Whether ``host``'s tracker takes ``request``, without a claim.
+
+        ``request``: a ``harness.core.capacity.Request``; the answer is
+        Nova's NUMA fitting on the tracker's topology
+        (``harness.cloud.capacity``): the cells it would use, or None.
+        """
+        return capacity.claim_test(self, host, node, request)
 
     def trial(self):
         """A block whose effects on the cloud are all put back after it.

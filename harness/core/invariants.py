@@ -14,6 +14,7 @@ The invariants' functions are importable from here too, for the tools
 and tests that call one directly.
 """
 
+import os
 import time
 
 from harness.core import checks
@@ -52,6 +53,16 @@ def __getattr__(name):
     raise AttributeError('module %r has no attribute %r' % (__name__, name))
 
 
+#: ``HARNESS_CAPACITY_PROBE=1``: every ``Checker`` made without saying
+#: otherwise runs the capacity probe (``harness run`` and the tests).
+PROBE_ENV = 'HARNESS_CAPACITY_PROBE'
+
+
+def probe_wanted():
+    """Whether the environment asks for the capacity probe."""
+    return os.environ.get(PROBE_ENV, '') not in ('', '0')
+
+
 class Checker(object):
     """All invariants, as a check for ``runner.run(checks=[...])``.
 
@@ -78,20 +89,35 @@ class Checker(object):
     with ``missing_breaks(scenario)`` (the expected invariants that never
     broke) being empty.
 
+    ``capacity_probe`` (off unless asked for: ``True``, ``enabled``
+    naming it, or ``HARNESS_CAPACITY_PROBE=1`` in the environment, read
+    by ``probe_wanted``) asks each host's tracker whether it takes what
+    Placement says still fits (``checks.invariant.capacity_probe``).
+
     ``timings`` holds the seconds spent per invariant, its windows
     included (``periodics_idempotent`` includes the copy, the periodics,
     the snapshot after and putting the cloud back).
     """
 
-    def __init__(self, periodic_idempotence=True, enabled=None):
+    def __init__(self, periodic_idempotence=True, enabled=None,
+                 capacity_probe=None):
         units = checks.invariants()
         unknown = set(enabled or ()) - set(units)
         if unknown:
             raise ValueError('unknown invariants %s; known: %s' % (
                 ', '.join(sorted(unknown)), ', '.join(units)))
-        self.enabled = set(enabled) if enabled is not None else set(units)
+        self.enabled = set(enabled) if enabled is not None else {
+            name for name, unit in units.items() if unit.by_default}
         if not periodic_idempotence:
             self.enabled.discard('periodics_idempotent')
+        if capacity_probe is None:
+            # Named in ``enabled`` when given, else the environment's.
+            capacity_probe = ('capacity_probe' in enabled
+                              if enabled is not None else probe_wanted())
+        if capacity_probe:
+            self.enabled.add('capacity_probe')
+        else:
+            self.enabled.discard('capacity_probe')
         self.timings = {name: 0.0 for name in units}
         self.calls = 0
         self._units = [(name, unit) for name, unit in units.items()

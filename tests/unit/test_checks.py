@@ -29,8 +29,8 @@ EXPECT_KEYS = ('allocations', 'usages', 'tracker', 'pinned_cpus', 'servers',
                'migrations', 'providers', 'devices', 'pci', 'mdevs')
 INVARIANTS = ('usages_add_up', 'allocations_where_server_is',
               'one_compute_node_per_consumer', 'tracker_agrees',
-              'periodics_idempotent', 'nothing_leaks', 'within_capacity',
-              'devices_agree')
+              'capacity_probe', 'periodics_idempotent', 'nothing_leaks',
+              'within_capacity', 'devices_agree')
 NOT_ACCOUNTING = {'servers', 'migrations'}
 
 NEW_KEY = '''

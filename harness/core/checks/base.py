@@ -99,6 +99,9 @@ class Invariant(Check):
 
     #: The invariants whose windows it reads in ``context.windows``.
     honours = ()
+    #: Whether a ``Checker`` runs it unless told which to run (the
+    #: capacity probe runs on request).
+    by_default = True
 
     def windows(self, opened, context):
         """The windows it keeps open after the step.

@@ -1,0 +1,110 @@
+"""``capacity_probe``: each host takes what Placement says still fits."""
+
+from harness.core import capacity
+from harness.core.checks import base
+from harness.core.problems import Problem
+
+
+class CapacityProbe(base.Invariant):
+    """Each host's tracker takes what Placement says still fits there.
+
+    For each running compute whose tracker has a NUMA topology, the
+    requests ``harness.core.capacity.requests_for`` derives from
+    Placement's view of the host (the largest pinned guest, shared guest
+    with one NUMA node and guest of huge pages of each size that a cell
+    is guaranteed to hold, whichever way the guests Placement counts
+    there are spread: see that module for the rules per resource) are
+    put to the host's resource tracker through Nova's own NUMA fitting
+    (``cloud.claim_test``: ``numa_fit_instance_to_host`` on the
+    tracker's topology with the scheduler's limits, the test a claim
+    makes). A refusal is **phantom usage**: Placement would send the
+    request there and the host would turn it away ("No valid host was
+    found" from ``NUMATopologyFilter``, or a failed claim). And one
+    request Placement refuses, ``PCPU free + 1`` dedicated CPUs in a cell
+    the tracker shows that free, taken by the tracker, is **phantom
+    capacity**. Each problem names the host, the request, the tracker's
+    view of its cells and Placement's.
+
+    When it runs: after each step that leaves a ``tracker_agrees``
+    window open (a tracker allowed to lag Placement: that lag is what
+    could hide a refused request, and a window excuses Nova's designed
+    lag, never what a user sees), and after the scenario's last step.
+    Elsewhere a tracker that lags Placement fails ``tracker_agrees``
+    already. It makes no claim and saves nothing (the tracker's
+    topology is decoded into a new object, as a claim does), so it needs
+    no ``cloud.trial()``. Hosts whose compute is stopped or forced down
+    are left out: no request reaches them.
+    """
+
+    name = 'capacity_probe'
+    order = 45
+    summary = ('Each host takes the pinned, shared and huge-page guests '
+               'Placement says still fit there, and no more.')
+    honours = ('tracker_agrees',)
+    # On request (``Checker(capacity_probe=True)``, ``HARNESS_CAPACITY_
+    # PROBE=1``): see the Checker and doc/source/reference/checks.rst.
+    by_default = False
+
+    def check(self, context):
+        windows = context.windows.get('tracker_agrees') or {}
+        last = context.step.index == len(context.scenario.steps)
+        if not windows and not last:
+            return []
+        hosts = context.running - context.down
+        return capacity_probe(context.snapshot, hosts,
+                              context.cloud.claim_test, windows)
+
+
+def capacity_probe(snap, hosts, claim_test, windows=None):
+    """Problems for the requests a host answers against Placement.
+
+    :param hosts: the hosts to ask (running, not forced down).
+    :param claim_test: ``claim_test(host, node, request)`` -> the cells
+        the tracker would give the request, or None if it refuses it;
+        ``LookupError`` if the tracker has no topology for the node.
+    :param windows: ``tracker_agrees``'s open windows (host -> its
+        window), named in a problem on a host that has one.
+    """
+    problems = []
+    windows = windows or {}
+    for node in sorted(snap.trackers):
+        tracker = snap.trackers[node]
+        if tracker.host not in hosts:
+            continue
+        for request in capacity.requests_for(tracker,
+                                             snap.providers.get(node)):
+            try:
+                taken = claim_test(tracker.host, node, request)
+            except LookupError:
+                # The record outlives the tracker's node (a node removed
+                # before its periodic): no request reaches it.
+                break
+            if (taken is not None) == request.placement_allows:
+                continue
+            problems.append(_problem(tracker, node, request, taken,
+                                     windows.get(tracker.host)))
+    return problems
+
+
+def _problem(tracker, node, request, taken, window):
+    where = (tracker.host if node == tracker.host
+             else '%s node %s' % (tracker.host, node))
+    if request.placement_allows:
+        what = ('refuses %s that Placement allows (phantom usage)'
+                % request.describe())
+        expected, actual = 'taken', 'refused'
+    else:
+        what = ('would take %s that Placement refuses (phantom capacity), '
+                'in cell%s %s' % (request.describe(),
+                                  '' if len(taken) == 1 else 's',
+                                  ', '.join(map(str, sorted(taken)))))
+        expected, actual = 'refused', 'taken'
+    text = ('capacity_probe: host %s %s; Placement: %s; tracker: %s'
+            % (where, what, request.placement, capacity.tracker_text(tracker)))
+    if window:
+        text += '; hidden by the window: %s' % window.get('why', '')
+    return Problem('capacity_probe', 'host %s, %s' % (where, request.kind),
+                   expected=expected, actual=actual, text=text)
+
+
+CHECK = CapacityProbe()

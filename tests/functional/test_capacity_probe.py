@@ -1,0 +1,60 @@
+"""The capacity probe on issue 44's scenario, against Nova itself.
+
+``tests/functional/capacity/live_migrate_then_delete.yaml``: a pinned
+guest live-migrated to dest and deleted leaves dest's tracker pinning CPU
+2 until dest's next periodic, inside ``delete``'s window; a guest of two
+dedicated CPUs, which Placement allows there, is refused meanwhile. The
+scenario encodes that (the second boot expects "No valid host was
+found") and passes with the invariants every run checks; with the probe
+on, the refusal is reported at the delete itself, with both views. The
+probe's last-step run (dest then holds a guest of both its dedicated
+CPUs, src nothing) and its run while the live migration's window is open
+(dest pins CPU 2 of 1 PCPU used) find nothing: Nova's answers there
+agree with the rules.
+"""
+
+import os
+
+from harness.cloud import reuse
+from harness.core import invariants
+from harness.core import scenario as scenario_mod
+from harness.runners import runner
+from harness import testing
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCENARIO = os.path.join(HERE, 'capacity', 'live_migrate_then_delete.yaml')
+
+
+class TestLiveMigrationThenDelete(testing.TestCase):
+
+    def run_it(self, capacity_probe):
+        [scenario] = scenario_mod.load(SCENARIO)
+        pool = self.useFixture(reuse.CloudPool())
+        checker = invariants.Checker(capacity_probe=capacity_probe)
+        return runner.run(scenario, keep_going=True, checks=[checker],
+                          test_id=self.id(), pool=pool)
+
+    def test_the_probe_reports_the_refused_boot_at_the_delete(self):
+        timeline = self.run_it(capacity_probe=True)
+        # At the delete, and again after the refused boot (the window is
+        # still open); dest's periodic (step 5) puts it right.
+        self.assertEqual([3, 4], [e.index for e in timeline.failed])
+        entry = timeline.failed[0]
+        self.assertEqual('delete vm1', entry.label)
+        [problem] = entry.problems
+        self.assertEqual(('capacity_probe', 'host dest, dedicated'),
+                         (problem.check, problem.subject))
+        text = str(problem)
+        # The host, the request, the tracker's view and Placement's.
+        self.assertIn('host dest refuses 2 dedicated CPUs', text)
+        self.assertIn('tracker: cell 0: CPU 2 pinned of 2,3', text)
+        self.assertIn('Placement: PCPU free 2 (total 2, reserved 0, '
+                      'used 0)', text)
+        self.assertIn('(moved before) deleted, counted until the next '
+                      'periodic', text)
+
+    def test_without_the_probe_it_passes_as_today(self):
+        timeline = self.run_it(capacity_probe=False)
+        self.assertEqual([], timeline.failed)
+        # The start and six steps.
+        self.assertEqual(7, len(timeline))
