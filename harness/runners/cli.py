@@ -83,6 +83,11 @@ def build_parser():
                      help='check only the scenarios\' own expectations')
     run.add_argument('--no-periodic-check', action='store_true',
                      help='skip the periodic-idempotence invariant')
+    run.add_argument('--capacity-probe', action='store_true',
+                     help='also ask each host\'s tracker whether it takes '
+                     'what Placement says still fits, while a window '
+                     'excuses its lag and at the end (off by default; '
+                     'HARNESS_CAPACITY_PROBE=1 does the same)')
     run.add_argument('--reintroduce', metavar='BUG',
                      help='run with this fixed bug put back into Nova')
     run.add_argument('--fail-fast', action='store_true',
@@ -349,11 +354,14 @@ def _write_nova_logs(logs, scenario, verbose):
         sys.stderr.write(section)
 
 
-def _checks(no_invariants=False, no_periodic_check=False):
+def _checks(no_invariants=False, no_periodic_check=False,
+            capacity_probe=False):
     if no_invariants:
         return []
     from harness.core import invariants
-    return [invariants.Checker(periodic_idempotence=not no_periodic_check)]
+    # None: the Checker reads HARNESS_CAPACITY_PROBE.
+    return [invariants.Checker(periodic_idempotence=not no_periodic_check,
+                               capacity_probe=capacity_probe or None)]
 
 
 def _check_config(loaded):
@@ -400,7 +408,8 @@ def cmd_run(args, out):
     if args.reintroduce:
         from harness import bugs
         fixtures.append(bugs.get(args.reintroduce))
-    checks = _checks(args.no_invariants, args.no_periodic_check)
+    checks = _checks(args.no_invariants, args.no_periodic_check,
+                     args.capacity_probe)
     report_dir = _report_dir(args)
     from harness.cloud import reuse
     recorded = [] if args.record else None
@@ -439,7 +448,7 @@ def _run_both_modes(args, out):
             command = [sys.executable, '-m', 'harness.runners.cli', 'run',
                        '--concurrency', mode, '--record', path]
             for flag in ('no_invariants', 'no_periodic_check',
-                         'cloud_per_scenario'):
+                         'capacity_probe', 'cloud_per_scenario'):
                 if getattr(args, flag):
                     command.append('--' + flag.replace('_', '-'))
             if args.reintroduce:

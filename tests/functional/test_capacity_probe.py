@@ -13,11 +13,13 @@ CPUs, src nothing) and its run while the live migration's window is open
 agree with the rules.
 """
 
+import io
 import os
 
 from harness.cloud import reuse
 from harness.core import invariants
 from harness.core import scenario as scenario_mod
+from harness.runners import cli
 from harness.runners import runner
 from harness import testing
 
@@ -58,3 +60,25 @@ class TestLiveMigrationThenDelete(testing.TestCase):
         self.assertEqual([], timeline.failed)
         # The start and six steps.
         self.assertEqual(7, len(timeline))
+
+
+class TestTheSwitch(testing.TestCase):
+    """``harness run --capacity-probe`` turns the probe on for the run."""
+
+    def run_cli(self, *argv):
+        out = io.StringIO()
+        # The periodic check is not what this is about: the run is shorter
+        # without it, and the probe's verdict does not depend on it.
+        code = cli.main(['run', '--no-periodic-check'] + list(argv)
+                        + [SCENARIO], out=out)
+        return code, out.getvalue()
+
+    def test_on_it_fails_at_the_delete(self):
+        code, out = self.run_cli('--capacity-probe')
+        self.assertEqual(cli.EXIT_FAIL, code, out)
+        self.assertIn('FAILED step 3 (delete vm1)', out)
+        self.assertIn('host dest refuses 2 dedicated CPUs', out)
+
+    def test_off_by_default(self):
+        code, out = self.run_cli()
+        self.assertEqual(cli.EXIT_PASS, code, out)
