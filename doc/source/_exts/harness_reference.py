@@ -204,7 +204,8 @@ def _check_rst(unit, label, expectation):
                          else 'Not an accounting check'), '']
     lines += docstring_lines(unit)
     if expectation:
-        lines += ['Shape:', ''] + code_block(unit.shape, 'yaml')
+        # A shape is a pattern (alternatives with |), not YAML.
+        lines += ['Shape:', ''] + code_block(unit.shape, 'text')
         lines += ['Example:', ''] + code_block(unit.example, 'yaml')
     return lines
 
