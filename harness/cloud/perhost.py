@@ -23,6 +23,8 @@ import fixtures
 
 import nova.conf
 
+from harness.core import frames
+
 CONF = nova.conf.CONF
 
 # Modules whose module-global CONF reads host-local options (found by
@@ -85,24 +87,11 @@ def _host_classes():
 
 
 def current_host(depth=1):
-    """The compute host the caller works for, or ``None`` (a controller)."""
-    classes = _host_classes()
-    frame = sys._getframe(depth)
-    while frame is not None:
-        code = frame.f_code
-        # Only methods can name a host; skip the rest without building
-        # their locals.
-        if code.co_argcount and code.co_varnames[0] == 'self':
-            obj = frame.f_locals.get('self')
-            for cls, host_of in classes:
-                if isinstance(obj, cls):
-                    try:
-                        return host_of(obj)
-                    except AttributeError:
-                        # Not wired to its compute yet (a bare driver).
-                        break
-        frame = frame.f_back
-    return None
+    """The compute host the caller works for, or ``None`` (a controller).
+
+    A bare driver, not wired to its compute yet, names none.
+    """
+    return frames.nearest(sys._getframe(depth), _host_classes())
 
 
 class _GroupView(object):

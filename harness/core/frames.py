@@ -24,3 +24,27 @@ def current_frames():
     finally:
         if was_on:
             gc.enable()
+
+
+def nearest(frame, classes):
+    """What the nearest method's ``self`` on the stack says, or None.
+
+    Walks from ``frame`` outwards; ``classes`` is a sequence of ``(class,
+    reader)``: the first frame whose ``self`` is an instance of a class
+    gives ``reader(self)``. A reader that raises ``AttributeError`` (an
+    object not wired up yet) passes the frame over.
+    """
+    while frame is not None:
+        code = frame.f_code
+        # Only methods have a self; skip the rest without building
+        # their locals.
+        if code.co_argcount and code.co_varnames[0] == 'self':
+            obj = frame.f_locals.get('self')
+            for cls, reader in classes:
+                if isinstance(obj, cls):
+                    try:
+                        return reader(obj)
+                    except AttributeError:
+                        break
+        frame = frame.f_back
+    return None

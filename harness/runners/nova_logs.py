@@ -31,6 +31,8 @@ import logging
 import sys
 import threading
 
+from harness.core import frames
+
 #: Loggers the records are taken from: Nova, Placement, and the libraries
 #: whose records are part of a service's work (a failed RPC handler is
 #: logged by oslo.messaging, a lock by oslo.concurrency). None is another's
@@ -99,23 +101,11 @@ def _service_classes():
 
 
 def _from_stack(frame):
-    """The service of the nearest service object on the stack, or None."""
-    classes = _service_classes()
-    while frame is not None:
-        code = frame.f_code
-        # Only methods name a service; skip the rest without building
-        # their locals.
-        if code.co_argcount and code.co_varnames[0] == 'self':
-            obj = frame.f_locals.get('self')
-            for cls, service_of in classes:
-                if isinstance(obj, cls):
-                    try:
-                        return service_of(obj)
-                    except AttributeError:
-                        # Not set up yet (a manager being made).
-                        break
-        frame = frame.f_back
-    return None
+    """The service of the nearest service object on the stack, or None.
+
+    A manager not set up yet (no host) names none.
+    """
+    return frames.nearest(frame, _service_classes())
 
 
 def nova_service(record):

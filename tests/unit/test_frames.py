@@ -61,3 +61,39 @@ def _os_threading():
     if patcher is not None and patcher.is_monkey_patched('thread'):
         return patcher.original('threading')
     return threading
+
+
+class _Named(object):
+    def __init__(self, name):
+        self.name = name
+
+    def call(self, inner):
+        return inner()
+
+
+class _Unwired(object):
+    def call(self, inner):
+        return inner()
+
+
+class TestNearest(testing.TestCase):
+
+    classes = ((_Named, lambda obj: obj.name),
+               (_Unwired, lambda obj: obj.missing))
+
+    def test_the_nearest_self_names_it(self):
+        def inner():
+            return frames.nearest(sys._getframe(), self.classes)
+        outer = _Named('outer')
+        self.assertEqual('inner', outer.call(lambda: _Named('inner').call(
+            inner)))
+        self.assertEqual('outer', outer.call(inner))
+
+    def test_an_object_not_wired_up_is_passed_over(self):
+        def inner():
+            return frames.nearest(sys._getframe(), self.classes)
+        self.assertEqual('outer', _Named('outer').call(
+            lambda: _Unwired().call(inner)))
+
+    def test_none_on_the_stack_is_none(self):
+        self.assertIsNone(frames.nearest(sys._getframe(), self.classes))
