@@ -17,13 +17,18 @@ from inside the cloud's start.
 import fixtures
 from oslo_config import cfg
 
+from harness.cloud import host_config
 from harness.cloud import nova_env
 from harness.core import checking
 from harness.core import errors
 
 
 def validate(scenario):
-    """Raise ``ScenarioError`` for the first option Nova would refuse."""
+    """Raise ``ScenarioError`` for the first option Nova would refuse.
+
+    The scenario's ``config:``, then each profiled host's own versions and
+    device config (``harness.cloud.host_config``).
+    """
     conf = nova_env.CONF
     check = checking.Checker(scenario.path)
     for group, options in sorted(scenario.config.items()):
@@ -46,6 +51,7 @@ def validate(scenario):
                            % (errors.show(value), type(opt.type).__name__,
                               exc))
     _parsed_at_start(scenario)
+    host_config.validate(scenario)
 
 
 # Nova's own parsing of [pci] alias (the API's and each compute's start

@@ -20,6 +20,7 @@ import urllib.parse
 import uuid
 
 import fixtures
+from oslo_utils import versionutils
 
 import nova.conf
 from nova.tests import fixtures as nova_fixtures
@@ -120,15 +121,41 @@ def pci_info(profile):
     return info
 
 
+def is_pf_with_vfs(profile, address):
+    """What sysfs says of ``address`` on ``profile``'s host: a PF with VFs.
+
+    Nova's ``pci.utils.is_physical_function`` asks it of a ``[pci]
+    device_spec`` naming one address (the spec then matches the PF's VFs
+    too).
+    """
+    return any(device.address == address.lower() and device.kind == 'pf'
+               and any(vf.pf == device.address for vf in profile.devices)
+               for device in profile.devices)
+
+
 # Profile device kinds -> the fake's dev_type.
 DEV_TYPES = {'pci': 'PCI', 'pf': 'PF', 'vf': 'VF', 'mdev_gpu': 'MDEV_TYPES'}
 
 
+def versions(profile):
+    """The libvirt and QEMU versions ``profile``'s host reports, as ints.
+
+    As libvirt encodes them (``versionutils.convert_version_to_int``);
+    what the profile does not say is what Nova's fake libvirt reports:
+    the oldest versions the Nova under test supports.
+    """
+    said = {name: versionutils.convert_version_to_int(version)
+            for name, version in profile.hypervisor.items()}
+    return (said.get('libvirt', fakelibvirt.FAKE_LIBVIRT_VERSION),
+            said.get('qemu', fakelibvirt.FAKE_QEMU_VERSION))
+
+
 def connection(host, profile):
     """A fresh fake libvirt connection for ``host`` running ``profile``."""
+    libvirt_version, qemu_version = versions(profile)
     return fakelibvirt.Connection(
-        'qemu:///system', version=fakelibvirt.FAKE_LIBVIRT_VERSION,
-        hv_version=fakelibvirt.FAKE_QEMU_VERSION,
+        'qemu:///system', version=libvirt_version,
+        hv_version=qemu_version,
         host_info=host_info(profile), hostname=host,
         pci_info=pci_info(profile),
         mdev_info=fakelibvirt.HostMdevDevicesInfo(devices={}))
@@ -306,12 +333,8 @@ class LibvirtHosts(fixtures.Fixture):
         profile = self._profiles.get(perhost.current_host())
         if profile is None:
             return False
-        address = '%s:%s:%s.%s' % (domain, bus, slot, function)
-        return any(device.address == address.lower()
-                   and device.kind == 'pf'
-                   and any(vf.pf == device.address
-                           for vf in profile.devices)
-                   for device in profile.devices)
+        return is_pf_with_vfs(profile, '%s:%s:%s.%s' % (
+            domain, bus, slot, function))
 
     def _node_uuid(self, real):
         host = perhost.current_host()

@@ -28,7 +28,13 @@ The ``nova:`` sections these devices add: ``pci`` takes ``device_spec``
 (a list of mappings, each one JSON ``[pci] device_spec`` entry; each must
 match at least one device of the profile) and ``report_in_placement``
 (true/false); ``devices`` takes ``enabled_mdev_types`` (types some
-``mdev_gpu`` of the profile offers). ``[pci] alias`` is not a host's own:
+``mdev_gpu`` of the profile offers). A spec's ``address`` takes every
+form Nova reads: one address, a glob (``"0000:3b:*.*"``,
+``"*:3b:00.*"``) or a mapping of regular expressions (``{domain: ".*",
+bus: "3b", slot: "00", function: "[1-4]"}``). An exact address is
+matched against the devices here; a glob or regex is parsed and matched
+by Nova's own ``nova.pci.devspec`` before any service starts
+(``harness.cloud.host_config``). ``[pci] alias`` is not a host's own:
 Nova's API, scheduler and computes must agree on it, so it goes in a
 scenario's ``config:``.
 """
@@ -64,6 +70,11 @@ SPEC_KEYS = ('vendor_id', 'product_id', 'address', 'devname',
              'trusted')
 
 _ADDRESS = re.compile(r'^0000:([0-9a-f]{2}):([01][0-9a-f])\.([0-7])$')
+# What Nova's glob form may hold (nova.pci.devspec.PciAddressGlobSpec);
+# Nova checks each field's range itself.
+_ADDRESS_GLOB = re.compile(r'^[0-9a-f*:.]+$')
+# The fields of Nova's regex form (PciAddressRegexSpec).
+REGEX_ADDRESS_KEYS = ('domain', 'bus', 'slot', 'function')
 _HEX4 = re.compile(r'^[0-9a-f]{4}$')
 
 
@@ -104,12 +115,22 @@ def vf_addresses(pf_address, count):
             for n in range(1, count + 1)]
 
 
+def exact_address(spec):
+    """Whether the spec names no address, or one exact address."""
+    address = spec.get('address')
+    return address is None or (isinstance(address, str)
+                               and _ADDRESS.match(address) is not None)
+
+
 def spec_matches(spec, device):
     """Whether a ``[pci] device_spec`` entry names ``device``.
 
-    The vendor/product/address forms Nova matches on (no wildcards but
-    ``*``), enough to tell a typo from a device.
+    For the vendor/product and exact address forms, enough to tell a typo
+    from a device; a glob or regex address is Nova's to match
+    (``harness.cloud.host_config``): None.
     """
+    if not exact_address(spec):
+        return None
     for key, value in (('vendor_id', device.vendor),
                        ('product_id', device.product)):
         if key in spec and spec[key] not in ('*', value):
@@ -139,6 +160,26 @@ class DeviceValidator(object):
             self.fail(field, 'must be four hex digits as lspci -nn shows '
                       'them (e.g. "8086"), not %s' % errors.show(value))
         return value.lower()
+
+    def spec_address(self, field, value):
+        """A device spec's address in one of Nova's three forms."""
+        if isinstance(value, dict):
+            for key, part in value.items():
+                if key not in REGEX_ADDRESS_KEYS:
+                    self.fail('%s.%s' % (field, key), 'unknown field; the '
+                              'regex form takes %s'
+                              % ', '.join(REGEX_ADDRESS_KEYS))
+                if not isinstance(part, str):
+                    self.fail('%s.%s' % (field, key), 'must be a regular '
+                              'expression (a text), not %s'
+                              % errors.show(part))
+            return dict(value)
+        if isinstance(value, str) and _ADDRESS_GLOB.match(value.lower()):
+            return value.lower()
+        self.fail(field, 'must be a PCI address ("0000:3b:00.0"), a glob '
+                  '("0000:3b:*.*", "*:3b:00.*") or a mapping of regular '
+                  'expressions (domain, bus, slot, function), not %s'
+                  % errors.show(value))
 
     def address(self, field, value):
         if not isinstance(value, str) or not _ADDRESS.match(value.lower()):
@@ -288,7 +329,7 @@ class DeviceValidator(object):
                     value = ('*' if value == '*' else
                              self.hex4('%s.%s' % (field, key), value))
                 elif key == 'address':
-                    value = self.address(field + '.address', value)
+                    value = self.spec_address(field + '.address', value)
                 elif key == 'traits':
                     if not isinstance(value, str):
                         self.fail(field + '.traits', 'a comma-separated '
@@ -301,7 +342,7 @@ class DeviceValidator(object):
                 spec[key] = value
             if not spec:
                 self.fail(field, 'an empty spec would match every device')
-            if devices is not None and not any(
+            if devices is not None and exact_address(spec) and not any(
                     spec_matches(spec, device) for device in devices):
                 self.fail(field, 'matches no device of the host')
             specs.append(spec)

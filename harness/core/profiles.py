@@ -33,6 +33,14 @@ cell, local disk, and the Nova config the host runs with. Top-level keys:
 ``devices`` (optional)
     The host's PCI devices: SR-IOV NICs, passthrough devices and vGPU
     capable GPUs, each on a NUMA cell (``harness.core.profile_devices``).
+``hypervisor`` (optional)
+    The versions the host's libvirt reports: ``libvirt`` and ``qemu``
+    (``"10.0.0"``). Each defaults to the oldest the Nova under test
+    supports (its libvirt driver's ``MIN_LIBVIRT_VERSION`` and
+    ``MIN_QEMU_VERSION``, what Nova's fake libvirt reports); features Nova
+    gates on newer versions (``live_migratable`` devices) need them said.
+    A version older than Nova supports is refused before any service
+    starts (``harness.cloud.host_config``), naming the field.
 
 ``load_profile`` returns a validated, expanded ``HostProfile``; every
 problem is a ``ProfileError`` naming the file and the field. Nothing here
@@ -94,7 +102,9 @@ PAGE_NAMES = {kib: name for name, kib in PAGE_SIZES.items()}
 
 TOP_KEYS = {'description': True, 'sockets': True, 'disk_gb': True,
             'cells': True, 'layout': False, 'nova': False,
-            'devices': False}
+            'devices': False, 'hypervisor': False}
+HYPERVISOR_KEYS = {'libvirt': False, 'qemu': False}
+_VERSION = re.compile(r'^(\d+)\.(\d+)(?:\.(\d+))?$')
 LAYOUT_KEYS = {'cores_per_cell': True, 'threads_per_core': True,
                'numbering': True}
 NUMBERINGS = ('linux', 'consecutive')
@@ -138,6 +148,9 @@ class HostProfile(object):
     nova: dict
     # ``profile_devices.DeviceSpec``s by address, VFs included.
     devices: tuple = ()
+    # 'libvirt' / 'qemu' -> (major, minor, micro) the host reports; a
+    # missing one: the oldest Nova supports.
+    hypervisor: dict = dataclasses.field(default_factory=dict)
 
     @property
     def cpus(self):
@@ -403,8 +416,21 @@ class _Validator(object):
             name=name, path=self.path, description=description.strip(),
             sockets=sockets, disk_gb=disk_gb, cells=cells,
             nova=self.nova(doc.get('nova') or {}, cells, devices),
-            devices=devices)
+            devices=devices,
+            hypervisor=self.hypervisor(doc.get('hypervisor') or {}))
         return profile
+
+    def hypervisor(self, raw):
+        raw = self.mapping('hypervisor', raw, HYPERVISOR_KEYS)
+        versions = {}
+        for name, value in raw.items():
+            match = _VERSION.match(value) if isinstance(value, str) else None
+            if match is None:
+                self.fail('hypervisor.%s' % name, 'must be a version as a '
+                          'text, "major.minor.micro" (e.g. "10.0.0"), not %s'
+                          % errors.show(value))
+            versions[name] = tuple(int(part or 0) for part in match.groups())
+        return versions
 
     def cells(self, raw_cells, sockets, layout):
         generated = generate_cpus(layout, len(raw_cells)) if layout else None

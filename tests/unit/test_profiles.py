@@ -194,6 +194,26 @@ class TestBadProfiles(testing.TestCase):
     def variant(self):
         return copy.deepcopy(VALID)
 
+    def test_hypervisor_versions(self):
+        doc = self.variant()
+        doc['hypervisor'] = {'libvirt': '10.0.0', 'qemu': '8.2'}
+        profile = profiles.load_profile(self.write(doc))
+        self.assertEqual({'libvirt': (10, 0, 0), 'qemu': (8, 2, 0)},
+                         profile.hypervisor)
+        # Unsaid: the oldest versions Nova supports (harness.cloud.libvirt).
+        self.assertEqual({}, profiles.load_profile(
+            self.write(VALID)).hypervisor)
+
+    def test_hypervisor_version_not_a_version(self):
+        doc = self.variant()
+        doc['hypervisor'] = {'libvirt': 10.0}
+        self.assertRefused(doc, 'hypervisor.libvirt', 'major.minor.micro')
+
+    def test_hypervisor_unknown_key(self):
+        doc = self.variant()
+        doc['hypervisor'] = {'kvm': '8.2.2'}
+        self.assertRefused(doc, 'hypervisor.kvm')
+
     def test_the_base_document_is_valid(self):
         profile = profiles.load_profile(self.write(VALID))
         self.assertEqual(8, len(profile.cpus))

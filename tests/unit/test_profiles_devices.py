@@ -187,6 +187,39 @@ class TestDeviceProfiles(testing.TestCase):
         self.assertRefused(doc, 'nova.pci.device_spec[0]',
                            'matches no device')
 
+    def test_device_spec_address_forms_nova_reads(self):
+        # One address, a glob and Nova's regex mapping (nova/pci/devspec.py
+        # PhysicalPciAddress, PciAddressGlobSpec, PciAddressRegexSpec).
+        doc = self.variant()
+        regex = {'domain': '.*', 'bus': '3b', 'slot': '00',
+                 'function': '[1-2]'}
+        doc['nova']['pci']['device_spec'] = [
+            {'address': '0000:3b:00.0'}, {'address': '*:3b:00.*'},
+            {'address': regex}]
+        profile = profiles.load_profile(self.write(doc))
+        self.assertEqual([{'address': '0000:3b:00.0'},
+                          {'address': '*:3b:00.*'}, {'address': regex}],
+                         profile.option('device_spec', 'pci'))
+
+    def test_device_spec_glob_of_other_characters(self):
+        doc = self.variant()
+        doc['nova']['pci']['device_spec'] = [{'address': '0000:3b:0?.*'}]
+        self.assertRefused(doc, 'nova.pci.device_spec[0].address',
+                           'a glob', 'a mapping of regular expressions')
+
+    def test_device_spec_regex_unknown_field(self):
+        doc = self.variant()
+        doc['nova']['pci']['device_spec'] = [{'address': {'bus': '3b',
+                                                          'func': '1'}}]
+        self.assertRefused(doc, 'nova.pci.device_spec[0].address.func',
+                           'domain, bus, slot, function')
+
+    def test_exact_address_matching_nothing(self):
+        doc = self.variant()
+        doc['nova']['pci']['device_spec'] = [{'address': '0000:3c:00.0'}]
+        self.assertRefused(doc, 'nova.pci.device_spec[0]',
+                           'matches no device')
+
     def test_device_spec_unknown_key(self):
         doc = self.variant()
         doc['nova']['pci']['device_spec'] = [{'vendor': '8086'}]
