@@ -58,7 +58,9 @@ from nova.compute import manager as compute_manager
 from nova.compute import resource_tracker
 from nova.compute import rpcapi as compute_rpcapi
 from nova import context
+from nova.limit import utils as limit_utils
 from nova import objects
+from nova import quota
 from nova.scheduler import host_manager
 from nova.scheduler import utils as scheduler_utils
 from nova import service_auth
@@ -67,6 +69,7 @@ from harness.cloud import activity as activity_mod
 from harness.cloud import checkpoint as checkpoint_mod
 from harness.cloud import databases
 from harness.cloud import fixture as cloud_mod
+from harness.cloud import limits
 from harness.cloud import nodes
 from harness.cloud import perhost
 from harness.cloud import servers
@@ -118,6 +121,8 @@ def start_services(stack, scenario, test_id=None, cloud_kwargs=None,
     cloud = stack.enter_context(cloud_mod.Cloud(
         test_id=test_id or 'scenario.%s' % scenario.id,
         conf=scenario.config, **(cloud_kwargs or {})))
+    if scenario.limits:
+        stack.enter_context(limits.UnifiedLimits(scenario.limits))
     for fixture in fixtures:
         stack.enter_context(fixture)
     for host in sorted(scenario.hosts.values(), key=lambda h: h.name):
@@ -220,6 +225,12 @@ _LAZY_GLOBALS = (
                        '_SUPPORTS_SOFT_ANTI_AFFINITY')),
     # _SERVICE_AUTH before Nova 33.
     (service_auth, ('_AUTHS', '_SESSIONS', '_SERVICE_AUTH')),
+    # Unified limits (``limits:``): Keystone's client, and whether the
+    # instance mappings' queued_for_delete was filled in (counting servers
+    # from Placement reads it).
+    (limit_utils, ('IDENTITY_CLIENT',)),
+    (quota, ('UID_QFD_POPULATED_CACHE_ALL',
+             'UID_QFD_POPULATED_CACHE_BY_PROJECT')),
 )
 
 

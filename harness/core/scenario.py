@@ -33,6 +33,20 @@ installed. The methods are those of a cold move (``FAULT_METHODS``):
 (source, confirm) and ``finish_revert_migration`` (source,
 finish_revert_resize).
 
+``limits:`` gives the cloud Keystone unified limits, as registered
+limits (every project's default): ``servers`` and ``class:<RESOURCE
+CLASS>`` (``class:VCPU``, ``class:PCPU``, ``class:MEMORY_MB``, a PCI
+device's ``class:CUSTOM_...``), and Nova's own local limits
+(``server_metadata_items``, ``key_pairs``, ...). Nova then counts usage
+from Placement (``nova.quota.UnifiedLimitsDriver``, which the cloud's
+``[quota] driver`` is set to; a scenario whose ``config`` names another
+driver is refused), and a request over a limit fails as the API's 403::
+
+    limits: {servers: 2, "class:VCPU": 4}
+    steps:
+      - boot: {server: vm3, flavor: small}
+        error: is over a limit
+
 A fake host given ``nodes:`` (a list of names, or a count: ``nodes: 3``
 is ``<host>-n1`` to ``<host>-n3``) manages that many compute nodes, as an
 Ironic compute does: each node is its own compute node record, resource
@@ -233,6 +247,8 @@ class Scenario(object):
     config: dict = dataclasses.field(default_factory=dict)
     # The one invariant this scenario expects to break, with the bug why.
     expected_breaks: dict = dataclasses.field(default_factory=dict)
+    # Unified limits (``limits:``): resource name -> registered limit.
+    limits: dict = dataclasses.field(default_factory=dict)
     # The scenario as written, so it can be changed and written back out.
     raw: dict = dataclasses.field(default_factory=dict, repr=False)
 
@@ -335,6 +351,44 @@ def load_file(path, text=None):
     return header, scenarios
 
 
+#: The quota driver that reads Keystone's unified limits (``limits:``).
+UNIFIED_LIMITS_DRIVER = 'nova.quota.UnifiedLimitsDriver'
+#: Nova's limits that are not a resource class (nova/limit/local.py, and
+#: ``servers``, counted by nova/limit/placement.py).
+NAMED_LIMITS = ('servers', 'server_metadata_items', 'injected_files',
+                'injected_file_content_bytes', 'injected_file_path_bytes',
+                'key_pairs', 'server_groups', 'server_group_members')
+# A standard or custom resource class, as Placement names them.
+_RESOURCE_CLASS = re.compile(r'^[A-Z][A-Z0-9_]*$')
+
+
+def _parse_limits(check, raw, config):
+    """``limits:`` checked, and the config with ``[quota] driver`` set."""
+    limits = {}
+    for name, value in check.mapping(raw, 'limits').items():
+        field = 'limits.%s' % name
+        resource_class = (name[len('class:'):]
+                          if str(name).startswith('class:') else None)
+        if name not in NAMED_LIMITS and not (
+                resource_class and _RESOURCE_CLASS.match(resource_class)):
+            check.fail(field, 'not a limit Nova reads: %s, or class:<a '
+                       'resource class> (class:VCPU, class:CUSTOM_NVME)'
+                       % ', '.join(NAMED_LIMITS))
+        limits[name] = check.integer(value, field)
+        if limits[name] < 0:
+            check.fail(field, 'a limit is 0 or more, not %d' % limits[name])
+    if limits:
+        driver = config.get('quota', {}).get('driver', UNIFIED_LIMITS_DRIVER)
+        if driver != UNIFIED_LIMITS_DRIVER:
+            check.fail('config.quota.driver', 'limits: are Keystone\'s '
+                       'unified limits, read by %s, not %s'
+                       % (UNIFIED_LIMITS_DRIVER, errors.show(driver)))
+        # A copy: the scenario as written (``raw``) stays as written.
+        config = dict(config, quota=dict(config.get('quota', {}),
+                                         driver=UNIFIED_LIMITS_DRIVER))
+    return limits, config
+
+
 # (group, option, smallest value Nova means something by).
 LOADER_OPTIONS = (('DEFAULT', 'service_down_time', 0),
                   ('DEFAULT', 'shelved_offload_time', -1))
@@ -345,7 +399,7 @@ def parse(doc, where, path=None):
     check = checking.Checker(where)
     check.mapping(doc, 'the scenario')
     check.keys(doc, ('name', 'bugs', 'config', 'hosts', 'flavors', 'images',
-                     'steps', 'expected_breaks', 'description'),
+                     'steps', 'expected_breaks', 'description', 'limits'),
                required=('name', 'hosts', 'steps'))
     name = check.string(doc['name'], 'name')
     bugs = [str(check.integer(bug, 'bugs')) for bug in
@@ -463,9 +517,10 @@ def parse(doc, where, path=None):
                               if isinstance(value, bool) else str(value)
                               for key, value in properties.items()}
 
+    limits, config = _parse_limits(check, doc.get('limits', {}), config)
     scenario = Scenario(name=name, path=path or where, hosts=hosts,
                         flavors=flavors, steps=[], images=images, bugs=bugs,
-                        config=config, raw=doc)
+                        config=config, raw=doc, limits=limits)
     breaks = check.mapping(doc.get('expected_breaks', {}), 'expected_breaks')
     for invariant, bug in breaks.items():
         if str(check.integer(bug, 'expected_breaks.%s' % invariant)) \

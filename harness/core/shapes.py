@@ -17,7 +17,8 @@ def cloud_shape(scenario):
         sorted((group, sorted(options.items()))
                for group, options in scenario.config.items()),
         sorted(repr(dataclasses.astuple(host))
-               for host in scenario.hosts.values()))
+               for host in scenario.hosts.values()),
+        sorted(scenario.limits.items()))
 
 
 def in_shape_order(scenarios):
