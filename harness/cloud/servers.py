@@ -7,6 +7,7 @@ the server's record as snapshots have it (``snapshot.SERVER_KEYS``). A
 server is known by the name the test gave it; the UUID is Nova's business.
 """
 
+import contextlib
 import copy
 import json
 import uuid
@@ -16,6 +17,7 @@ from nova.tests.functional.api import client as api_client
 from harness.cloud import nova_env
 from harness.core import errors
 from harness.core import steps
+from harness.core.steps import evacuate as evacuate_step
 
 
 def _rests(kind):
@@ -152,12 +154,36 @@ class ServerOps(object):
         return self._settle(name, 'revert', expect_host=source,
                             **self._after_move(name, 'revert'))
 
-    def live_migrate(self, name, host=None):
-        """Live-migrate ``name`` (to ``host``, or the scheduler's choice)."""
-        self._action(name, 'live migrate', {'os-migrateLive': {
-            'host': host, 'block_migration': 'auto'}})
+    def live_migrate(self, name, host=None, force=False, microversion=None):
+        """Live-migrate ``name`` (to ``host``, or the scheduler's choice).
+
+        ``force`` (with ``host``; microversions 2.30 to 2.67) skips the
+        scheduler; ``microversion`` is the request's (the newest if None).
+        """
+        body = {'host': host, 'block_migration': 'auto'}
+        if force:
+            body['force'] = True
+        with self.at_microversion(microversion):
+            self._action(name, 'live migrate', {'os-migrateLive': body})
         return self._settle(name, 'live migrate', expect_host=host,
                             **_rests('live_migrate'))
+
+    @contextlib.contextmanager
+    def at_microversion(self, microversion):
+        """The client's requests in the block at ``microversion``, if given.
+
+        Nova's test client takes it as an attribute only. The operation
+        runs inside its request (casts wait for their work), so a request
+        sent at one of its race points goes at that version too.
+        """
+        if microversion is None:
+            yield
+            return
+        newest, self._api.microversion = self._api.microversion, microversion
+        try:
+            yield
+        finally:
+            self._api.microversion = newest
 
     # -- power state: none of these should move an allocation -----------
 
@@ -213,16 +239,22 @@ class ServerOps(object):
 
     # -- evacuate and rebuild ----------------------------------------------
 
-    def evacuate(self, name, host=None):
+    def evacuate(self, name, host=None, force=False, microversion=None):
         """Evacuate ``name`` from its down compute (to ``host`` if given).
 
         At the latest microversion (2.95 and later) Nova leaves the
-        evacuated server stopped on its new host.
+        evacuated server stopped on its new host; before, an ACTIVE one
+        ACTIVE. ``force`` (with ``host``; 2.29 to 2.67) skips the scheduler.
         """
         was = self._at_rest(name)[0]['status']
         body = {'evacuate': {'host': host} if host else {}}
-        self._action(name, 'evacuate', body)
+        if force:
+            body['evacuate']['force'] = True
+        with self.at_microversion(microversion):
+            self._action(name, 'evacuate', body)
         resting = _rests('evacuate')
+        if was == 'ACTIVE' and evacuate_step.stays_active(microversion):
+            resting['expect_status'] = 'ACTIVE'
         if was == 'ERROR':
             # Nova rebuilds an ERROR server ACTIVE, whatever the
             # microversion (compute manager _do_rebuild_instance).

@@ -117,8 +117,12 @@ class TestEvacuateLoader(testing.TestCase):
                      'evacuate.server', 'it is waiting for confirm')
         self.refused(DOWN + "  - evacuate: {server: vm1, host: nowhere}\n",
                      'evacuate.host', "unknown host 'nowhere'")
+        # force needs a host (test_steps_forced has its other checks).
         self.refused(DOWN + "  - evacuate: {server: vm1, force: true}\n",
-                     'evacuate.force', 'expected one of: server, host')
+                     'evacuate.force', 'forcing needs a host')
+        self.refused(DOWN + "  - evacuate: {server: vm1, forced: true}\n",
+                     'evacuate.forced', 'expected one of: server, host, '
+                     'force, microversion')
 
     def test_an_expected_failure_skips_the_host_checks(self):
         # Nova's own refusal (400, compute still in use) is the test.

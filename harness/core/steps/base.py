@@ -303,6 +303,59 @@ class ColdMove(ServerOperation):
         raise NotImplementedError  # pragma: no cover
 
 
+#: The compute API's microversions, as the harness's requests send them
+#: (the client asks for the newest, Nova 34's 2.104, unless a step says).
+NEWEST_MICROVERSION = (2, 104)
+#: The last microversion whose live migration and evacuation take
+#: ``force`` (skip the scheduler): 2.68 removed it.
+LAST_FORCE = (2, 67)
+
+
+def microversion_text(version):
+    return '%d.%d' % version
+
+
+def forced_request(check, args, first_force, oldest):
+    """A step's ``force`` and ``microversion`` checked; the version to send.
+
+    ``force: true`` (with ``host``) sends Nova's ``force`` flag, which it
+    takes from microversion ``first_force`` to 2.67: without
+    ``microversion`` the step sends 2.67, the newest that has it.
+    ``oldest`` is the oldest microversion the harness's request body is
+    valid at. None: the client's newest.
+    """
+    force = args.get('force', False)
+    if not isinstance(force, bool):
+        check.fail('force', 'true or false, not %s' % errors.show(force))
+    version = None
+    if 'microversion' in args:
+        raw = args['microversion']
+        parts = raw.split('.') if isinstance(raw, str) else ()
+        if len(parts) != 2 or not all(p.isdigit() for p in parts) \
+                or parts[0] != '2':
+            check.fail('microversion', 'a compute API microversion as a '
+                       'text, "2.N" (e.g. "2.67"), not %s' % errors.show(raw))
+        version = (2, int(parts[1]))
+        if not oldest <= version <= NEWEST_MICROVERSION:
+            check.fail('microversion', '%s is outside what this step can '
+                       'send: %s to %s' % (raw, microversion_text(oldest),
+                                           microversion_text(
+                                               NEWEST_MICROVERSION)))
+    if force:
+        if args.get('host') is None:
+            check.fail('force', 'forcing needs a host (Nova: "Can\'t force '
+                       'to a non-provided destination")')
+        if version is None:
+            version = LAST_FORCE
+        elif not first_force <= version <= LAST_FORCE:
+            check.fail('microversion', 'Nova takes force from %s to %s '
+                       '(2.68 removed it), not at %s' % (
+                           microversion_text(first_force),
+                           microversion_text(LAST_FORCE),
+                           microversion_text(version)))
+    return version and microversion_text(version)
+
+
 def needs(check, state, server, wanted, doing):
     """Fail unless ``server`` exists and is in one of the ``wanted`` states.
 

@@ -1,4 +1,12 @@
-"""``evacuate: {server, host?}``: rebuild a server away from its down compute.
+"""``evacuate: {server, host?, force?, microversion?}``: rebuild a server
+away from its down compute.
+
+``force: true`` (with ``host``, microversions 2.29 to 2.67; 2.67 unless
+``microversion`` says) skips the scheduler: the conductor copies the
+source's allocation to the destination itself
+(``scheduler_utils.claim_resources_on_destination``). ``microversion``
+("2.N", 2.29 or later) is the API's for the request; before 2.95 Nova
+leaves an evacuated ACTIVE server ACTIVE, not SHUTOFF.
 
 Nova evacuates a server only when its compute is down as the API sees it
 (stopped for longer than ``service_down_time``, or forced down): the API
@@ -45,6 +53,12 @@ EVACUABLE = ('active', 'shutoff')
 _RELOCATING = ('shelve', 'shelve_offload', 'unshelve')
 
 
+def stays_active(microversion):
+    """Whether Nova leaves an evacuated ACTIVE server ACTIVE (before 2.95)."""
+    return microversion is not None and tuple(
+        int(part) for part in microversion.split('.')) < (2, 95)
+
+
 def known_host(scenario, server):
     """The host ``server`` is on by the scenario's steps so far, or None."""
     host = None
@@ -71,6 +85,10 @@ class Evacuate(base.ServerOperation):
         'host': ('host name', 'the destination (a requested destination: '
                  'the scheduler still checks it); the scheduler chooses '
                  'otherwise'),
+        'force': ('true or false', 'skip the scheduler for ``host`` '
+                  '(microversion 2.29 to 2.67)'),
+        'microversion': ('"2.N"', "the compute API's for the request "
+                         '(2.29 or later); the newest by default'),
     }
     example = '''\
 - boot: {server: vm1, flavor: pin2, host: src}
@@ -106,9 +124,14 @@ class Evacuate(base.ServerOperation):
         if target is not None:
             check.known(target, scenario.hosts, 'host')
         source = known_host(scenario, server)
+        version = base.forced_request(
+            check, args, first_force=(2, 29), oldest=(2, 29))
+        if version is not None:
+            args['microversion'] = version
         if not error:
             self._check_hosts(check, state, server, source, target)
-            state.servers[server] = 'shutoff'
+            if not stays_active(args.get('microversion')):
+                state.servers[server] = 'shutoff'
         state.moved.add(server)
         return args
 
@@ -136,10 +159,14 @@ class Evacuate(base.ServerOperation):
 
     def label(self, args):
         where = ' to %s' % args['host'] if args.get('host') else ''
+        if args.get('force'):
+            where += ' (forced)'
         return 'evacuate %s%s' % (args['server'], where)
 
     def run(self, cloud, args):
-        cloud.servers.evacuate(args['server'], host=args.get('host'))
+        cloud.servers.evacuate(args['server'], host=args.get('host'),
+                               force=args.get('force', False),
+                               microversion=args.get('microversion'))
 
     def windows(self, args, before, after, down):
         return evacuation_windows(before, after)

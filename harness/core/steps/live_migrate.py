@@ -1,4 +1,13 @@
-"""``live_migrate: {server, host?}``: live-migrate, wait for ACTIVE.
+"""``live_migrate: {server, host?, force?, microversion?}``: live-migrate,
+wait for ACTIVE.
+
+``force: true`` (with ``host``, microversions 2.30 to 2.67; 2.67 unless
+``microversion`` says) skips the scheduler: the conductor checks the
+destination itself and copies the source's allocation there
+(``LiveMigrationTask._check_requested_destination``,
+``scheduler_utils.claim_resources_on_destination``). ``microversion``
+("2.N", 2.25 or later: the request body sends ``block_migration:
+auto``) is the API's for the request.
 
 Its invariant window: only a NUMA live migration makes a claim on the
 destination (``_live_migration_claim``); the guest otherwise reaches the
@@ -22,6 +31,10 @@ class LiveMigrate(base.ServerOperation):
         'server': ('server name', 'an ACTIVE server'),
         'host': ('host name', 'the destination (the scheduler still '
                  'checks it); the scheduler chooses otherwise'),
+        'force': ('true or false', 'skip the scheduler for ``host`` '
+                  '(microversion 2.30 to 2.67)'),
+        'microversion': ('"2.N"', "the compute API's for the request "
+                         '(2.25 or later); the newest by default'),
     }
     example = '''\
 - boot: {server: vm1, flavor: pin2, host: src}
@@ -41,15 +54,24 @@ class LiveMigrate(base.ServerOperation):
         base.needs(check, state, args['server'], ('active',), 'live-migrate')
         if args.get('host') is not None:
             check.known(args['host'], scenario.hosts, 'host')
+        version = base.forced_request(
+            check, args, first_force=(2, 30), oldest=(2, 25))
+        if version is not None:
+            args['microversion'] = version
         state.moved.add(args['server'])
         return args
 
     def label(self, args):
         where = ' to %s' % args['host'] if args.get('host') else ''
+        if args.get('force'):
+            where += ' (forced)'
         return 'live migrate %s%s' % (args['server'], where)
 
     def run(self, cloud, args):
-        cloud.servers.live_migrate(args['server'], host=args.get('host'))
+        cloud.servers.live_migrate(
+            args['server'], host=args.get('host'),
+            force=args.get('force', False),
+            microversion=args.get('microversion'))
 
     def windows(self, args, before, after, down):
         return live_migration_windows(before, after)
