@@ -310,6 +310,17 @@ class RacePoints(fixtures.Fixture):
     def add(self, injection):
         self.injections.append(injection)
 
+    def found_at(self, passage, problems):
+        """Note what a check made at ``passage`` found."""
+        self.found += [dataclasses.replace(
+            problem, subject='%s (%s)' % (problem.subject, passage),
+            text='at %s: %s' % (passage, problem)) for problem in problems]
+
+    def take_found(self):
+        """What checks at points found since the last call."""
+        found, self.found = self.found, []
+        return found
+
     def clear(self):
         self.injections = []
 
@@ -318,6 +329,9 @@ class RacePoints(fixtures.Fixture):
         self.recording = []
         self.injections = []
         self.failures = []
+        # What checks made at points found (``found_at``): Problem records,
+        # for the step that passed the point to report.
+        self.found = []
         self.record = True
         # Told of each passage recorded, before the injections it matches
         # are looked for (the explorer forks its replays there: ``fire``).

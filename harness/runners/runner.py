@@ -243,8 +243,12 @@ def _check(step, entry, found, cloud, checks, steps, keep_going):
     failure to raise once observers heard of the step (not with
     ``keep_going``), or None.
     """
+    # What checks at race points the step passed found (``inject: {check:
+    # ...}``), then its own expectations.
     expected = [p.at(step.index) for p in
-                expect_mod.check(step.expect, entry.snapshot, steps.scenario)]
+                cloud.race.take_found()
+                + expect_mod.check(step.expect, entry.snapshot,
+                                   steps.scenario)]
     found = found + expected
     if expected and not keep_going:
         entry.problems = found

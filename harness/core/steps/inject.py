@@ -25,6 +25,12 @@ kind declares its ``points``); the loader checks that once every step is
 read (``check_points``), so a misspelt or impossible point fails before
 any service starts.
 
+Or ``check: {<expectation key>: ...}``: check those expectations at the
+point, while the operation that passes it is parked there (the
+allocations and pinned CPUs half way through a live migration): the same
+keys and shapes as a step's ``expect:``; what differs fails the step that
+passes the point, each problem naming the point.
+
 Or ``stop: host | role``: nova-compute there dies at the point (the work
 it had in flight there ends, it takes no more messages; see
 ``harness.cloud.dying``); the loader counts it stopped from then on, so a
@@ -48,6 +54,8 @@ count the deleted guest until their next periodic, bounded by what it
 held before and the move's flavor). The hosts of the move are noted at
 the point (``moving``): the deleted server's record goes with it.
 """
+
+import types
 
 from harness.core import errors
 from harness.core import names
@@ -92,6 +100,9 @@ class Inject(base.StepKind):
                  'its work in flight ends, it takes no more messages'),
         'restart': ('host name or role', 'that compute dies at the point '
                     'and starts again at once, its guests kept'),
+        'check': ('{expectation key: value}', "check these expectations "
+                  "there (a step's ``expect:`` keys), while the operation "
+                  'is parked at the point'),
         'times': ('whole number or null', 'how many passes fire it (default '
                   '1; null: every one); a death is once'),
         'server': ('server name', 'only passes for this server'),
@@ -110,7 +121,8 @@ class Inject(base.StepKind):
     def parse(self, check, value, scenario, state, error):
         check.mapping(value, 'the step')
         check.keys(value, ('before', 'after', 'run', 'on', 'do', 'times',
-                           'server', 'at_host', 'refused') + DEATHS)
+                           'server', 'at_host', 'refused', 'check')
+                   + DEATHS)
         whens = [when for when in ('before', 'after') if when in value]
         if len(whens) != 1:
             check.fail('the step',
@@ -127,6 +139,9 @@ class Inject(base.StepKind):
             _not_refusable(check)
         if deaths:
             return self._parse_death(check, value, deaths, whens[0], point,
+                                     scenario, state)
+        if 'check' in value:
+            return self._parse_check(check, value, whens[0], point,
                                      scenario, state)
         if 'do' in value:
             if 'run' in value or 'on' in value:
@@ -175,6 +190,34 @@ class Inject(base.StepKind):
                                in sorted(scenario.flavors.items())}
             args['move_flavor'] = None
         return args
+
+    @staticmethod
+    def _parse_check(check, value, when, point, scenario, state):
+        """``check: {expectations}`` at the point."""
+        # Here, not at the top: the expectation units read the step kinds.
+        from harness.core import expect as expect_mod
+        others = [key for key in ('run', 'on', 'do', 'refused')
+                  if key in value]
+        if others:
+            check.fail(others[0], 'an injection that checks expectations '
+                       '(check) does nothing else at its point')
+        want = expect_mod.parse(check.field('check'), value['check'] or {},
+                                scenario, state)
+        if not want:
+            check.fail('check', 'name at least one expectation to check')
+        times = value.get('times', 1)
+        if times is not None:
+            check.integer(times, 'times', minimum=1)
+        if value.get('server') is not None:
+            check.string(value['server'], 'server')
+        if value.get('at_host') is not None:
+            check.known(value['at_host'], scenario.hosts, 'at_host')
+        return {'when': when, 'point': point, 'run': None, 'on': None,
+                'times': times, 'server': value.get('server'),
+                'at_host': value.get('at_host'), 'check': want,
+                # What the expectations read of the scenario (its hosts
+                # and their nodes), for the run.
+                'hosts': dict(scenario.hosts)}
 
     @staticmethod
     def _parse_death(check, value, deaths, when, point, scenario, state):
@@ -237,6 +280,8 @@ class Inject(base.StepKind):
             what = '%s %s' % args['do']
             if 'refused' in args:
                 what += ' (refused)' if args['refused'] else ' (deleted)'
+        elif args.get('check'):
+            what = 'check %s' % ', '.join(args['check'])
         else:
             what = '%s on %s' % (args['run'], args['on'])
         return 'inject %s %s: %s' % (args['when'], args['point'], what)
@@ -268,6 +313,9 @@ class Inject(base.StepKind):
                                       restart=kind == 'restart',
                                       expect=args['host'],
                                       noted=args)
+        if args.get('check'):
+            return injection.call(_checking(cloud, args),
+                                  'check %s' % ', '.join(args['check']))
         if args.get('do') and 'refused' in args:
             # The answer is noted in the args (host, answer).
             return injection.do(*args['do'], refused=args['refused'],
@@ -277,6 +325,22 @@ class Inject(base.StepKind):
         if args.get('do'):
             return injection.do(*args['do'])
         return injection.run(args['run'], host=args['on'])
+
+
+def _checking(cloud, args):
+    """The action that checks ``args['check']`` at a passage.
+
+    It reads the cloud as the parked operation left it (a snapshot only
+    reads) and notes what differs for the step that passes the point.
+    """
+    from harness.core import expect as expect_mod
+    scenario = types.SimpleNamespace(hosts=args['hosts'])
+
+    def check_here(passage):
+        snap = cloud.reader.read('at %s' % passage)
+        cloud.race.found_at(passage, expect_mod.check(args['check'], snap,
+                                                      scenario))
+    return check_here
 
 
 def _noting_moves(injection, args):
