@@ -169,16 +169,9 @@ class Inject(base.StepKind):
         if 'refused' in value and (do is None
                                    or do[0] not in names.HOST_INTERJECTIONS):
             _not_refusable(check)
-        times = value.get('times', 1)
-        if times is not None:
-            check.integer(times, 'times', minimum=1)
-        if value.get('server') is not None:
-            check.string(value['server'], 'server')
-        if value.get('at_host') is not None:
-            check.known(value['at_host'], scenario.hosts, 'at_host')
-        args = {'when': whens[0], 'point': point, 'run': task, 'on': on,
-                'times': times, 'server': value.get('server'),
-                'at_host': value.get('at_host')}
+        # In this order (the explorer's replays compare args).
+        args = {'when': whens[0], 'point': point, 'run': task, 'on': on}
+        args.update(_which_passes(check, value, scenario))
         if do is not None:
             args['do'] = do
         if 'refused' in value:
@@ -205,19 +198,12 @@ class Inject(base.StepKind):
                                 scenario, state)
         if not want:
             check.fail('check', 'name at least one expectation to check')
-        times = value.get('times', 1)
-        if times is not None:
-            check.integer(times, 'times', minimum=1)
-        if value.get('server') is not None:
-            check.string(value['server'], 'server')
-        if value.get('at_host') is not None:
-            check.known(value['at_host'], scenario.hosts, 'at_host')
-        return {'when': when, 'point': point, 'run': None, 'on': None,
-                'times': times, 'server': value.get('server'),
-                'at_host': value.get('at_host'), 'check': want,
-                # What the expectations read of the scenario (its hosts
-                # and their nodes), for the run.
-                'hosts': dict(scenario.hosts)}
+        args = {'when': when, 'point': point, 'run': None, 'on': None}
+        args.update(_which_passes(check, value, scenario))
+        # What the expectations read of the scenario (its hosts and their
+        # nodes), for the run.
+        args.update(check=want, hosts=dict(scenario.hosts))
+        return args
 
     @staticmethod
     def _parse_death(check, value, deaths, when, point, scenario, state):
@@ -325,6 +311,19 @@ class Inject(base.StepKind):
         if args.get('do'):
             return injection.do(*args['do'])
         return injection.run(args['run'], host=args['on'])
+
+
+def _which_passes(check, value, scenario):
+    """``times``, ``server`` and ``at_host``: which passes fire it."""
+    times = value.get('times', 1)
+    if times is not None:
+        check.integer(times, 'times', minimum=1)
+    if value.get('server') is not None:
+        check.string(value['server'], 'server')
+    if value.get('at_host') is not None:
+        check.known(value['at_host'], scenario.hosts, 'at_host')
+    return {'times': times, 'server': value.get('server'),
+            'at_host': value.get('at_host')}
 
 
 def _checking(cloud, args):
