@@ -29,9 +29,19 @@ def validate(scenario):
     The scenario's ``config:``, then each profiled host's own versions and
     device config (``harness.cloud.host_config``).
     """
+    _registered(checking.Checker(scenario.path), scenario.config)
+    for step in scenario.steps:
+        if step.kind == 'reconfigure':
+            _registered(checking.Checker(scenario.path).at_step(
+                step.index).field('reconfigure'), step.args['config'])
+    _parsed_at_start(scenario)
+    host_config.validate(scenario)
+
+
+def _registered(check, config):
+    """Each of ``config``'s options one Nova registers, with a valid value."""
     conf = nova_env.CONF
-    check = checking.Checker(scenario.path)
-    for group, options in sorted(scenario.config.items()):
+    for group, options in sorted(config.items()):
         field = 'config.%s' % group
         if group != 'DEFAULT' and group not in conf:
             check.fail(field, 'Nova registers no option group %s'
@@ -50,8 +60,6 @@ def validate(scenario):
                 check.fail(where, '%s is not a value of this %s option: %s'
                            % (errors.show(value), type(opt.type).__name__,
                               exc))
-    _parsed_at_start(scenario)
-    host_config.validate(scenario)
 
 
 # Nova's own parsing of [pci] alias (the API's and each compute's start

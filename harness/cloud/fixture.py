@@ -111,6 +111,8 @@ class Cloud(fixtures.Fixture):
         self.useFixture(nova_env.FewerCollections())
         # Computes stopped by the test, by host (casts to them queue up).
         self._stopped = {}
+        # The options a ``reconfigure`` changed since the cloud's start.
+        self.reconfigured = {}
         # The clock first: every record Nova writes carries virtual time.
         self.clock = self.useFixture(clock_mod.Clock(runner=self.run_task))
         self.env = self.useFixture(nova_env.NovaEnvironment(self.test_id))
@@ -318,6 +320,39 @@ class Cloud(fixtures.Fixture):
             raise errors.UnknownName(
                 'no compute %r is running; running: %s'
                 % (host, ', '.join(sorted(self.computes)) or 'none'))
+
+    #: The control-plane services ``reconfigure`` may restart.
+    CONTROLLERS = ('conductor', 'scheduler')
+
+    def reconfigure(self, config, restart=CONTROLLERS):
+        """Change the whole cloud's ``nova.conf``; restart ``restart``.
+
+        ``config`` is ``{group: {option: value}}``, set for every service
+        (Nova's config is the process's), as an operator edits nova.conf
+        everywhere: the API reads most options at each request; the
+        conductor and scheduler each restart (a new service, so that what
+        they read at start, the scheduler's filters and weighers, is read
+        again); the computes read the new values where Nova reads them at
+        each use, and at their next start. Until the cloud is gone.
+        """
+        for group, options in sorted(config.items()):
+            self.useFixture(nova_fixtures.ConfPatcher(
+                group=None if group == 'DEFAULT' else group, **options))
+            self.reconfigured.setdefault(group, {}).update(options)
+        self.activity.wait_idle(self.timeout,
+                                lambda: 'before restarting %s' % (
+                                    ', '.join(restart)))
+        for name in restart:
+            old = getattr(self, name)
+            old.stop()
+            self.clock.remove_service(name)
+            service = self._start_service(name)
+            setattr(self, name, service)
+            self.clock.add_service(name, service)
+            self.race.attach(service)
+        self.activity.wait_idle(self.timeout,
+                                lambda: 'after restarting %s' % (
+                                    ', '.join(restart)))
 
     def stop_compute(self, host):
         """Stop nova-compute on ``host``; its records stay in the DB."""

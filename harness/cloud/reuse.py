@@ -398,6 +398,8 @@ class CloudPool(fixtures.Fixture):
         if not (self._checkpoint.matches(cloud)
                 or self._replaceable(cloud)):
             return COMPUTES_CHANGED
+        if cloud.reconfigured:
+            return RECONFIGURED
         if cloud.casts.queued:
             return CASTS_QUEUED
         if cloud.race.failures:
@@ -493,6 +495,7 @@ COMPUTES_CHANGED = ('a compute was stopped, restarted or deleted and '
                     'cannot start anew')
 NOT_REPLACED = 'a compute stopped, restarted or deleted did not start anew'
 CASTS_QUEUED = 'casts still queued for a stopped compute'
+RECONFIGURED = 'a step changed the whole cloud\'s config'
 RACE_FAILED = 'a race point failed'
 BUSY = 'Nova still busy'
 UNCOUNTED_DATABASE = 'a database nobody counts'

@@ -389,11 +389,6 @@ def _parse_limits(check, raw, config):
     return limits, config
 
 
-# (group, option, smallest value Nova means something by).
-LOADER_OPTIONS = (('DEFAULT', 'service_down_time', 0),
-                  ('DEFAULT', 'shelved_offload_time', -1))
-
-
 def parse(doc, where, path=None):
     """Check one scenario mapping; ``where`` names it in errors."""
     check = checking.Checker(where)
@@ -411,11 +406,7 @@ def parse(doc, where, path=None):
     # Options the loader itself reads to check steps (when a compute is
     # seen down, when a shelved server is offloaded): whole numbers, as
     # Nova's IntOpts, checked here before a step reads them.
-    for group, option, minimum in LOADER_OPTIONS:
-        value = config.get(group, {}).get(option)
-        if value is not None:
-            check.integer(value, 'config.%s.%s' % (group, option),
-                          minimum=minimum)
+    steps_base.check_loader_options(check, config)
 
     hosts = {}
     for host_name, spec in check.mapping(doc['hosts'], 'hosts').items():

@@ -55,6 +55,17 @@ class TestConfigChecked(testing.TestCase):
         self.assertIn('c.yaml, field "%s"' % field, str(error))
         self.assertIn(words, str(error))
 
+    def test_a_reconfigure_steps_options_too(self):
+        doc = dict(BASE, steps=BASE['steps'] + [{'reconfigure': {
+            'config': {'filter_scheduler': {'host_subset_size': 'two'}}}}])
+        error = self.assertRaises(
+            errors.ScenarioError, config.validate,
+            scenario_mod.parse(doc, 'c.yaml', 'c.yaml'))
+        self.assertIn('c.yaml, step 2, field "reconfigure.config.'
+                      'filter_scheduler.host_subset_size"', str(error))
+        self.assertIn("'two' is not a value of this Integer option",
+                      str(error))
+
     def test_refused_before_any_service_starts(self):
         started = []
         real = cloud_mod.Cloud._setUp

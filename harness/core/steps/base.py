@@ -116,6 +116,22 @@ SERVER_STATES = {
 SERVICE_DOWN_TIME = 60
 
 
+# (group, option, smallest value Nova means something by): the options
+# the loader itself reads to check steps (when a compute is seen down,
+# when a shelved server is offloaded).
+LOADER_OPTIONS = (('DEFAULT', 'service_down_time', 0),
+                  ('DEFAULT', 'shelved_offload_time', -1))
+
+
+def check_loader_options(check, config, field='config'):
+    """Whole numbers, as Nova's IntOpts, before a step reads them."""
+    for group, option, minimum in LOADER_OPTIONS:
+        value = config.get(group, {}).get(option)
+        if value is not None:
+            check.integer(value, '%s.%s.%s' % (field, group, option),
+                          minimum=minimum)
+
+
 class State(object):
     """What the steps so far have done, to check the next one.
 
