@@ -44,7 +44,9 @@ sys.path.insert(0, ROOT)
 
 from harness.core import concurrency  # noqa: E402
 from harness.core import scenario as scenario_mod  # noqa: E402
-from harness.runners import explorer  # noqa: E402
+# Imported once the mode is chosen (``main``): the explorer imports Nova,
+# which fixes the process's concurrency mode.
+explorer = None
 
 SCENARIO = os.path.join(ROOT, 'tests', 'functional', 'explore',
                         'pinned_resize_confirm.yaml')
@@ -87,6 +89,8 @@ def main(argv=None):
         return _both_modes(sys.argv[1:] if argv is None else argv)
     if args.concurrency:
         concurrency.choose(args.concurrency)
+    global explorer
+    from harness.runners import explorer
     scenario = [s for s in scenario_mod.load(args.scenario)
                 if args.name in (None, s.name)][0]
     modes = [m for m in ('from-start', 'branched')

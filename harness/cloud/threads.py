@@ -65,6 +65,17 @@ class ThreadChains(fixtures.Fixture):
         for executor in list(self._executors):
             executor._workers = [worker for worker in executor._workers
                                  if worker.is_alive()]
+            # The parent's idle workers waited for work on the queue: in
+            # the child their waits are still its conditions' waiters,
+            # first in line, with no thread to take them. A put wakes one
+            # waiter (notify), a dead one, and the child's own worker
+            # then saw its work only when its wait timed out (a second
+            # per hand-over: forked replays ran ten times slower). The
+            # child has no thread but this one yet: none of them is its.
+            work_queue = executor._work_queue
+            for condition in (work_queue.not_empty, work_queue.not_full,
+                              work_queue.all_tasks_done):
+                condition._waiters.clear()
         for listener in list(self._listeners):
             if listener._started and not listener._listen_thread.is_alive():
                 listener._listen_thread = threading.Thread(
