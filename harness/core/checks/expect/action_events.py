@@ -42,7 +42,7 @@ class ActionEvents(base.Expectation):
         known = reading.known_servers(state)
         for server, wants in check.mapping(value, '').items():
             field = '%s' % (server,)
-            check.known(server, known, field)
+            check.known(server, known, field, noun='server')
             listed = isinstance(wants, list)
             wants = check.sequence(wants, field) if listed else [wants]
             if not wants:

@@ -55,7 +55,7 @@ class FaultKey(base.Expectation):
         known = reading.known_servers(state)
         for server, want in check.mapping(value, '').items():
             field = '%s' % (server,)
-            check.known(server, known, field)
+            check.known(server, known, field, noun='server')
             if want is None:
                 parsed[server] = None
                 continue
