@@ -224,8 +224,11 @@ class StepLogs(NovaLogs):
 
 
 def step_logs(scenario):
-    """A ``StepLogs`` at the lowest level ``scenario``'s ``logs:`` asks
-    for, as a context manager, or a null context (None) without any."""
+    """What captures ``scenario``'s records for its ``logs:`` keys.
+
+    A ``StepLogs`` at the lowest level they ask for, or, without any, a
+    null context (it gives None).
+    """
     level = logs_key.level_wanted(scenario)
     if level is None:
         return contextlib.nullcontext()

@@ -89,8 +89,8 @@ class TestFault(testing.TestCase):
             'fault: {vm1: {message: "Timed out*", code: 400, '
             'exception: NoValidHost}}', _snap([FAULT]))
         self.assertEqual(1, len(problems))
-        self.assertEqual(('fault', 'vm1'), (problems[0].check,
-                                             problems[0].subject))
+        self.assertEqual(('fault', 'vm1'),
+                         (problems[0].check, problems[0].subject))
         self.assertIn('message, code differ', str(problems[0]))
         self.assertIn("got message 'No valid host was found. '",
                       str(problems[0]))

@@ -1,9 +1,9 @@
 """``action_events``: what Nova's instance actions say of each step."""
 
 from harness.core.checks import base
-from harness.core import errors
 from harness.core.checks.expect import fault as fault_key
 from harness.core.checks import reading
+from harness.core import errors
 from harness.core.problems import Problem
 
 FIELDS = ('action', 'event', 'result', 'details', 'host')
