@@ -77,6 +77,43 @@ def nova_records(get):
     }
 
 
+#: Server statuses the API shows a fault in (``views.servers``).
+FAULT_STATUSES = ('ERROR', 'DELETED')
+
+
+def failure_records(get, server_ids):
+    """Faults and instance actions as Nova's API shows them to an admin.
+
+    What ``SnapshotReader.read_failure_records`` reads from the
+    databases, through ``get(url) -> response body`` (at microversion
+    2.84 or later, for the events' details), for the servers
+    ``server_ids``. The API shows a fault only while the server is in
+    ERROR: the database read gives every server's latest one.
+    """
+    faults, actions = [], []
+    for uuid in server_ids:
+        server = get('/servers/%s' % uuid)['server']
+        fault = server.get('fault')
+        if fault is not None and server['status'] in FAULT_STATUSES:
+            faults.append({'instance_uuid': uuid, 'code': fault['code'],
+                           'message': fault['message'], 'host': None,
+                           'exception': exception_class(
+                               fault.get('details'))})
+        listed = get('/servers/%s/os-instance-actions' % uuid)[
+            'instanceActions']
+        # The API lists the newest first; the snapshot, oldest first.
+        for action in reversed(listed):
+            shown = get('/servers/%s/os-instance-actions/%s' % (
+                uuid, action['request_id']))['instanceAction']
+            actions.append({
+                'instance_uuid': uuid, 'action': shown['action'],
+                'message': shown['message'],
+                'events': [{key: event.get(key) for key in
+                            ('event', 'result', 'details', 'host')}
+                           for event in reversed(shown.get('events', []))]})
+    return faults, actions
+
+
 @dataclasses.dataclass
 class Provider(object):
     name: str
