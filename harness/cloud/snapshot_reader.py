@@ -312,8 +312,9 @@ _EVENTS = nova_models.InstanceActionEvent.__table__
 def _read_failures(ctxt):
     """One cell's faults (the latest per server) and actions with events.
 
-    Two reads, whatever the number of servers. Records of deleted
-    servers' rows are left out as the API leaves them out.
+    Two reads, whatever the number of servers. Soft-deleted rows are
+    left out, as the API leaves them out (deleting a server deletes its
+    faults; its actions stay).
     """
     faults = {}
     for uuid, code, message, details, host in ctxt.session.execute(

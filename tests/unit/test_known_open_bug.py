@@ -136,6 +136,17 @@ class TestVerdict(testing.TestCase):
         reported, fixed = _run({2: [_leak()]}, STEPS)
         self.assertEqual(({2: [_leak()]}, []), (reported, fixed))
 
+    def test_an_invariant_not_checked_is_not_a_fix(self):
+        loaded = _load(STEPS + BUG)
+        inner = _Checker({2: [_leak()]})
+        inner.enabled = {'nothing_leaks'}
+        checker = known_bugs.KnownBreaks(inner)
+        for step in loaded.steps:
+            checker(None, step, None, 'run', loaded)
+        self.assertEqual(['LP#1848343: tracker_agrees is not checked in '
+                          'this run, so its break on host host1, * cannot '
+                          'show'], checker.looks_fixed(loaded))
+
     def test_a_new_timeline_starts_afresh(self):
         loaded = _load(STEPS + BUG)
         checker = known_bugs.KnownBreaks(_Checker({2: [_leak()]}))
