@@ -9,6 +9,7 @@ import traceback
 
 from harness.core.checks.expect import action_events
 from harness.core.checks.expect import fault
+from harness.core import errors
 from harness.core import scenario
 from harness.core import snapshot
 from harness import testing
@@ -50,6 +51,15 @@ def _step(expect):
     doc = scenario.safe_load(HEAD)
     doc['steps'][-1]['expect'] = scenario.safe_load(expect)
     return scenario.parse(doc, 'example.yaml').steps[-1].expect
+
+
+def _assert_refused(test, cases):
+    """Each ``(expect, field, fragment)``: one error naming the field."""
+    for expect, field, fragment in cases:
+        error = test.assertRaises(errors.ScenarioError, _step, expect)
+        test.assertIn('example.yaml, step 3, field "%s"' % field,
+                      str(error), expect)
+        test.assertIn(fragment, str(error), expect)
 
 
 class TestExceptionClass(testing.TestCase):
@@ -109,25 +119,20 @@ class TestFault(testing.TestCase):
         self.assertIn('got no fault', str(problems[0]))
 
     def test_bad_input_names_the_field(self):
-        for expect, field, fragment in (
-                ('fault: {vm9: null}', 'expect.fault.vm9', 'unknown server'),
-                ('fault: {vm1: {}}', 'expect.fault.vm1',
-                 'name at least one of'),
-                ('fault: {vm1: {reason: x}}', 'expect.fault.vm1.reason',
-                 'unknown field'),
-                ('fault: {vm1: {code: "500"}}', 'expect.fault.vm1.code',
-                 'expected a whole number'),
-                ('fault: {vm1: {code: 42}}', 'expect.fault.vm1.code',
-                 'must be at least 100'),
-                ('fault: {vm1: {message: [x]}}', 'expect.fault.vm1.message',
-                 'expected a name'),
-                ('fault: {vm1: {host: nowhere}}', 'expect.fault.vm1.host',
-                 'unknown host')):
-            error = self.assertRaises(
-                scenario.errors.ScenarioError, _step, expect)
-            self.assertIn('example.yaml, step 3, field "%s"' % field,
-                          str(error), expect)
-            self.assertIn(fragment, str(error), expect)
+        _assert_refused(self, (
+            ('fault: {vm9: null}', 'expect.fault.vm9', 'unknown server'),
+            ('fault: {vm1: {}}', 'expect.fault.vm1',
+             'name at least one of'),
+            ('fault: {vm1: {reason: x}}', 'expect.fault.vm1.reason',
+             'unknown field'),
+            ('fault: {vm1: {code: "500"}}', 'expect.fault.vm1.code',
+             'expected a whole number'),
+            ('fault: {vm1: {code: 42}}', 'expect.fault.vm1.code',
+             'must be at least 100'),
+            ('fault: {vm1: {message: [x]}}', 'expect.fault.vm1.message',
+             'expected a name'),
+            ('fault: {vm1: {host: nowhere}}', 'expect.fault.vm1.host',
+             'unknown host')))
 
 
 class TestActionEvents(testing.TestCase):
@@ -171,23 +176,18 @@ class TestActionEvents(testing.TestCase):
         self.assertIn("its actions: none", str(problems[0]))
 
     def test_bad_input_names_the_field(self):
-        for expect, field, fragment in (
-                ('action_events: {vm1: {result: Failed}}',
-                 'expect.action_events.vm1.result',
-                 'expected one of Success, Error'),
-                ('action_events: {vm1: [{event: x}, {when: y}]}',
-                 'expect.action_events.vm1.2.when', 'unknown field'),
-                ('action_events: {vm1: []}', 'expect.action_events.vm1',
-                 'list at least one event'),
-                ('action_events: {vm1: {}}', 'expect.action_events.vm1',
-                 'name at least one of'),
-                ('action_events: {vm1: {host: h9}}',
-                 'expect.action_events.vm1.host', 'unknown host')):
-            error = self.assertRaises(
-                scenario.errors.ScenarioError, _step, expect)
-            self.assertIn('example.yaml, step 3, field "%s"' % field,
-                          str(error), expect)
-            self.assertIn(fragment, str(error), expect)
+        _assert_refused(self, (
+            ('action_events: {vm1: {result: Failed}}',
+             'expect.action_events.vm1.result',
+             'expected one of Success, Error'),
+            ('action_events: {vm1: [{event: x}, {when: y}]}',
+             'expect.action_events.vm1.2.when', 'unknown field'),
+            ('action_events: {vm1: []}', 'expect.action_events.vm1',
+             'list at least one event'),
+            ('action_events: {vm1: {}}', 'expect.action_events.vm1',
+             'name at least one of'),
+            ('action_events: {vm1: {host: h9}}',
+             'expect.action_events.vm1.host', 'unknown host')))
 
 
 class TestFailureReasons(testing.TestCase):

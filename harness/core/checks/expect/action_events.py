@@ -39,10 +39,8 @@ class ActionEvents(base.Expectation):
 
     def parse(self, check, value, scenario, state):
         parsed = {}
-        known = reading.known_servers(state)
-        for server, wants in check.mapping(value, '').items():
+        for server, wants in reading.by_server(check, value, state):
             field = '%s' % (server,)
-            check.known(server, known, field, noun='server')
             listed = isinstance(wants, list)
             wants = check.sequence(wants, field) if listed else [wants]
             if not wants:
