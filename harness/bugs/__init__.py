@@ -194,6 +194,12 @@ def load(path):
                 where.fail('expected_breaks.%s' % name,
                            'the bug turns this invariant off '
                            '(bug.invariants_off), so it cannot break')
+        known = scenario.known_open_bug
+        for number, declared in enumerate(known.breaks if known else (), 1):
+            if declared.check in off:
+                where.fail('known_open_bug.breaks.%d.check' % number,
+                           'the bug turns this invariant off '
+                           '(bug.invariants_off), so it cannot break')
     module = '%s.lp%s' % (__name__, bug_id)
     if importlib.util.find_spec(module) is None:
         raise errors.ScenarioError(

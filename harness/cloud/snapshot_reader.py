@@ -14,6 +14,8 @@ import copy
 
 from nova.api.openstack import common
 from nova import context
+from nova.db.main import api as main_db
+from nova.db.main import models as nova_models
 from nova import exception
 from nova import objects
 from placement.db.sqlalchemy import models as placement_models
@@ -123,6 +125,8 @@ class SnapshotReader(object):
         raw['pci_devices'], raw['pci_guests'] = self._cached(
             'pci_devices', self.read_pci_devices)
         raw['mdevs'] = self._cached('mdevs', self.read_mdevs)
+        raw['faults'], raw['actions'] = self._cached(
+            'failures', self.read_failure_records)
         if self._fetched != fetched_before:
             self.reads += 1
         return raw
@@ -260,6 +264,27 @@ class SnapshotReader(object):
         devices.sort(key=lambda d: (d['host'], d['address']))
         return devices, guests
 
+    def read_failure_records(self):
+        """Each server's latest fault, and its actions with their events.
+
+        From every cell's database (a server buried in cell0 by a failed
+        schedule has its fault and actions there), in the API's terms: a
+        fault's message, code and host, and the exception class its
+        traceback ends with (not the traceback: it names this
+        installation's files); an action's name and message, and its
+        events' name, result, details and host, oldest first, as
+        ``os-instance-actions`` shows them to an admin at 2.84.
+        """
+        ctxt = context.get_admin_context()
+        faults, actions = [], []
+        for name in sorted(self._cloud.env.cells.cell_mappings):
+            cell = self._cloud.env.cells.cell_mappings[name]
+            with context.target_cell(ctxt, cell) as cctxt:
+                cell_faults, cell_actions = _read_failures(cctxt)
+            faults += cell_faults
+            actions += cell_actions
+        return faults, actions
+
     def read_mdevs(self):
         """The mediated devices each running libvirt host assigned.
 
@@ -276,6 +301,51 @@ class SnapshotReader(object):
             mdevs += [{'host': host, 'mdev': mdev, 'instance_uuid': uuid}
                       for mdev, uuid in sorted(found.items())]
         return mdevs
+
+
+_FAULTS = nova_models.InstanceFault.__table__
+_ACTIONS = nova_models.InstanceAction.__table__
+_EVENTS = nova_models.InstanceActionEvent.__table__
+
+
+@main_db.pick_context_manager_reader
+def _read_failures(ctxt):
+    """One cell's faults (the latest per server) and actions with events.
+
+    Two reads, whatever the number of servers. Soft-deleted rows are
+    left out, as the API leaves them out (deleting a server deletes its
+    faults; its actions stay).
+    """
+    faults = {}
+    for uuid, code, message, details, host in ctxt.session.execute(
+            sa.select(_FAULTS.c.instance_uuid, _FAULTS.c.code,
+                      _FAULTS.c.message, _FAULTS.c.details,
+                      _FAULTS.c.host)
+            .where(_FAULTS.c.deleted == 0)
+            .order_by(_FAULTS.c.created_at, _FAULTS.c.id)):
+        faults[uuid] = {'instance_uuid': uuid, 'code': code,
+                        'message': message, 'host': host,
+                        'exception': snapshot.exception_class(details)}
+    actions = {}
+    for (action_id, uuid, action, message, event, result, details,
+         host) in ctxt.session.execute(
+            sa.select(_ACTIONS.c.id, _ACTIONS.c.instance_uuid,
+                      _ACTIONS.c.action, _ACTIONS.c.message,
+                      _EVENTS.c.event, _EVENTS.c.result, _EVENTS.c.details,
+                      _EVENTS.c.host)
+            .outerjoin(_EVENTS, sa.and_(_EVENTS.c.action_id == _ACTIONS.c.id,
+                                        _EVENTS.c.deleted == 0))
+            .where(_ACTIONS.c.deleted == 0)
+            .order_by(_ACTIONS.c.created_at, _ACTIONS.c.id,
+                      _EVENTS.c.created_at, _EVENTS.c.id)):
+        record = actions.setdefault(action_id, {
+            'instance_uuid': uuid, 'action': action, 'message': message,
+            'events': []})
+        if event is not None:
+            record['events'].append({'event': event, 'result': result,
+                                     'details': details, 'host': host})
+    return (sorted(faults.values(), key=lambda f: f['instance_uuid']),
+            list(actions.values()))
 
 
 def pci_device_record(node, dev):

@@ -83,6 +83,7 @@ needs a resize or migration waiting for it). A problem is one
 """
 
 import dataclasses
+import fnmatch
 import math
 import os
 import re
@@ -91,6 +92,7 @@ import typing
 import yaml
 
 from harness.core import checking
+from harness.core import checks
 from harness.core import errors
 from harness.core import expect as expect_mod
 from harness.core import names
@@ -234,6 +236,40 @@ class Step(object):
         return steps_mod.get(self.kind)
 
 
+@dataclasses.dataclass(frozen=True)
+class Break(object):
+    """A break an open bug makes: an invariant's problem about a subject.
+
+    ``subject`` is a shell pattern (``host dst, *``); ``step`` the step
+    it happens at (None: at some step).
+    """
+    check: str
+    subject: str
+    step: typing.Optional[int] = None
+
+    def matches(self, problem, step):
+        """Whether ``problem``, found after step ``step``, is this."""
+        return (problem.check == self.check
+                and fnmatch.fnmatchcase(problem.subject, self.subject)
+                and self.step in (None, step))
+
+    def __str__(self):
+        return '%s on %s' % (self.check, self.subject)
+
+
+@dataclasses.dataclass(frozen=True)
+class KnownOpenBug(object):
+    """A Launchpad bug still open in Nova, and the breaks it makes.
+
+    A scenario declaring one asserts the state Nova shows today: it
+    passes while each break happens (at its step, if given) and every
+    invariant's problem is one of them, and fails with
+    ``LP#<bug> looks fixed`` once one stops (``harness.core.known_bugs``).
+    """
+    bug: str
+    breaks: tuple
+
+
 @dataclasses.dataclass
 class Scenario(object):
     name: str
@@ -249,6 +285,8 @@ class Scenario(object):
     expected_breaks: dict = dataclasses.field(default_factory=dict)
     # Unified limits (``limits:``): resource name -> registered limit.
     limits: dict = dataclasses.field(default_factory=dict)
+    # An open bug whose breaks the scenario shows (``known_open_bug:``).
+    known_open_bug: typing.Optional['KnownOpenBug'] = None
     # The scenario as written, so it can be changed and written back out.
     raw: dict = dataclasses.field(default_factory=dict, repr=False)
 
@@ -394,7 +432,8 @@ def parse(doc, where, path=None):
     check = checking.Checker(where)
     check.mapping(doc, 'the scenario')
     check.keys(doc, ('name', 'bugs', 'config', 'hosts', 'flavors', 'images',
-                     'steps', 'expected_breaks', 'description', 'limits'),
+                     'steps', 'expected_breaks', 'known_open_bug',
+                     'description', 'limits'),
                required=('name', 'hosts', 'steps'))
     name = check.string(doc['name'], 'name')
     bugs = [str(check.integer(bug, 'bugs')) for bug in
@@ -531,7 +570,49 @@ def parse(doc, where, path=None):
         check.fail('steps', 'a scenario needs at least one step')
     inject_step.check_points(check, scenario.steps, steps_mod.registry())
     nodes_step.check_points(check, scenario.steps, steps_mod.registry())
+    if 'known_open_bug' in doc:
+        scenario.known_open_bug = _known_open_bug(
+            check, doc['known_open_bug'], scenario)
     return scenario
+
+
+def _known_open_bug(check, value, scenario):
+    """``known_open_bug: {bug: N, breaks: [{check, subject, step?}]}``."""
+    field = 'known_open_bug'
+    check.mapping(value, field)
+    check.keys(value, ('bug', 'breaks'), required=('bug', 'breaks'),
+               field=field)
+    bug = str(check.integer(value['bug'], field + '.bug', minimum=1))
+    if bug not in scenario.bugs:
+        check.fail(field + '.bug', "bug %s is not among this scenario's "
+                   "bugs" % bug)
+    invariants = checks.invariants()
+    breaks = []
+    listed = check.sequence(value['breaks'], field + '.breaks')
+    if not listed:
+        check.fail(field + '.breaks', 'name at least one break: '
+                   '{check: <invariant>, subject: <pattern>, step: <n>}')
+    for number, item in enumerate(listed, 1):
+        where = '%s.breaks.%d' % (field, number)
+        check.mapping(item, where)
+        check.keys(item, ('check', 'subject', 'step'),
+                   required=('check', 'subject'), field=where)
+        name = check.known(item['check'], invariants, where + '.check',
+                           noun='invariant')
+        if name in scenario.expected_breaks:
+            check.fail(where + '.check', 'expected_breaks lets every '
+                       'problem of %s through already: name its breaks '
+                       'here or there, not both' % name)
+        subject = check.string(item['subject'], where + '.subject')
+        step = item.get('step')
+        if step is not None:
+            check.integer(step, where + '.step', minimum=1,
+                          maximum=len(scenario.steps))
+        found = Break(name, subject, step)
+        if found in breaks:
+            check.fail(where, 'the same break is named twice')
+        breaks.append(found)
+    return KnownOpenBug(bug, tuple(breaks))
 
 
 def _check_multi_node(check, spec, field, count):

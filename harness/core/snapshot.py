@@ -14,7 +14,12 @@ API and database return them (see ``SnapshotReader``), and holds:
 - ``devices``: each host's PCI devices as its PCI tracker last saved them
   in the cell database (address, Nova's type, NUMA cell, status, the
   server holding it), and ``guests``: for each server holding a device,
-  the host cells its NUMA topology uses and its PCI NUMA affinity policy.
+  the host cells its NUMA topology uses and its PCI NUMA affinity policy;
+- ``faults`` and ``actions``: why Nova failed an operation, per server:
+  its latest instance fault and its instance actions with their events,
+  as the API shows them to an admin (``failure_reasons``);
+- ``logs``: Nova's log records of the step the snapshot ends, when the
+  run captured them (``LogRecord``; ``None`` when it did not).
 
 This module imports nothing from Nova: checks and unit tests read
 snapshots without a cloud.
@@ -70,6 +75,43 @@ def nova_records(get):
         'migrations': [{key: mig.get(key) for key in MIGRATION_KEYS}
                        for mig in get(MIGRATIONS_URL)['migrations']],
     }
+
+
+#: Server statuses the API shows a fault in (``views.servers``).
+FAULT_STATUSES = ('ERROR', 'DELETED')
+
+
+def failure_records(get, server_ids):
+    """Faults and instance actions as Nova's API shows them to an admin.
+
+    What ``SnapshotReader.read_failure_records`` reads from the
+    databases, through ``get(url) -> response body`` (at microversion
+    2.84 or later, for the events' details), for the servers
+    ``server_ids``. The API shows a fault only while the server is in
+    ERROR: the database read gives every server's latest one.
+    """
+    faults, actions = [], []
+    for uuid in server_ids:
+        server = get('/servers/%s' % uuid)['server']
+        fault = server.get('fault')
+        if fault is not None and server['status'] in FAULT_STATUSES:
+            faults.append({'instance_uuid': uuid, 'code': fault['code'],
+                           'message': fault['message'], 'host': None,
+                           'exception': exception_class(
+                               fault.get('details'))})
+        listed = get('/servers/%s/os-instance-actions' % uuid)[
+            'instanceActions']
+        # The API lists the newest first; the snapshot, oldest first.
+        for action in reversed(listed):
+            shown = get('/servers/%s/os-instance-actions/%s' % (
+                uuid, action['request_id']))['instanceAction']
+            actions.append({
+                'instance_uuid': uuid, 'action': shown['action'],
+                'message': shown['message'],
+                'events': [{key: event.get(key) for key in
+                            ('event', 'result', 'details', 'host')}
+                           for event in reversed(shown.get('events', []))]})
+    return faults, actions
 
 
 @dataclasses.dataclass
@@ -186,6 +228,93 @@ class Migration(object):
     type: str
 
 
+@dataclasses.dataclass(frozen=True)
+class Fault(object):
+    """A server's latest instance fault (the API's ``server.fault``).
+
+    ``exception``: the exception's class, module included, as the last
+    line of the fault's traceback names it (Nova keeps the traceback of a
+    fault with code 500 only: ``compute.utils._get_fault_details``); None
+    without one.
+    """
+    message: str
+    code: int
+    exception: typing.Optional[str] = None
+    host: typing.Optional[str] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ActionEvent(object):
+    """One event of an instance action (``os-instance-actions``, 2.84).
+
+    ``details``: for an event that failed, the exception's message, or
+    its class name for an exception that is not Nova's
+    (``compute.utils.exception_to_dict``). The event's traceback holds
+    frames only (``objects.base.serialize_args``), no exception class.
+    """
+    event: str
+    result: typing.Optional[str]
+    details: typing.Optional[str] = None
+    host: typing.Optional[str] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Action(object):
+    """One instance action (``create``, ``resize``...) and its events."""
+    action: str
+    events: tuple = ()
+    message: typing.Optional[str] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class LogRecord(object):
+    """One of Nova's log records, by the service that logged it."""
+    service: str
+    level: int
+    logger: str
+    message: str
+
+
+# The last line of a formatted traceback: ``module.Class: message``.
+_EXCEPTION_LINE = re.compile(r'^([A-Za-z_][\w.]*)(?::|$)')
+
+
+def exception_class(traceback_text):
+    """The exception class a formatted traceback ends with, or None."""
+    for line in reversed((traceback_text or '').splitlines()):
+        if line.strip():
+            if line[:1].isspace():
+                return None
+            match = _EXCEPTION_LINE.match(line)
+            return match.group(1) if match else None
+    return None
+
+
+def failure_reasons(raw, server_names):
+    """``(faults, actions)`` by server name, from raw records.
+
+    ``raw['faults']``: each server's latest fault; ``raw['actions']``:
+    its actions, oldest first, each with its events, oldest first (see
+    ``SnapshotReader.read_failure_records``). A server nobody named
+    keeps its UUID.
+    """
+    faults = {
+        server_names.get(f['instance_uuid'], f['instance_uuid']): Fault(
+            message=f['message'], code=f['code'],
+            exception=f.get('exception'), host=f.get('host'))
+        for f in raw.get('faults', ())}
+    actions = {}
+    for a in raw.get('actions', ()):
+        server = server_names.get(a['instance_uuid'], a['instance_uuid'])
+        actions.setdefault(server, []).append(Action(
+            action=a['action'], message=a.get('message'),
+            events=tuple(ActionEvent(
+                event=e['event'], result=e.get('result'),
+                details=e.get('details'), host=e.get('host'))
+                for e in a.get('events', ()))))
+    return faults, {server: tuple(done) for server, done in actions.items()}
+
+
 class Snapshot(object):
     """The accounting at one moment; equal when the accounting is equal.
 
@@ -193,6 +322,12 @@ class Snapshot(object):
     it ignores UUIDs, provider generations and server statuses, which
     change without the accounting changing.
     """
+
+    # Why operations failed (``failure_reasons``), and the step's log
+    # records (``None``: not captured); set after building.
+    faults = {}
+    actions = {}
+    logs = None
 
     def __init__(self, providers, allocations, trackers, servers=None,
                  migrations=None, label='', devices=None, guests=None,
@@ -316,8 +451,10 @@ class Snapshot(object):
                                       mdev['instance_uuid'])
             held = mdevs.setdefault(server, {})
             held[mdev['host']] = held.get(mdev['host'], 0) + 1
-        return cls(providers, allocations, trackers, servers, migrations,
+        snap = cls(providers, allocations, trackers, servers, migrations,
                    label, devices, guests, mdevs)
+        snap.faults, snap.actions = failure_reasons(raw, server_names)
+        return snap
 
     # -- reading ----------------------------------------------------------
 

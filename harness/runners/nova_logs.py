@@ -27,11 +27,14 @@ nothing: a record is handed on exactly as it came.
 """
 
 import collections
+import contextlib
 import logging
 import sys
 import threading
 
+from harness.core.checks.expect import logs as logs_key
 from harness.core import frames
+from harness.core import snapshot
 
 #: Loggers the records are taken from: Nova, Placement, and the libraries
 #: whose records are part of a service's work (a failed RPC handler is
@@ -53,8 +56,8 @@ OTHER = 'other'
 FORMAT = '%(asctime)s %(levelname)s [%(name)s] %(message)s'
 
 
-def compute(host):
-    return 'nova-compute on %s' % host
+# The names a scenario's ``logs:`` expectation uses for the services.
+compute = logs_key.compute
 
 
 def by_name(name):
@@ -192,6 +195,44 @@ class NovaLogs(logging.Handler):
                          % (service, len(grouped[service])))
             lines.extend(grouped[service])
         return '\n'.join(lines) + '\n'
+
+
+class StepLogs(NovaLogs):
+    """Collects the records of ``level`` and up of each step, for ``logs:``.
+
+    The runner ``take``s what came before a step (the checks' own work
+    after the step before) and gives the step's snapshot the records
+    logged up to it (``records``), as ``snapshot.LogRecord``s.
+    """
+
+    def emit(self, record):
+        try:
+            kept = snapshot.LogRecord(
+                service=self.service_of(record), level=record.levelno,
+                logger=record.name, message=record.getMessage())
+        except Exception:
+            self.handleError(record)
+            return
+        with self._lock:
+            self._records.append((kept.service, kept))
+
+    def records(self):
+        """The records since the last ``take`` or ``records``, in order."""
+        with self._lock:
+            records, self._records = self._records, []
+        return tuple(record for _, record in records)
+
+
+def step_logs(scenario):
+    """What captures ``scenario``'s records for its ``logs:`` keys.
+
+    A ``StepLogs`` at the lowest level they ask for, or, without any, a
+    null context (it gives None).
+    """
+    level = logs_key.level_wanted(scenario)
+    if level is None:
+        return contextlib.nullcontext()
+    return StepLogs(level)
 
 
 _ORDER = ('nova-api', 'nova-conductor', 'nova-scheduler', 'nova-compute',

@@ -25,6 +25,7 @@ from harness.core import hooks
 from harness.core import problems as problems_mod
 from harness.core.problems import Problem
 from harness.core import timeline as timeline_mod
+from harness.runners import nova_logs
 
 
 def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
@@ -66,13 +67,19 @@ def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
         cloud = _stand_up(stack, scenario, test_id, cloud_kwargs, fixtures,
                           pool, observers)
         steps = _Steps(scenario, cloud, observers, course)
+        # Nova's records of each step, for its ``logs:`` expectations.
+        logs = stack.enter_context(nova_logs.step_logs(scenario))
         try:
             hooks.notify('run_started', scenario, cloud, observers=observers)
             steps.timeline.add(0, 'start', cloud.snapshot())
             for step in steps:
                 hooks.notify('step_started', step, observers=observers)
+                if logs is not None:
+                    logs.take()
                 step, failure = steps.operate(step)
                 entry, found = steps.record(step, failure, keep_going)
+                if logs is not None:
+                    entry.snapshot.logs = logs.records()
                 failed = _check(step, entry, found, cloud, checks, steps,
                                 keep_going)
                 hooks.notify('step_done', step, entry, observers=observers)

@@ -8,6 +8,7 @@ from testtools import content
 
 from harness.core import errors
 from harness.core import invariants
+from harness.core import known_bugs
 from harness.core import names
 from harness.core import steps
 from harness.core import timeline as timeline_mod
@@ -146,19 +147,23 @@ class ScenarioTestCase(TestCase):
         self.assertEqual([], declared.undeclared, 'race points passed that '
                          'the step kinds do not declare: add them to the '
                          'step units in harness/core/steps')
-        missing = checker.missing_breaks(scenario)
+        missing = checker.checker.missing_breaks(scenario)
         if missing:
             self.fail('expected %s to break (bug %s), but it held' % (
                 ', '.join(missing), ', '.join(
                     scenario.expected_breaks[name] for name in missing)))
+        fixed = checker.looks_fixed(scenario)
+        if fixed:
+            self.fail('\n'.join(fixed))
         if compare:
             self._compare_without_checks(scenario, timeline, kwargs)
         return timeline
 
     def _run_checked(self, runner, scenario, kwargs):
-        checker = invariants.Checker(
+        # A known open bug's breaks are the state the scenario asserts.
+        checker = known_bugs.KnownBreaks(invariants.Checker(
             periodic_idempotence=self.periodic_idempotence,
-            enabled=self.invariants)
+            enabled=self.invariants))
         declared = _DeclaredPoints()
         # What a failure's report needs that the timeline does not keep
         # (whose pinned CPUs, what fired where), when reports are wanted.

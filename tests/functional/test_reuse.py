@@ -203,6 +203,57 @@ def scenario_named(filename, name):
             return candidate
     raise AssertionError('no scenario %r in %s' % (name, filename))
 
+    def assertSameFailuresAsTheApi(self):
+        """Faults and instance actions: the database read is the API's.
+
+        ``snapshot.failure_records`` asks the API (as an admin, at the
+        latest microversion: events' details since 2.84).
+        """
+        reader = self.cloud.reader
+        faults, actions = reader.read_failure_records()
+        names = self.cloud.servers.names()
+        live = sorted(s['id'] for s in reader.read_nova_records()['servers'])
+        api_faults, api_actions = snapshot.failure_records(
+            reader.nova_get, live)
+        erred = {f['instance_uuid'] for f in api_faults}
+        # The API names no fault's host; it shows faults in ERROR only.
+        self.assertEqual(
+            api_faults, [dict(f, host=None) for f in faults
+                         if f['instance_uuid'] in erred])
+        self.assertEqual(
+            api_actions, [a for a in actions if a['instance_uuid'] in live])
+        return faults, actions, names
+
+    def test_faults_and_actions_same_as_the_api(self):
+        self.assertEqual(([], [], {}), self.assertSameFailuresAsTheApi())
+        self.assertRaises(errors.OperationFailed,
+                          self.cloud.servers.boot, 'vm0', 'huge')
+        faults, actions, names = self.assertSameFailuresAsTheApi()
+        # Nova's message for NoValidHost, its code (500: a traceback is
+        # kept) and the class the traceback ends with.
+        self.assertEqual(
+            [('vm0', 500, 'No valid host was found. ',
+              'nova.exception.NoValidHost')],
+            [(names[f['instance_uuid']], f['code'], f['message'],
+              f['exception']) for f in faults])
+        self.assertEqual(
+            [('create', ['conductor_schedule_and_build_instances'])],
+            [(a['action'], [e['event'] for e in a['events']])
+             for a in actions])
+        self.cloud.servers.boot('vm1', 'tiny', host='host1')
+        self.assertSameFailuresAsTheApi()
+        self.cloud.servers.resize('vm1', 'small')
+        self.assertSameFailuresAsTheApi()
+        self.cloud.servers.confirm('vm1')
+        faults, actions, names = self.assertSameFailuresAsTheApi()
+        self.assertEqual(
+            ['create', 'create', 'resize', 'confirmResize'],
+            [a['action'] for a in actions])
+        self.cloud.servers.delete('vm0')
+        self.cloud.servers.delete('vm1')
+        faults, actions, names = self.assertSameFailuresAsTheApi()
+        self.assertEqual([], faults)
+
 
 # Two pairs of scenarios of one shape each (same hosts and flavors, other
 # steps): on fake hosts, and on the developer profile's libvirt hosts.

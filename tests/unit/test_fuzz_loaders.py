@@ -234,7 +234,7 @@ structures = st.recursive(
     max_leaves=10)
 
 SCENARIO_KEYS = ('name', 'bugs', 'config', 'hosts', 'flavors', 'steps',
-                 'expected_breaks', 'description')
+                 'expected_breaks', 'known_open_bug', 'description')
 PROFILE_KEYS = tuple(profiles.TOP_KEYS)
 STEP_KEYS = scenario.STEP_KINDS + ('expect', 'error')
 

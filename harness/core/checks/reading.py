@@ -34,6 +34,17 @@ def known_servers(state):
     return set(state.servers) | state.deleted
 
 
+def by_server(check, value, state):
+    """``(server, its value)`` of a ``{server: ...}`` mapping.
+
+    Each server one a step may name (``known_servers``).
+    """
+    known = known_servers(state)
+    for server, want in check.mapping(value, '').items():
+        check.known(server, known, '%s' % (server,), noun='server')
+        yield server, want
+
+
 def by_provider(check, value, scenario, whole_hosts=False):
     """``(provider, its value)`` of a ``{provider: ...}`` mapping.
 
