@@ -18,6 +18,7 @@ import io
 import re
 import urllib.parse
 import uuid
+from xml.etree import ElementTree as etree
 
 import fixtures
 
@@ -186,6 +187,18 @@ def _drop_mdev_groups(before):
         getattr(CONF, '_ConfigOpts__cache', {}).clear()
 
 
+def _with_memory_backing(shown, defined):
+    """``shown`` with the ``<memoryBacking>`` of ``defined``, if it has one."""
+    if defined is None or '<memoryBacking' in shown:
+        return shown
+    found = etree.fromstring(defined).find('./memoryBacking')
+    if found is None:
+        return shown
+    element = etree.tostring(found, encoding='unicode').strip()
+    return shown.replace('</currentMemory>',
+                         '</currentMemory>\n  %s' % element, 1)
+
+
 class LibvirtHosts(fixtures.Fixture):
     """Run computes on Nova's libvirt driver, each shaped by a profile.
 
@@ -274,6 +287,32 @@ class LibvirtHosts(fixtures.Fixture):
             'nova.virt.libvirt.driver.LibvirtDriver._create_mdev',
             _create_mdev))
 
+        # A libvirt host keeps the XML a domain was defined with; Nova's
+        # fake keeps only the parts it parses (no <memoryBacking>, so no
+        # huge pages): each domain keeps the document too, for the
+        # snapshot to read (``domains``).
+        real_init = fakelibvirt.Domain.__init__
+
+        def domain_init(domain, connection, xml, running=False,
+                        transient=False):
+            real_init(domain, connection, xml, running=running,
+                      transient=transient)
+            domain.harness_xml = xml
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.tests.fixtures.libvirt.Domain.__init__', domain_init))
+
+        # And its XMLDesc, which Nova's live migration edits into the
+        # destination's XML, dropped the <memoryBacking> the domain was
+        # defined with: a guest backed by huge pages arrived without them.
+        # Libvirt shows the element; so does the fake now.
+        real_xml_desc = fakelibvirt.Domain.XMLDesc
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.tests.fixtures.libvirt.Domain.XMLDesc',
+            lambda domain, flags: _with_memory_backing(
+                real_xml_desc(domain, flags),
+                getattr(domain, 'harness_xml', None))))
+
         # Nova's fake Domain.undefineFlags calls managedSaveRemove()
         # without its flags: deleting a suspended (managed-saved) guest
         # raised TypeError in the test double, not in Nova.
@@ -338,6 +377,20 @@ class LibvirtHosts(fixtures.Fixture):
             raise errors.UnknownName(
                 'no profiled host %r; profiled: %s'
                 % (host, ', '.join(sorted(self._connections)) or 'none'))
+
+    def hosts(self):
+        """The profiled hosts that have a hypervisor, in name order."""
+        return sorted(self._connections)
+
+    def domains(self, host):
+        """``(uuid, domain XML)`` of each guest ``host``'s hypervisor has.
+
+        The XML is the document Nova defined the domain with (see
+        ``_moves``); reading it changes nothing.
+        """
+        conn = self.connection(host)
+        return sorted((dom.UUIDString(), dom.harness_xml)
+                      for dom in list(conn._vms.values()))
 
     @contextlib.contextmanager
     def starting(self, host, profile):
