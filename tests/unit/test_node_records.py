@@ -93,7 +93,7 @@ def tracker(name):
 
 
 def build(nodes=(), instances=(), domains=(), hypervisors=(),
-          devices=(), mdevs=()):
+          devices=(), mdevs=(), servers=()):
     raw = {'resource_providers': [
         {'uuid': 'rp-%s' % name, 'name': name, 'generation': 1,
          'parent_provider_uuid': None, 'root_provider_uuid': 'rp-%s' % name}
@@ -115,7 +115,13 @@ def build(nodes=(), instances=(), domains=(), hypervisors=(),
             for host, address, status, server in devices],
         'mdevs': [{'host': host, 'mdev': 'mdev-%d' % i,
                    'instance_uuid': 'uuid-%s' % server}
-                  for i, (host, server) in enumerate(mdevs)]}
+                  for i, (host, server) in enumerate(mdevs)],
+        'servers': [{'id': 'uuid-%s' % name, 'name': name,
+                     'status': 'ACTIVE', 'OS-EXT-SRV-ATTR:host': host,
+                     'OS-EXT-SRV-ATTR:hypervisor_hostname': host,
+                     'OS-EXT-STS:task_state': None,
+                     'OS-EXT-STS:vm_state': 'active'}
+                    for name, host in servers]}
     names = {'uuid-%s' % name: name for name in ('vm1', 'vm2')}
     return snapshot.Snapshot.from_raw(raw, names)
 
@@ -305,14 +311,20 @@ class TestGuestCpus(testing.TestCase):
 class TestGuestDevices(testing.TestCase):
 
     def test_addresses_and_mdevs(self):
+        # vm1 moved to dst; src holds its device until confirmed.
         snap = build(devices=[('src', '0000:02:00.0', 'allocated', 'vm1'),
-                              ('src', '0000:03:00.0', 'available', None)],
-                     mdevs=[('src', 'vm1')])
+                              ('dst', '0000:02:00.0', 'allocated', 'vm1'),
+                              ('dst', '0000:03:00.0', 'available', None)],
+                     mdevs=[('dst', 'vm1')], servers=[('vm1', 'dst')])
         self.assertEqual([], check('guest_devices', {
             'vm1': {'pci': ['0000:02:00.0'], 'mdevs': 1}}, snap))
+        self.assertEqual([], check('guest_devices', {
+            'vm1': {'pci': ['0000:02:00.0'], 'mdevs': 0, 'host': 'src'}},
+            snap))
         [problem] = check('guest_devices', {'vm1': ['0000:03:00.0']}, snap)
-        self.assertEqual("guest vm1 PCI devices: expected ['0000:03:00.0'],"
-                         " got ['0000:02:00.0']", str(problem))
+        self.assertEqual("guest vm1 PCI devices on dst: expected "
+                         "['0000:03:00.0'], got ['0000:02:00.0']",
+                         str(problem))
 
     def test_bad_address_names_the_field(self):
         error = self.assertRaises(errors.ScenarioError, parse_expect,

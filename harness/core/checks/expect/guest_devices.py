@@ -9,19 +9,22 @@ from harness.core import snapshot as snapshot_mod
 class GuestDevices(base.Expectation):
     """The PCI devices (by address) and vGPUs each named guest holds.
 
-    ``[PCI address, ...]``: the devices the PCI trackers hold for the
-    guest (``claimed`` or ``allocated``), on every host; or ``{pci:
-    [...], mdevs: n}`` with the number of mediated devices (vGPUs) its
-    hypervisors assigned it too (their UUIDs are made afresh for each
-    guest, so they are counted, not named). Exact for each guest named:
+    On the guest's current host (``host`` names another: a move's source
+    holds the guest's devices until it is confirmed): ``[PCI address,
+    ...]``, the devices that host's PCI tracker holds for the guest
+    (``claimed`` or ``allocated``); or ``{pci: [...], mdevs: n, host:
+    host}``, where ``mdevs`` is how many mediated devices (vGPUs) that
+    host's hypervisor assigned it (their UUIDs are made afresh for each
+    guest, so they are counted, not named). Exact for each field named:
     ``[]`` says it holds none.
     """
 
     name = 'guest_devices'
     order = 85
-    summary = 'The PCI device addresses and vGPUs each named guest holds.'
-    shape = '{server: [PCI address, ...] | {pci: [PCI address, ...], ' \
-        'mdevs: int}}'
+    summary = ('The PCI device addresses and vGPUs each named guest holds '
+               'on its host.')
+    shape = ('{server: [PCI address, ...] | {pci: [PCI address, ...], '
+             'mdevs: int, host: host}}')
     example = "guest_devices: {vm1: ['0000:02:00.0']}"
 
     def parse(self, check, value, scenario, state):
@@ -32,8 +35,11 @@ class GuestDevices(base.Expectation):
             check.known(server, known, field)
             if not isinstance(want, dict):
                 want = {'pci': want}
-            check.keys(want, ('pci', 'mdevs'), field=field)
+            check.keys(want, ('pci', 'mdevs', 'host'), field=field)
             parsed[server] = {}
+            if 'host' in want:
+                parsed[server]['host'] = check.known(
+                    want['host'], scenario.hosts, field + '.host')
             if 'pci' in want:
                 check.sequence(want['pci'], field + '.pci')
                 parsed[server]['pci'] = sorted(
@@ -47,16 +53,22 @@ class GuestDevices(base.Expectation):
     def check(self, want, snap, scenario):
         problems = []
         for server, wanted in sorted(want.items()):
+            host = wanted.get('host')
+            if host is None:
+                record = snap.servers.get(server)
+                host = record.host if record else None
             got = {'pci': sorted(dev.address for dev in
-                                 snapshot_mod.devices_of(snap, server)),
-                   'mdevs': sum(snap.mdevs.get(server, {}).values())}
-            for key in sorted(wanted):
-                if wanted[key] != got[key]:
+                                 snapshot_mod.devices_of(snap, server)
+                                 if dev.host == host),
+                   'mdevs': snap.mdevs.get(server, {}).get(host, 0)}
+            for key in ('pci', 'mdevs'):
+                if key in wanted and wanted[key] != got[key]:
                     problems.append(Problem(
                         self.name, '%s %s' % (server, key), wanted[key],
-                        got[key], 'guest %s %s: expected %s, got %s' % (
-                            server, 'PCI devices' if key == 'pci' else
-                            'mediated devices', wanted[key], got[key])))
+                        got[key], 'guest %s %s on %s: expected %s, got %s'
+                        % (server, 'PCI devices' if key == 'pci' else
+                           'mediated devices', host or 'no host',
+                           wanted[key], got[key])))
         return problems
 
 
