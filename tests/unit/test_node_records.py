@@ -420,9 +420,9 @@ class TestNodeStatsCountOwnGuests(testing.TestCase):
                       'expected 0', str(problem))
 
 
-def domain_check(snap, skip=()):
+def domain_check(snap, skip=(), before=None):
     from harness.core.checks.invariant import domain_agrees
-    return [str(p) for p in domain_agrees.domain_agrees(snap, skip)]
+    return [str(p) for p in domain_agrees.domain_agrees(snap, skip, before)]
 
 
 class TestDomainAgrees(testing.TestCase):
@@ -478,3 +478,18 @@ class TestDomainAgrees(testing.TestCase):
         self.assertEqual(['domain_agrees: guest vm1 (active) on src: no '
                           'domain on its host'], domain_check(snap))
         self.assertEqual([], domain_check(snap, skip={'src'}))
+
+    def test_a_domain_the_hypervisor_lost_waits_for_nova_to_notice(self):
+        # src started afresh: vm1 was there before the step and is still
+        # active there; Nova notices at _sync_power_states.
+        before = build(instances=[instance('vm1')],
+                       domains=[('src', 'vm1', DOMAIN_XML)])
+        after = build(instances=[instance('vm1')])
+        self.assertEqual([], domain_check(after, before=before))
+        # Placed there by the step (it was on dst), or started by it.
+        for was in (instance('vm1', host='dst'),
+                    instance('vm1', vm_state='stopped')):
+            self.assertEqual(
+                ['domain_agrees: guest vm1 (active) on src: no domain on '
+                 'its host'],
+                domain_check(after, before=build(instances=[was])))

@@ -20,7 +20,13 @@ class DomainAgrees(base.Invariant):
     whitebox-tempest-plugin reads on a real host) agrees with the guest's
     record in the cell database:
 
-    - there is one;
+    - there is one, where the step placed the guest or changed its
+      state (a boot, a move, an unshelve, a start...). A domain the
+      hypervisor lost by itself (a host started afresh, its guests gone)
+      is Nova's to notice at ``_sync_power_states``, not at once
+      (``ComputeManager._init_instance`` leaves the guest active unless
+      ``resume_guests_state_on_host_boot``): such a guest is left alone
+      until Nova moves or changes it;
     - with a NUMA topology: one vCPU per guest CPU; each vCPU pinned to
       its host CPU (``cpu_pinning``) or, unpinned, to the shared CPUs of
       its host cell as the host's tracker reports them; each guest cell's
@@ -47,11 +53,12 @@ class DomainAgrees(base.Invariant):
                "NUMA memory, huge pages and devices.")
 
     def check(self, context):
-        return domain_agrees(context.snapshot, skip_hosts=context.stopped)
+        return domain_agrees(context.snapshot, skip_hosts=context.stopped,
+                             before=context.before)
 
 
-def domain_agrees(snap, skip_hosts=()):
-    """See the unit's docstring."""
+def domain_agrees(snap, skip_hosts=(), before=None):
+    """See the unit's docstring; ``before``: the snapshot a step before."""
     problems = []
     for server, instance in sorted(snap.instances.items()):
         if (instance.host not in snap.domains
@@ -60,9 +67,13 @@ def domain_agrees(snap, skip_hosts=()):
                 or instance.vm_state not in DEFINED_STATES):
             continue
         domain = snap.domains[instance.host].get(server)
-        wrong = (['no domain on its host'] if domain is None else
-                 _placement(snap, instance, domain)
-                 + _devices(snap, server, instance, domain))
+        if domain is None:
+            wrong = (['no domain on its host']
+                     if _placed_by_the_step(server, instance, before)
+                     else [])
+        else:
+            wrong = (_placement(snap, instance, domain)
+                     + _devices(snap, server, instance, domain))
         if wrong:
             problems.append(Problem(
                 'domain_agrees', '%s on %s' % (server, instance.host),
@@ -70,6 +81,13 @@ def domain_agrees(snap, skip_hosts=()):
                     server, instance.vm_state, instance.host,
                     '; '.join(wrong))))
     return problems
+
+
+def _placed_by_the_step(server, instance, before):
+    """Whether the step gave the guest its host or its vm state."""
+    was = before.instances.get(server) if before is not None else None
+    return (was is None or was is instance or was.host != instance.host
+            or was.vm_state != instance.vm_state)
 
 
 def _cpus(cpus):
