@@ -213,9 +213,9 @@ def parse_domain(host, text):
         size_kb = int(int(page.get('size')) * _UNITS_KIB[
             page.get('unit', 'KiB').lower()])
         # One <page> per guest cell: cells of one size together.
-        hugepages[size_kb] = tuple(sorted(set(hugepages.get(size_kb, ())) |
-                                          set(parse_cpuset(
-                                              page.get('nodeset')))))
+        cells = set(parse_cpuset(page.get('nodeset')))
+        hugepages[size_kb] = tuple(sorted(
+            cells | set(hugepages.get(size_kb, ()))))
     hostdevs, mdevs = [], []
     for dev in tree.findall('./devices/hostdev'):
         if dev.get('type') == 'mdev':

@@ -9,8 +9,8 @@ guest ``vm1`` of two vCPUs pinned to 2 and 10 (siblings) with 2M pages;
 no Nova runs here.
 """
 
-from harness.core.checks import base
 from harness.core import checks
+from harness.core.checks import base
 from harness.core import errors
 from harness.core import records
 from harness.core import scenario
@@ -172,14 +172,12 @@ class TestRecords(testing.TestCase):
             instance('vm2', vm_state='building', task_state='spawning')])
         # Both on src: 2 instances, one active, one building (an I/O
         # heavy state: io_workload 1); one has no task.
+        src = records.node_records([node('src')])['src']
         self.assertEqual({'num_instances': 2, 'num_vm_active': 1,
                           'num_vm_building': 1, 'num_task_None': 1,
                           'num_task_spawning': 1, 'num_os_type_None': 2,
                           'num_proj_%s' % PROJECT: 2, 'io_workload': 1},
-                         records.count_guests(snap.instances.values(),
-                                              snap.nodes.get('src') or
-                                              records.node_records(
-                                                  [node('src')])['src']))
+                         records.count_guests(snap.instances.values(), src))
 
     def test_deleted_and_offloaded_guests_do_not_count(self):
         snap = build(instances=[

@@ -2,7 +2,6 @@
 
 from harness.core.checks import base
 from harness.core.problems import Problem
-from harness.core import records
 from harness.core import snapshot as snapshot_mod
 
 #: vm states of a guest whose domain its host's hypervisor keeps.
@@ -99,8 +98,8 @@ def _placement(snap, instance, domain):
         return []
     wrong = []
     tracker = snap.trackers.get(instance.node)
-    host_cells = {cell.id: cell for cell in (tracker.cells if tracker
-                                              else ())}
+    host_cells = {cell.id: cell
+                  for cell in (tracker.cells if tracker else ())}
     vcpus = sum(len(cell.cpus) for cell in instance.cells)
     if domain.vcpus != vcpus:
         wrong.append('%d vCPUs, its NUMA topology has %d' % (

@@ -82,5 +82,4 @@ def node_stats_count_own_guests(snap, hosts, skip_nodes=(), when=''):
     return problems
 
 
-
 CHECK = NodeStatsCountOwnGuests()
