@@ -47,6 +47,18 @@ def by_provider(check, value, scenario, whole_hosts=False):
         yield name, amounts
 
 
+def by_server(check, value, state):
+    """``(server, its value, its field)`` of a ``{server: ...}`` mapping.
+
+    A server booted so far (deleted ones too).
+    """
+    known = known_servers(state)
+    for server, want in check.mapping(value, '').items():
+        field = '%s' % (server,)
+        check.known(server, known, field)
+        yield server, want, field
+
+
 def by_host(check, value, scenario, field=''):
     """``(host, its value)`` of a ``{host: ...}`` mapping at ``field``."""
     for host, amounts in check.mapping(value, field).items():

@@ -43,10 +43,7 @@ class DomainXml(base.Expectation):
 
     def parse(self, check, value, scenario, state):
         parsed = {}
-        known = reading.known_servers(state)
-        for server, want in check.mapping(value, '').items():
-            field = '%s' % (server,)
-            check.known(server, known, field)
+        for server, want, field in reading.by_server(check, value, state):
             if want is None:
                 parsed[server] = None
                 continue

@@ -26,10 +26,7 @@ class GuestCpus(base.Expectation):
 
     def parse(self, check, value, scenario, state):
         parsed = {}
-        known = reading.known_servers(state)
-        for server, want in check.mapping(value, '').items():
-            field = '%s' % (server,)
-            check.known(server, known, field)
+        for server, want, field in reading.by_server(check, value, state):
             if isinstance(want, dict):
                 parsed[server] = {'map': {
                     check.integer(vcpu, field + '.vcpu', minimum=0):

@@ -29,10 +29,7 @@ class GuestDevices(base.Expectation):
 
     def parse(self, check, value, scenario, state):
         parsed = {}
-        known = reading.known_servers(state)
-        for server, want in check.mapping(value, '').items():
-            field = '%s' % (server,)
-            check.known(server, known, field)
+        for server, want, field in reading.by_server(check, value, state):
             if not isinstance(want, dict):
                 want = {'pci': want}
             check.keys(want, ('pci', 'mdevs', 'host'), field=field)
