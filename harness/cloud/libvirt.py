@@ -199,6 +199,46 @@ def _with_memory_backing(shown, defined):
                          '</currentMemory>\n  %s' % element, 1)
 
 
+def _editing(real, edit):
+    """``real`` (a fake Domain's method), then ``edit`` on its document."""
+    def method(domain, xml):
+        done = real(domain, xml)
+        if done and getattr(domain, 'harness_xml', None) is not None:
+            domain.harness_xml = edit(domain.harness_xml, xml)
+        return done
+    return method
+
+
+def _device_key(element):
+    """What names a device in a domain: its host address, UUID or MAC."""
+    address = element.find('./source/address')
+    if address is not None:
+        return (element.tag,) + tuple(
+            int(address.get(key), 16) if address.get(key) else None
+            for key in ('domain', 'bus', 'slot', 'function')) + (
+            address.get('uuid'),)
+    mac = element.find('./mac')
+    return (element.tag, mac.get('address').lower() if mac is not None
+            else etree.tostring(element))
+
+
+def _attached(domain_xml, device_xml):
+    tree = etree.fromstring(domain_xml)
+    tree.find('./devices').append(etree.fromstring(device_xml))
+    return etree.tostring(tree, encoding='unicode')
+
+
+def _detached(domain_xml, device_xml):
+    tree = etree.fromstring(domain_xml)
+    devices = tree.find('./devices')
+    key = _device_key(etree.fromstring(device_xml))
+    for element in list(devices):
+        if _device_key(element) == key:
+            devices.remove(element)
+            break
+    return etree.tostring(tree, encoding='unicode')
+
+
 class LibvirtHosts(fixtures.Fixture):
     """Run computes on Nova's libvirt driver, each shaped by a profile.
 
@@ -301,6 +341,15 @@ class LibvirtHosts(fixtures.Fixture):
 
         self.useFixture(fixtures.MonkeyPatch(
             'nova.tests.fixtures.libvirt.Domain.__init__', domain_init))
+
+        # Libvirt edits that document as devices come and go (suspend and
+        # resume detach and attach a guest's PCI devices); so does the
+        # harness, where the fake edits its parsed parts.
+        for name, edit in (('attachDevice', _attached),
+                           ('detachDevice', _detached)):
+            self.useFixture(fixtures.MonkeyPatch(
+                'nova.tests.fixtures.libvirt.Domain.%s' % name,
+                _editing(getattr(fakelibvirt.Domain, name), edit)))
 
         # And its XMLDesc, which Nova's live migration edits into the
         # destination's XML, dropped the <memoryBacking> the domain was

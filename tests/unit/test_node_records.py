@@ -459,6 +459,20 @@ class TestDomainAgrees(testing.TestCase):
         self.assertIn('PCI host devices 0000:02:00.0, its host allocated '
                       'it none', problem)
 
+    def test_a_suspended_guest_may_have_its_devices_detached(self):
+        xml = DOMAIN_XML.replace('type="pci" managed', 'type="usb" managed')
+        snap = build(instances=[instance('vm1', vm_state='suspended')],
+                     domains=[('src', 'vm1', xml)],
+                     devices=[('src', '0000:02:00.0', 'allocated', 'vm1')])
+        self.assertEqual([], domain_check(snap))
+        # Never another device than its own, suspended or not.
+        snap = build(instances=[instance('vm1', vm_state='suspended')],
+                     domains=[('src', 'vm1', DOMAIN_XML)],
+                     devices=[('src', '0000:03:00.0', 'allocated', 'vm1')])
+        self.assertEqual(['domain_agrees: guest vm1 (suspended) on src: PCI '
+                          'host devices 0000:02:00.0, its host allocated it '
+                          '0000:03:00.0'], domain_check(snap))
+
     def test_unpinned_vcpus_float_over_their_cells_shared_cpus(self):
         xml = DOMAIN_XML.replace('cpuset="2"/>', 'cpuset="0-1,8-9"/>')
         xml = xml.replace('cpuset="10"/>', 'cpuset="0-1,8"/>')
@@ -491,3 +505,21 @@ class TestDomainAgrees(testing.TestCase):
                 ['domain_agrees: guest vm1 (active) on src: no domain on '
                  'its host'],
                 domain_check(after, before=build(instances=[was])))
+
+
+class TestDocumentEdits(testing.TestCase):
+    """The domain document follows devices attached and detached."""
+
+    def test_a_detached_device_leaves_and_comes_back(self):
+        from harness.cloud import libvirt  # imports Nova
+        device = ('<hostdev mode="subsystem" type="pci" managed="yes">'
+                  '<source><address domain="0x0000" bus="0x02" '
+                  'slot="0x00" function="0x0"/></source></hostdev>')
+        detached = libvirt._detached(DOMAIN_XML, device)
+        domain = records.parse_domain('src', detached)
+        self.assertEqual((), domain.hostdevs)
+        # The vGPU (another hostdev) stays.
+        self.assertEqual(1, len(domain.mdevs))
+        attached = libvirt._attached(detached, device)
+        self.assertEqual(('0000:02:00.0',),
+                         records.parse_domain('src', attached).hostdevs)
