@@ -505,21 +505,3 @@ class TestDomainAgrees(testing.TestCase):
                 ['domain_agrees: guest vm1 (active) on src: no domain on '
                  'its host'],
                 domain_check(after, before=build(instances=[was])))
-
-
-class TestDocumentEdits(testing.TestCase):
-    """The domain document follows devices attached and detached."""
-
-    def test_a_detached_device_leaves_and_comes_back(self):
-        from harness.cloud import libvirt  # imports Nova
-        device = ('<hostdev mode="subsystem" type="pci" managed="yes">'
-                  '<source><address domain="0x0000" bus="0x02" '
-                  'slot="0x00" function="0x0"/></source></hostdev>')
-        detached = libvirt._detached(DOMAIN_XML, device)
-        domain = records.parse_domain('src', detached)
-        self.assertEqual((), domain.hostdevs)
-        # The vGPU (another hostdev) stays.
-        self.assertEqual(1, len(domain.mdevs))
-        attached = libvirt._attached(detached, device)
-        self.assertEqual(('0000:02:00.0',),
-                         records.parse_domain('src', attached).hostdevs)
