@@ -25,7 +25,14 @@ class DomainAgrees(base.Invariant):
       is Nova's to notice at ``_sync_power_states``, not at once
       (``ComputeManager._init_instance`` leaves the guest active unless
       ``resume_guests_state_on_host_boot``): such a guest is left alone
-      until Nova moves or changes it;
+      until Nova moves or changes it. Not checked either after a
+      same-host resize is confirmed: ``LibvirtDriver._cleanup_resize``
+      undefines the guest's domain when ``instance.host != CONF.host``,
+      and the computes of this process read the global ``CONF.host``
+      (Nova's test default ``fake-mini``; ``harness.cloud.perhost`` does
+      not give each host its own), so the harness's compute undefines a
+      domain a deployment's keeps: a limitation of the harness, to lift
+      by making ``[DEFAULT] host`` a per-host option;
     - with a NUMA topology: one vCPU per guest CPU; each vCPU pinned to
       its host CPU (``cpu_pinning``) or, unpinned, to the shared CPUs of
       its host cell as the host's tracker reports them; each guest cell's
@@ -72,6 +79,7 @@ def domain_agrees(snap, skip_hosts=(), before=None):
         if domain is None:
             wrong = (['no domain on its host']
                      if _placed_by_the_step(server, instance, before)
+                     and not _same_host_resize_confirmed(snap, server)
                      else [])
         else:
             wrong = (_placement(snap, instance, domain)
@@ -90,6 +98,13 @@ def _placed_by_the_step(server, instance, before):
     was = before.instances.get(server) if before is not None else None
     return (was is None or was is instance or was.host != instance.host
             or was.vm_state != instance.vm_state)
+
+
+def _same_host_resize_confirmed(snap, server):
+    """Whether the guest's latest move is a confirmed same-host resize."""
+    latest = snap.migrations.get(snapshot_mod.MIGRATION % server)
+    return (latest is not None and latest.status == 'confirmed'
+            and latest.source == latest.dest)
 
 
 def _cpus(cpus):
