@@ -16,6 +16,7 @@ from nova.api.openstack import common
 from nova import context
 from nova import exception
 from nova import objects
+from nova import servicegroup
 from placement.db.sqlalchemy import models as placement_models
 from placement import db_api as placement_db
 import sqlalchemy as sa
@@ -126,9 +127,8 @@ class SnapshotReader(object):
         raw['node_records'] = self._cached('node_records',
                                            self.read_node_records)
         raw['instances'] = self._cached('instances', self.read_instances)
-        # Not cached: a service is up or down as the clock moves, and a
-        # hypervisor's domains are no database's.
-        raw['hypervisors'] = self.read_hypervisors()
+        raw['hypervisors'] = self._hypervisors()
+        # Not cached: a hypervisor's domains are no database's.
         raw['domains'] = self.read_domains()
         if self._fetched != fetched_before:
             self.reads += 1
@@ -244,8 +244,52 @@ class SnapshotReader(object):
         return [node_record(node) for node in sorted(nodes,
                                                      key=lambda n: n.id)]
 
+    def _hypervisors(self):
+        """The hypervisor list, read again when a database or the clock moved.
+
+        A service is up or down by its last heartbeat against the clock's
+        time (the service group's DB driver), so the list is kept while
+        neither changed.
+        """
+        key = (databases.database_writes(), self._cloud.clock.now)
+        last = self._last.get('hypervisors')
+        if key[0] is None or last is None or last[0] != key:
+            last = self._last['hypervisors'] = (key, self.read_hypervisors())
+            self._fetched += 1
+        return copy.deepcopy(last[1])
+
     def read_hypervisors(self):
-        """The hypervisor list as Nova's API shows it (one request)."""
+        """The hypervisor list as Nova's API shows it.
+
+        Read from the cell database in the API's own terms
+        (``HypervisorsController``: every compute node record that is not
+        deleted and whose compute service exists, up as the service group
+        sees it, disabled as its service is): the API's answer costs ~12
+        ms a snapshot. A functional test holds the two equal
+        (``api_hypervisors``).
+        """
+        ctxt = context.get_admin_context()
+        group = servicegroup.API()
+        cell = self._cloud.env.cells.cell_mappings[databases.CELL1_NAME]
+        with context.target_cell(ctxt, cell) as cctxt:
+            nodes = objects.ComputeNodeList.get_all(cctxt)
+            services = {service.host: service for service in
+                        objects.ServiceList.get_by_binary(
+                            cctxt, 'nova-compute', include_disabled=True)}
+        listed = []
+        for node in sorted(nodes, key=lambda n: n.id):
+            service = services.get(node.host)
+            if service is None:
+                continue
+            listed.append({
+                'id': node.uuid, 'hypervisor_hostname':
+                node.hypervisor_hostname,
+                'state': 'up' if group.service_is_up(service) else 'down',
+                'status': 'disabled' if service.disabled else 'enabled'})
+        return listed
+
+    def api_hypervisors(self):
+        """The hypervisor list from Nova's API (one request)."""
         return [{key: hyp.get(key) for key in snapshot.HYPERVISOR_KEYS}
                 for hyp in self.nova_get(snapshot.HYPERVISORS_URL)[
                     'hypervisors']]
