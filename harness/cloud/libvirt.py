@@ -18,6 +18,7 @@ import io
 import re
 import urllib.parse
 import uuid
+from xml.etree import ElementTree as etree
 
 import fixtures
 from oslo_utils import versionutils
@@ -213,6 +214,58 @@ def _drop_mdev_groups(before):
         getattr(CONF, '_ConfigOpts__cache', {}).clear()
 
 
+def _with_memory_backing(shown, defined):
+    """``shown`` with the ``<memoryBacking>`` of ``defined``, if it has one."""
+    if defined is None or '<memoryBacking' in shown:
+        return shown
+    found = etree.fromstring(defined).find('./memoryBacking')
+    if found is None:
+        return shown
+    element = etree.tostring(found, encoding='unicode').strip()
+    return shown.replace('</currentMemory>',
+                         '</currentMemory>\n  %s' % element, 1)
+
+
+def _editing(real, edit):
+    """``real`` (a fake Domain's method), then ``edit`` on its document."""
+    def method(domain, xml):
+        done = real(domain, xml)
+        if done and getattr(domain, 'harness_xml', None) is not None:
+            domain.harness_xml = edit(domain.harness_xml, xml)
+        return done
+    return method
+
+
+def _device_key(element):
+    """What names a device in a domain: its host address, UUID or MAC."""
+    address = element.find('./source/address')
+    if address is not None:
+        return (element.tag,) + tuple(
+            int(address.get(key), 16) if address.get(key) else None
+            for key in ('domain', 'bus', 'slot', 'function')) + (
+            address.get('uuid'),)
+    mac = element.find('./mac')
+    return (element.tag, mac.get('address').lower() if mac is not None
+            else etree.tostring(element))
+
+
+def _attached(domain_xml, device_xml):
+    tree = etree.fromstring(domain_xml)
+    tree.find('./devices').append(etree.fromstring(device_xml))
+    return etree.tostring(tree, encoding='unicode')
+
+
+def _detached(domain_xml, device_xml):
+    tree = etree.fromstring(domain_xml)
+    devices = tree.find('./devices')
+    key = _device_key(etree.fromstring(device_xml))
+    for element in list(devices):
+        if _device_key(element) == key:
+            devices.remove(element)
+            break
+    return etree.tostring(tree, encoding='unicode')
+
+
 class LibvirtHosts(fixtures.Fixture):
     """Run computes on Nova's libvirt driver, each shaped by a profile.
 
@@ -301,6 +354,41 @@ class LibvirtHosts(fixtures.Fixture):
             'nova.virt.libvirt.driver.LibvirtDriver._create_mdev',
             _create_mdev))
 
+        # A libvirt host keeps the XML a domain was defined with; Nova's
+        # fake keeps only the parts it parses (no <memoryBacking>, so no
+        # huge pages): each domain keeps the document too, for the
+        # snapshot to read (``domains``).
+        real_init = fakelibvirt.Domain.__init__
+
+        def domain_init(domain, connection, xml, running=False,
+                        transient=False):
+            real_init(domain, connection, xml, running=running,
+                      transient=transient)
+            domain.harness_xml = xml
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.tests.fixtures.libvirt.Domain.__init__', domain_init))
+
+        # Libvirt edits that document as devices come and go (suspend and
+        # resume detach and attach a guest's PCI devices); so does the
+        # harness, where the fake edits its parsed parts.
+        for name, edit in (('attachDevice', _attached),
+                           ('detachDevice', _detached)):
+            self.useFixture(fixtures.MonkeyPatch(
+                'nova.tests.fixtures.libvirt.Domain.%s' % name,
+                _editing(getattr(fakelibvirt.Domain, name), edit)))
+
+        # And its XMLDesc, which Nova's live migration edits into the
+        # destination's XML, dropped the <memoryBacking> the domain was
+        # defined with: a guest backed by huge pages arrived without them.
+        # Libvirt shows the element; so does the fake now.
+        real_xml_desc = fakelibvirt.Domain.XMLDesc
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.tests.fixtures.libvirt.Domain.XMLDesc',
+            lambda domain, flags: _with_memory_backing(
+                real_xml_desc(domain, flags),
+                getattr(domain, 'harness_xml', None))))
+
         # Nova's fake Domain.undefineFlags calls managedSaveRemove()
         # without its flags: deleting a suspended (managed-saved) guest
         # raised TypeError in the test double, not in Nova.
@@ -361,6 +449,23 @@ class LibvirtHosts(fixtures.Fixture):
             raise errors.UnknownName(
                 'no profiled host %r; profiled: %s'
                 % (host, ', '.join(sorted(self._connections)) or 'none'))
+
+    def hosts(self):
+        """The profiled hosts that have a hypervisor, in name order."""
+        return sorted(self._connections)
+
+    def domains(self, host):
+        """``(uuid, domain XML)`` of each guest ``host``'s hypervisor has.
+
+        The XML is the document Nova defined the domain with (see
+        ``_moves``); reading it changes nothing.
+        """
+        conn = self.connection(host)
+        # A domain without the document (defined before the fake was
+        # patched) shows as the fake renders it.
+        return sorted((dom.UUIDString(), getattr(dom, 'harness_xml', None)
+                       or dom.XMLDesc(0))
+                      for dom in list(conn._vms.values()))
 
     @contextlib.contextmanager
     def starting(self, host, profile):

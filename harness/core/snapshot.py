@@ -19,7 +19,14 @@ API and database return them (see ``SnapshotReader``), and holds:
   its latest instance fault and its instance actions with their events,
   as the API shows them to an admin (``failure_reasons``);
 - ``logs``: Nova's log records of the step the snapshot ends, when the
-  run captured them (``LogRecord``; ``None`` when it did not).
+  run captured them (``LogRecord``; ``None`` when it did not);
+- ``nodes``: each compute node record, deleted ones too, with the
+  ``stats`` the resource tracker saved, and ``hypervisors``: the
+  hypervisor list as Nova's API shows it;
+- ``instances``: each server's record in the cell database (host, node,
+  states, project, its NUMA cells and vCPU-to-host-CPU pinning);
+- ``domains``: each guest's domain as the hypervisor (a profiled host's
+  fake libvirt) holds it, from the domain XML Nova defined there.
 
 This module imports nothing from Nova: checks and unit tests read
 snapshots without a cloud.
@@ -28,6 +35,8 @@ snapshots without a cloud.
 import dataclasses
 import re
 import typing
+
+from harness.core import records
 
 MIGRATION = 'migration(%s)'
 
@@ -39,7 +48,9 @@ SERVER_KEYS = ('id', 'name', 'status', 'OS-EXT-SRV-ATTR:host',
                'OS-EXT-STS:task_state', 'OS-EXT-STS:vm_state')
 MIGRATION_KEYS = ('id', 'uuid', 'instance_uuid', 'status', 'source_compute',
                   'dest_compute', 'migration_type')
+HYPERVISOR_KEYS = ('id', 'hypervisor_hostname', 'state', 'status')
 SERVERS_URL = '/servers/detail?all_tenants=1'
+HYPERVISORS_URL = '/os-hypervisors'
 MIGRATIONS_URL = '/os-migrations'
 
 
@@ -344,6 +355,13 @@ class Snapshot(object):
         self.guests = guests or {}
         # server name -> host -> mediated devices its hypervisor assigned
         self.mdevs = mdevs or {}
+        # node name -> NodeRecord; hypervisor name -> Hypervisor
+        self.nodes = {}
+        self.hypervisors = {}
+        # server name -> Instance
+        self.instances = {}
+        # host -> server name -> Domain, for hosts with a libvirt hypervisor
+        self.domains = {}
 
     # -- building ---------------------------------------------------------
 
@@ -454,6 +472,7 @@ class Snapshot(object):
         snap = cls(providers, allocations, trackers, servers, migrations,
                    label, devices, guests, mdevs)
         snap.faults, snap.actions = failure_reasons(raw, server_names)
+        records.fill(snap, raw, server_names)
         return snap
 
     # -- reading ----------------------------------------------------------
@@ -662,3 +681,8 @@ FINAL_STATUSES = frozenset(('confirmed', 'reverted', 'completed', 'error',
 def migrations_of(snap, server):
     """The migrations of ``server`` in the snapshot."""
     return [m for m in snap.migrations.values() if m.server == server]
+
+
+def is_pci_address(text):
+    """Whether ``text`` is a PCI address (``0000:02:00.0``, any case)."""
+    return _PCI_ADDRESS.match(text.upper()) is not None

@@ -25,15 +25,17 @@ from tests.unit import test_invariants as helpers
 
 # The lists the core kept by hand before the registry, in their order:
 # the units must give the same names, order and accounting.
-EXPECT_KEYS = ('allocations', 'usages', 'tracker', 'pinned_cpus', 'servers',
-               'migrations', 'fault', 'action_events', 'logs', 'providers',
-               'devices', 'pci', 'mdevs')
+EXPECT_KEYS = ('allocations', 'usages', 'tracker', 'pinned_cpus',
+               'guest_cpus', 'servers', 'migrations', 'fault', 'action_events',
+               'logs', 'providers', 'devices', 'guest_devices',
+               'compute_nodes', 'pci', 'hypervisors', 'domain', 'mdevs')
 INVARIANTS = ('usages_add_up', 'allocations_where_server_is',
               'one_compute_node_per_consumer', 'tracker_agrees',
-              'capacity_probe', 'periodics_idempotent', 'nothing_leaks',
-              'within_capacity', 'devices_agree')
+              'capacity_probe', 'periodics_idempotent',
+              'node_stats_count_own_guests', 'nothing_leaks',
+              'within_capacity', 'devices_agree', 'domain_agrees')
 NOT_ACCOUNTING = {'servers', 'migrations', 'fault', 'action_events',
-                  'logs'}
+                  'logs', 'hypervisors', 'domain', 'domain_agrees'}
 
 NEW_KEY = '''
 from harness.core.checks import base

@@ -1,0 +1,135 @@
+"""``compute_nodes``: each named compute node record, stats included."""
+
+from harness.core.checks import base
+from harness.core.checks import reading
+from harness.core.problems import Problem
+from harness.core import records
+
+#: The record's numbers an expectation may name.
+AMOUNTS = ('vcpus', 'vcpus_used', 'memory_mb', 'memory_mb_used', 'local_gb',
+           'local_gb_used', 'running_vms')
+FIELDS = ('deleted', 'uuid', 'host', 'stats') + AMOUNTS
+#: ``uuid: provider``: the record's UUID is the one of the resource
+#: provider of the same name (Nova names the node's provider after it).
+SAME_AS_PROVIDER = 'provider'
+
+
+class ComputeNodes(base.Expectation):
+    """Each named compute node record, as the cell database holds it.
+
+    Per node (``hypervisor_hostname``; a host's own name, or a node of a
+    multi-node host): ``deleted`` (a node whose service was deleted keeps
+    its record, deleted; a live record wins over deleted ones), ``uuid``
+    (the UUID, or ``provider``: the same as the Placement provider of that
+    name), ``host``, the tracker's amounts (``vcpus``, ``vcpus_used``,
+    ``memory_mb``, ``memory_mb_used``, ``local_gb``, ``local_gb_used``,
+    ``running_vms``) and ``stats``, the counts the resource tracker keeps
+    for the scheduler (``nova.compute.stats.Stats``): ``num_instances``,
+    ``num_vm_<vm state>``, ``num_task_<task state>`` (``num_task_None``
+    for no task), ``num_os_type_<os type>``, ``num_proj_<project ID>``
+    and ``io_workload``. The stats are exact over those keys (a count not
+    named is 0; Nova leaves a decremented count at 0, which reads as
+    absent); other keys of ``stats`` are not checked. ``null`` for a node
+    says it has no record at all. Only the nodes and fields named are
+    checked. The tracker saves the stats when it claims or frees a guest
+    and at its periodic, so vm and task state counts lag until then.
+    """
+
+    name = 'compute_nodes'
+    order = 90
+    summary = ('Each named compute node record: deleted, UUID, amounts '
+               'and the stats the scheduler reads.')
+    shape = ('{node: null | {deleted: bool, uuid: UUID | provider, host: '
+             'host, vcpus_used: int, ..., stats: {num_instances: int, '
+             'num_vm_<state>: int, num_task_<state>: int, '
+             'num_proj_<project>: int, num_os_type_<type>: int, '
+             'io_workload: int}}}')
+    example = ('compute_nodes: {src: {deleted: false, uuid: provider, '
+               'stats: {num_instances: 1, num_vm_active: 1, '
+               'num_task_resize_migrated: 1}}}')
+
+    def parse(self, check, value, scenario, state):
+        parsed = {}
+        for node, want in reading.by_provider(check, value, scenario):
+            if want is None:
+                parsed[node] = None
+                continue
+            check.mapping(want, node)
+            check.keys(want, FIELDS, field=node)
+            parsed[node] = dict(want)
+            if 'deleted' in want and not isinstance(want['deleted'], bool):
+                check.fail(node + '.deleted', 'expected true or false, '
+                           'got %r' % (want['deleted'],))
+            if 'uuid' in want:
+                check.string(want['uuid'], node + '.uuid')
+            if 'host' in want:
+                check.known(want['host'], scenario.hosts, node + '.host')
+            for key in AMOUNTS:
+                if key in want:
+                    check.integer(want[key], '%s.%s' % (node, key),
+                                  minimum=0)
+            if 'stats' in want:
+                parsed[node]['stats'] = read_stats(
+                    check, want['stats'], node + '.stats')
+        return parsed
+
+    def check(self, want, snap, scenario):
+        problems = []
+        for node, wanted in sorted(want.items()):
+            record = snap.nodes.get(node)
+            if wanted is None or record is None:
+                if wanted != record:
+                    problems.append(Problem(
+                        self.name, node, wanted, record,
+                        'compute node %s: expected %s, got %s' % (
+                            node, 'no record' if wanted is None else
+                            'a record', 'none' if record is None else
+                            'a record (%sdeleted)' % (
+                                '' if record.deleted else 'not '))))
+                continue
+            problems += self._node(node, wanted, record, snap)
+        return problems
+
+    def _node(self, node, wanted, record, snap):
+        wrong = []
+        for key in FIELDS:
+            if key not in wanted or key == 'stats':
+                continue
+            expected = wanted[key]
+            if key == 'uuid' and expected == SAME_AS_PROVIDER:
+                provider = snap.providers.get(node)
+                expected = provider.uuid if provider else None
+            if getattr(record, key) != expected:
+                wrong.append('%s expected %s, got %s' % (
+                    key, wanted[key] if expected is None else expected,
+                    getattr(record, key)))
+        if 'stats' in wanted:
+            got = records.counted_stats(record.stats)
+            for key in sorted(set(wanted['stats']) | set(got)):
+                if wanted['stats'].get(key, 0) != got.get(key, 0):
+                    wrong.append('stats %s expected %d, got %d' % (
+                        key, wanted['stats'].get(key, 0), got.get(key, 0)))
+        if not wrong:
+            return []
+        return [Problem(self.name, node, wanted, record,
+                        'compute node %s: %s' % (node, ', '.join(wrong)))]
+
+
+def read_stats(check, value, field):
+    """``{num_...: n, io_workload: n}`` checked; zero counts dropped."""
+    check.mapping(value, field)
+    counts = {}
+    for key, count in value.items():
+        if not isinstance(key, str) or not (
+                key.startswith('num_') or key == 'io_workload'):
+            check.fail('%s.%s' % (field, key), 'unknown stat; expected '
+                       'num_instances, num_vm_<state>, num_task_<state>, '
+                       'num_os_type_<type>, num_proj_<project> or '
+                       'io_workload')
+        check.integer(count, '%s.%s' % (field, key), minimum=0)
+        if count:
+            counts[key] = count
+    return counts
+
+
+CHECK = ComputeNodes()
