@@ -141,6 +141,8 @@ class Evacuate(base.ServerOperation):
     def run(self, cloud, args):
         cloud.servers.evacuate(args['server'], host=args.get('host'))
 
+    lags = (base.EVACUATED_FROM,)
+
     def windows(self, args, before, after, down):
         return evacuation_windows(before, after)
 
@@ -165,7 +167,8 @@ def evacuation_windows(before, after):
             migration.source, 'above',
             snapshot_mod.held_in(before, migration.server, roots),
             '%s evacuated from here, counted by this record until its '
-            'compute starts again' % migration.server))
+            'compute starts again' % migration.server,
+            base.EVACUATED_FROM))
     return opened
 
 

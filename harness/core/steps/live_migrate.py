@@ -51,6 +51,8 @@ class LiveMigrate(base.ServerOperation):
     def run(self, cloud, args):
         cloud.servers.live_migrate(args['server'], host=args.get('host'))
 
+    lags = (base.LIVE_MIGRATED_TO,)
+
     def windows(self, args, before, after, down):
         return live_migration_windows(before, after)
 
@@ -75,7 +77,7 @@ def live_migration_windows(before, after):
             migration.dest, 'below',
             snapshot_mod.held_in(after, migration.server, roots),
             '%s live-migrated here, not yet counted before the next '
-            'periodic' % migration.server))
+            'periodic' % migration.server, base.LIVE_MIGRATED_TO))
     return opened
 
 
