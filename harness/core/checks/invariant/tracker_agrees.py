@@ -211,6 +211,16 @@ def window_text(window):
         'window %s' % lag for lag in lags]))
 
 
+def _carried(window):
+    """A copy of a window open before the step, to add this step's to."""
+    carried = {'below': dict(window.get('below', {})),
+               'above': dict(window.get('above', {})),
+               'why': window.get('why', '')}
+    if 'lags' in window:
+        carried['lags'] = list(window['lags'])
+    return carried
+
+
 def tracker_windows(windows, before, after, reconciled=(), down=(),
                     step=None):
     """The tolerated windows after a step; see the unit's docstring.
@@ -230,11 +240,7 @@ def tracker_windows(windows, before, after, reconciled=(), down=(),
         two snapshots.
     :returns: the windows open after the step.
     """
-    opened = {host: {'below': dict(w.get('below', {})),
-                     'above': dict(w.get('above', {})),
-                     'why': w.get('why', ''),
-                     'lags': list(w.get('lags', ()))}
-              for host, w in windows.items()}
+    opened = {host: _carried(w) for host, w in windows.items()}
     if step is not None:
         units = views.step_units(step)
     else:
@@ -250,8 +256,9 @@ def tracker_windows(windows, before, after, reconciled=(), down=(),
                     into[window.side][key] = (into[window.side].get(key, 0)
                                               + amount)
             into['why'] = '; '.join(filter(None, (into['why'], window.why)))
-            if window.lag.describe() not in into['lags']:
-                into['lags'].append(window.lag.describe())
+            lags = into.setdefault('lags', [])
+            if window.lag.describe() not in lags:
+                lags.append(window.lag.describe())
     for host in reconciled:
         opened.pop(host, None)
     return {host: w for host, w in opened.items()
