@@ -188,19 +188,111 @@ class State(object):
         self.stopped_at.pop(host, None)
 
 
+class Lag(object):
+    """Why Nova's tracker lags Placement in a window, and what catches up.
+
+    ``reason``: the Nova behaviour that leaves the tracker behind;
+    ``catch_up``: the Nova code that brings it level again (a method in
+    a file of Nova's tree). Every window a step kind opens carries one
+    (``StepKind.lags`` lists them; a unit test walks them), and a report
+    that names a window says its lag (``describe``).
+    """
+
+    def __init__(self, name, reason, catch_up):
+        if not (name and reason and catch_up):
+            raise ValueError('a window lag needs a name, a reason and the '
+                             'Nova code that catches up: %r' % (name,))
+        self.name = name
+        self.reason = reason
+        self.catch_up = catch_up
+
+    def describe(self):
+        return '%s (Nova lags: %s; caught up by %s)' % (
+            self.name, self.reason, self.catch_up)
+
+
+_PERIODIC = ('ResourceTracker.update_available_resource '
+             '(nova/compute/resource_tracker.py), run by the periodic '
+             'ComputeManager.update_available_resource '
+             '(nova/compute/manager.py)')
+_START = ('ComputeManager.init_host then pre_start_hook, which runs '
+          'ResourceTracker.update_available_resource(startup=True) '
+          '(nova/compute/manager.py, nova/compute/resource_tracker.py)')
+
+#: The lags windows declare, by name.
+DELETED_WHILE_DOWN = Lag(
+    'deleted while down',
+    'the API deletes a guest of a down compute locally '
+    '(API._local_delete, nova/compute/api.py) and frees its allocations '
+    'in Placement, while that compute\'s tracker record is its last save',
+    _START)
+DELETED_AFTER_MOVE = Lag(
+    'deleted after a move',
+    'the delete path updates a host\'s usage only for a guest in its '
+    'tracked_instances (ResourceTracker.update_usage, '
+    'nova/compute/resource_tracker.py); a guest that reached the host by '
+    'a move is not there before the periodic, so its CPUs, pinned CPUs '
+    'and pages stay counted while Placement frees every allocation at '
+    'once (findings/delete_after_move_keeps_pinned_cpus_until_periodic'
+    '.yaml)',
+    _PERIODIC)
+DELETED_MID_MOVE = Lag(
+    'deleted mid-move',
+    'a guest deleted while its move is in flight: Placement frees its '
+    'and its migration\'s allocations, the hosts of the move keep the '
+    'claim (ResourceTracker.tracked_migrations) they made for it',
+    _PERIODIC)
+EVACUATED_FROM = Lag(
+    'evacuated from a down compute',
+    'the source of an evacuation is down: Placement moves the guest, '
+    'the source\'s tracker record is its last save',
+    'ComputeManager._destroy_evacuated_instances in init_host, then '
+    + _START)
+LIVE_MIGRATED_TO = Lag(
+    'live-migrated here',
+    'Placement moved the allocations to the destination; there the '
+    'completed migration is no longer a tracked migration and the guest '
+    'made no instance claim, so ResourceTracker.update_usage (called by '
+    'ComputeManager.post_live_migration_at_destination) does not count '
+    'it',
+    _PERIODIC)
+COMPUTE_DIED = Lag(
+    'compute died mid-step',
+    'a dead compute saves nothing: Placement changed for the step\'s '
+    'work on it, its record is its last save',
+    _START)
+COMPUTE_RESTARTED = Lag(
+    'compute restarted mid-move',
+    'the start-up periodic counted the move in flight; a move that then '
+    'fails or rolls back without telling the tracker stays counted',
+    _PERIODIC)
+CLAIM_WAITING = Lag(
+    'scheduler claim waiting for its compute',
+    'the scheduler claims in Placement (select_destinations) before the '
+    'compute takes the build or unshelve (instance_claim); a dead '
+    'compute leaves the server hostless with the claim held',
+    'the queued build_and_run_instance / unshelve_instance cast, or '
+    'ComputeManager._error_out_instances_whose_build_was_interrupted in '
+    'init_host (nova/compute/manager.py)')
+
+
 class Window(object):
     """A tracker allowed to lag Placement on ``host`` (one step's share).
 
     ``side`` is ``below`` (the tracker may count up to ``held`` less than
     Placement) or ``above`` (up to ``held`` more); ``held`` is in
-    Placement's classes; ``why`` says which of Nova's code paths opens it.
+    Placement's classes; ``why`` says which of Nova's code paths opens it
+    here; ``lag`` (a ``Lag``) why Nova lags there and what catches up.
     """
 
-    def __init__(self, host, side, held, why):
+    def __init__(self, host, side, held, why, lag):
+        if not isinstance(lag, Lag):
+            raise TypeError('window on %s (%s) declares no Lag' % (host, why))
         self.host = host
         self.side = side
         self.held = dict(held)
         self.why = why
+        self.lag = lag
 
     def amounts(self):
         """``held`` in tracker keys (``TRACKER_KEYS``)."""
@@ -227,6 +319,9 @@ class StepKind(object):
     #: A server operation's resting state: ``status`` of the server and
     #: ``migration`` status of its latest migration.
     resting = {}
+    #: The lags (``Lag``) of the windows ``windows`` can open: a kind
+    #: that opens windows declares each one's reason and catch-up.
+    lags = ()
     #: What the step does, in one line (the reference's summary).
     summary = None
     #: Its fields, in order: name -> (type, meaning).

@@ -59,6 +59,8 @@ class Delete(base.ServerOperation):
     def run(self, cloud, args):
         cloud.servers.delete(args['server'])
 
+    lags = (base.DELETED_WHILE_DOWN, base.DELETED_AFTER_MOVE)
+
     def windows(self, args, before, after, down):
         return deletion_windows(before, after, down)
 
@@ -76,15 +78,17 @@ def deletion_windows(before, after, down):
             continue
         if server.host in down:
             why = '%s deleted while its compute was down' % name
+            lag = base.DELETED_WHILE_DOWN
         elif snapshot_mod.migrations_of(before, name):
             why = ('%s (moved before) deleted, counted until the next '
                    'periodic' % name)
+            lag = base.DELETED_AFTER_MOVE
         else:
             continue
         roots = before_roots.get(server.host, {server.host})
         opened.append(base.Window(
             server.host, 'above',
-            snapshot_mod.held_in(before, name, roots), why))
+            snapshot_mod.held_in(before, name, roots), why, lag))
     return opened
 
 
@@ -134,9 +138,11 @@ def interjected_windows(server, move_flavor, before, after, moving=()):
                     roots.get(source, {source})).items():
                 held[rc] = held.get(rc, 0) + amount
         if held:
-            opened.append(base.Window(source, 'above', held, why))
+            opened.append(base.Window(source, 'above', held, why,
+                                      base.DELETED_MID_MOVE))
     for host in sorted(_grown(before, after) & hosts):
-        opened.append(base.Window(host, 'above', flavor, why))
+        opened.append(base.Window(host, 'above', flavor, why,
+                                  base.DELETED_MID_MOVE))
     return opened
 
 

@@ -168,6 +168,8 @@ class Evacuate(base.ServerOperation):
                                force=args.get('force', False),
                                microversion=args.get('microversion'))
 
+    lags = (base.EVACUATED_FROM,)
+
     def windows(self, args, before, after, down):
         return evacuation_windows(before, after)
 
@@ -192,7 +194,8 @@ def evacuation_windows(before, after):
             migration.source, 'above',
             snapshot_mod.held_in(before, migration.server, roots),
             '%s evacuated from here, counted by this record until its '
-            'compute starts again' % migration.server))
+            'compute starts again' % migration.server,
+            base.EVACUATED_FROM))
     return opened
 
 

@@ -272,6 +272,9 @@ class Inject(base.StepKind):
             what = '%s on %s' % (args['run'], args['on'])
         return 'inject %s %s: %s' % (args['when'], args['point'], what)
 
+    lags = (base.COMPUTE_DIED, base.CLAIM_WAITING, base.COMPUTE_RESTARTED,
+            base.DELETED_MID_MOVE)
+
     def windows(self, args, before, after, down):
         # Asked for the step a delete or a death was interjected in (see
         # the module docstring); the inject step itself changes nothing.
@@ -430,7 +433,7 @@ def died_windows(host, before, after):
             into[rc] = into.get(rc, 0) + abs(change)
     why = ('compute %s died during the step: its record is its last '
            'save until it starts again' % host)
-    return [base.Window(host, side, held, why)
+    return [base.Window(host, side, held, why, base.COMPUTE_DIED)
             for side, held in (('below', gained), ('above', lost))
             if any(held.values())]
 
@@ -456,6 +459,9 @@ class ClaimWindow(object):
     place of its allocation, or that state once the host is running
     again, is not covered.
     """
+
+    #: Why Nova lags here and what catches up (see the class docstring).
+    lag = base.CLAIM_WAITING
 
     def __init__(self, server, host, why):
         self.server = server
@@ -522,7 +528,8 @@ def restarted_windows(host, before, after):
         return []
     return [base.Window(host, 'above', held, (
         'compute %s restarted during the step: its start-up periodic '
-        'counted the move in flight, until its next periodic' % host))]
+        'counted the move in flight, until its next periodic' % host),
+        base.COMPUTE_RESTARTED)]
 
 
 def _not_refusable(check):

@@ -73,6 +73,8 @@ class LiveMigrate(base.ServerOperation):
             force=args.get('force', False),
             microversion=args.get('microversion'))
 
+    lags = (base.LIVE_MIGRATED_TO,)
+
     def windows(self, args, before, after, down):
         return live_migration_windows(before, after)
 
@@ -97,7 +99,7 @@ def live_migration_windows(before, after):
             migration.dest, 'below',
             snapshot_mod.held_in(after, migration.server, roots),
             '%s live-migrated here, not yet counted before the next '
-            'periodic' % migration.server))
+            'periodic' % migration.server, base.LIVE_MIGRATED_TO))
     return opened
 
 

@@ -2,6 +2,7 @@
 
 from harness.core import capacity
 from harness.core.checks import base
+from harness.core.checks.invariant import tracker_agrees
 from harness.core.problems import Problem
 
 
@@ -55,6 +56,10 @@ class CapacityProbe(base.Invariant):
                               context.cloud.claim_test, windows)
 
 
+#: The class of what the probe finds while a tracker window is open.
+USER_VISIBLE = 'user-visible window'
+
+
 def capacity_probe(snap, hosts, claim_test, windows=None):
     """Problems for the requests a host answers against Placement.
 
@@ -102,7 +107,12 @@ def _problem(tracker, node, request, taken, window):
     text = ('capacity_probe: host %s %s; Placement: %s; tracker: %s'
             % (where, what, request.placement, capacity.tracker_text(tracker)))
     if window:
-        text += '; hidden by the window: %s' % window.get('why', '')
+        # A window excuses a lag nobody sees; a request refused (or
+        # taken) meanwhile is a lag a user sees: its own class.
+        text = text.replace('capacity_probe: ',
+                            'capacity_probe: %s: ' % USER_VISIBLE, 1)
+        text += '; hidden by the window: %s' % (
+            tracker_agrees.window_text(window))
     return Problem('capacity_probe', 'host %s, %s' % (where, request.kind),
                    expected=expected, actual=actual, text=text)
 

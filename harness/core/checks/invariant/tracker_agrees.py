@@ -144,7 +144,7 @@ def tracker_agrees(snap, dedicated=None, windows=None, disk_exact=True):
             tolerated = ''
             if low != high:
                 tolerated = ' (tolerated %s..%s: %s)' % (
-                    low, high, window.get('why', ''))
+                    low, high, window_text(window))
             problems.append(Problem(
                 'tracker_agrees', 'host %s, %s' % (where, key),
                 expected=want[key], actual=got[key],
@@ -204,12 +204,30 @@ def _pinning_problems(snap, node, dedicated):
     return problems
 
 
+def window_text(window):
+    """What a report says of a host's open window: why, and its lags."""
+    lags = window.get('lags') or ()
+    return '; '.join(filter(None, [window.get('why', '')] + [
+        'window %s' % lag for lag in lags]))
+
+
+def _carried(window):
+    """A copy of a window open before the step, to add this step's to."""
+    carried = {'below': dict(window.get('below', {})),
+               'above': dict(window.get('above', {})),
+               'why': window.get('why', '')}
+    if 'lags' in window:
+        carried['lags'] = list(window['lags'])
+    return carried
+
+
 def tracker_windows(windows, before, after, reconciled=(), down=(),
                     step=None):
     """The tolerated windows after a step; see the unit's docstring.
 
-    :param windows: host -> {'below': {key: n}, 'above': {key: n}, 'why'}
-        open before the step (not changed).
+    :param windows: host -> {'below': {key: n}, 'above': {key: n}, 'why',
+        'lags'} open before the step (not changed); ``lags``: each
+        window's ``Lag.describe()`` (why Nova lags, what catches up).
     :param before: the snapshot before the step; ``after`` after it.
     :param reconciled: hosts where ``update_available_resource`` ran after
         everything the step did (their windows close).
@@ -222,10 +240,7 @@ def tracker_windows(windows, before, after, reconciled=(), down=(),
         two snapshots.
     :returns: the windows open after the step.
     """
-    opened = {host: {'below': dict(w.get('below', {})),
-                     'above': dict(w.get('above', {})),
-                     'why': w.get('why', '')}
-              for host, w in windows.items()}
+    opened = {host: _carried(w) for host, w in windows.items()}
     if step is not None:
         units = views.step_units(step)
     else:
@@ -235,12 +250,15 @@ def tracker_windows(windows, before, after, reconciled=(), down=(),
             if not isinstance(window, steps_base.Window):
                 continue   # an allocation's window: claim_windows
             into = opened.setdefault(window.host, {'below': {}, 'above': {},
-                                                   'why': ''})
+                                                   'why': '', 'lags': []})
             for key, amount in window.amounts().items():
                 if amount:
                     into[window.side][key] = (into[window.side].get(key, 0)
                                               + amount)
             into['why'] = '; '.join(filter(None, (into['why'], window.why)))
+            lags = into.setdefault('lags', [])
+            if window.lag.describe() not in lags:
+                lags.append(window.lag.describe())
     for host in reconciled:
         opened.pop(host, None)
     return {host: w for host, w in opened.items()
