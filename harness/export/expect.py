@@ -1,0 +1,93 @@
+"""Expectation keys as Nova's assertions, one unit each.
+
+A unit is a function ``(value, scenario) -> lines`` of test code for the
+key's parsed value (``harness.core.checks.expect``), registered under the
+key by ``translates``. The lines call the assertion helpers the generated
+class defines (``nova_test.HELPERS``), which read what the harness reads:
+Placement's allocations and usages, the compute node record, the API's
+servers and migrations. A key without a unit is refused by name.
+"""
+
+_UNITS = {}
+
+
+class Unsupported(Exception):
+    """A value of a known key that has no faithful translation."""
+
+
+def translates(key):
+    def register(func):
+        _UNITS[key] = func
+        return func
+    return register
+
+
+def get(key):
+    return _UNITS.get(key)
+
+
+def names():
+    return tuple(sorted(_UNITS))
+
+
+def _check_plain_hosts(scenario):
+    for host in scenario.hosts.values():
+        if host.nodes is not None:
+            raise Unsupported('host %r has several compute nodes'
+                              % host.name)
+
+
+@translates('allocations')
+def allocations(value, scenario):
+    _check_plain_hosts(scenario)
+    # Exact: every server not named holds nothing, as the harness checks.
+    lines = ['self.assertAllocations({']
+    for consumer, by_host in sorted(value.items()):
+        lines.append('    %r: {' % consumer)
+        for host, resources in sorted(by_host.items()):
+            lines.append('        %r: %r,' % (host, dict(sorted(
+                resources.items()))))
+        lines.append('    },')
+    lines.append('})')
+    return lines
+
+
+@translates('usages')
+def usages(value, scenario):
+    _check_plain_hosts(scenario)
+    lines = ['self.assertUsages({']
+    for host, resources in sorted(value.items()):
+        lines.append('    %r: %r,' % (host, dict(sorted(resources.items()))))
+    lines.append('})')
+    return lines
+
+
+@translates('tracker')
+def tracker(value, scenario):
+    _check_plain_hosts(scenario)
+    lines = ['self.assertTrackers({']
+    for host, counts in sorted(value.items()):
+        if set(counts) != {'guests'}:
+            raise Unsupported('%s: the record\'s fields given exactly'
+                              % host)
+        lines.append('    %r: %r,' % (host, dict(sorted(
+            counts['guests'].items()))))
+    lines.append('})')
+    return lines
+
+
+@translates('servers')
+def servers(value, scenario):
+    lines = []
+    for server, want in sorted(value.items()):
+        if 'node' in want:
+            raise Unsupported('%s: node' % server)
+        lines.append('self.assertServer(%r, %s)' % (server, ', '.join(
+            '%s=%r' % item for item in sorted(want.items()))))
+    return lines
+
+
+@translates('migrations')
+def migrations(value, scenario):
+    return ['self.assertLatestMigration(%r, %r)' % item
+            for item in sorted(value.items())]

@@ -1,0 +1,107 @@
+"""Step kinds as Nova's functional tests write them, one unit each.
+
+A unit is a function ``(args) -> lines`` of test code, registered under
+its step kind's name by ``translates``. The code uses what the generated
+test class defines: ``self.servers`` (name -> the server's API body),
+``self.flavors`` (name -> flavor id) and ``self.computes`` (host -> its
+compute service). A step kind without a unit is refused by name.
+"""
+
+_UNITS = {}
+
+
+class Unsupported(Exception):
+    """A field of a known step kind that has no faithful translation."""
+
+
+def translates(kind):
+    def register(func):
+        _UNITS[kind] = func
+        return func
+    return register
+
+
+def get(kind):
+    """The unit of ``kind``, or None."""
+    return _UNITS.get(kind)
+
+
+def names():
+    return tuple(sorted(_UNITS))
+
+
+def _only(args, allowed):
+    extra = sorted(set(args) - set(allowed))
+    if extra:
+        raise Unsupported('field %r' % extra[0])
+
+
+def _server(name):
+    return 'self.servers[%r]' % name
+
+
+@translates('boot')
+def boot(args):
+    _only(args, ('server', 'flavor', 'host'))
+    host = args.get('host')
+    return ['self.servers[%r] = self._create_server(' % args['server'],
+            '    name=%r, flavor_id=self.flavors[%r],'
+            % (args['server'], args['flavor']),
+            "    host=%r, networks='none')" % (host,)]
+
+
+@translates('resize')
+def resize(args):
+    _only(args, ('server', 'flavor'))
+    return ['self.servers[%r] = self._resize_server('
+            '%s, self.flavors[%r])' % (args['server'], _server(
+                args['server']), args['flavor'])]
+
+
+@translates('migrate')
+def migrate(args):
+    _only(args, ('server', 'host'))
+    host = ', host=%r' % args['host'] if args.get('host') else ''
+    return ['self.servers[%r] = self._migrate_server(%s%s)'
+            % (args['server'], _server(args['server']), host)]
+
+
+@translates('live_migrate')
+def live_migrate(args):
+    _only(args, ('server', 'host'))
+    return ['self.servers[%r] = self._live_migrate(%s, host=%r)'
+            % (args['server'], _server(args['server']), args.get('host'))]
+
+
+@translates('confirm')
+def confirm(args):
+    _only(args, ('server',))
+    return ['self.servers[%r] = self._confirm_resize(%s)'
+            % (args['server'], _server(args['server']))]
+
+
+@translates('revert')
+def revert(args):
+    _only(args, ('server',))
+    return ['self.servers[%r] = self._revert_resize(%s)'
+            % (args['server'], _server(args['server']))]
+
+
+@translates('delete')
+def delete(args):
+    _only(args, ('server',))
+    return ['self._delete_server(%s)' % _server(args['server'])]
+
+
+@translates('run_periodic')
+def run_periodic(args):
+    _only(args, ('task', 'hosts'))
+    hosts = args.get('hosts') or []
+    task = args['task']
+    if not task.isidentifier():
+        raise Unsupported('task %r' % task)
+    # No host named: every compute, in name order, as the harness does.
+    target = ('sorted(self.computes)' if not hosts
+              else repr(list(hosts)))
+    return ['for host in %s:' % target,
+            '    self.computes[host].manager.%s(self.context)' % task]
