@@ -30,6 +30,20 @@ def names():
     return tuple(sorted(_UNITS))
 
 
+def _entry(indent, key, value, width=71):
+    """``key: value,`` lines at ``indent`` (past the method's 8).
+
+    The mapping is broken one item a line when it would be too long.
+    """
+    line = '%s%r: %r,' % (' ' * indent, key, value)
+    if len(line) <= width:
+        return [line]
+    return (['%s%r: {' % (' ' * indent, key)]
+            + ['%s%r: %r,' % (' ' * (indent + 4), k, v)
+               for k, v in value.items()]
+            + ['%s},' % (' ' * indent)])
+
+
 def _check_plain_hosts(scenario):
     for host in scenario.hosts.values():
         if host.nodes is not None:
@@ -45,8 +59,7 @@ def allocations(value, scenario):
     for consumer, by_host in sorted(value.items()):
         lines.append('    %r: {' % consumer)
         for host, resources in sorted(by_host.items()):
-            lines.append('        %r: %r,' % (host, dict(sorted(
-                resources.items()))))
+            lines += _entry(8, host, dict(sorted(resources.items())))
         lines.append('    },')
     lines.append('})')
     return lines
@@ -57,7 +70,7 @@ def usages(value, scenario):
     _check_plain_hosts(scenario)
     lines = ['self.assertUsages({']
     for host, resources in sorted(value.items()):
-        lines.append('    %r: %r,' % (host, dict(sorted(resources.items()))))
+        lines += _entry(4, host, dict(sorted(resources.items())))
     lines.append('})')
     return lines
 
@@ -70,8 +83,7 @@ def tracker(value, scenario):
         if set(counts) != {'guests'}:
             raise Unsupported('%s: the record\'s fields given exactly'
                               % host)
-        lines.append('    %r: %r,' % (host, dict(sorted(
-            counts['guests'].items()))))
+        lines += _entry(4, host, dict(sorted(counts['guests'].items())))
     lines.append('})')
     return lines
 

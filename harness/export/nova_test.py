@@ -17,6 +17,7 @@ expectations are translated.
 """
 
 import re
+import textwrap
 
 from harness.core import scenario as scenario_mod
 from harness.export import expect as expect_units
@@ -32,15 +33,14 @@ HELPERS = '''
         return self._get_provider_uuid_by_host(host)
 
     def _migrations_of(self, name):
-        """The server's migrations, oldest first, as the API lists them."""
+        """The server's migrations, oldest first."""
         migrations = self.admin_api.api_get(
             '/os-migrations?instance_uuid=%s'
             % self.servers[name]['id']).body['migrations']
         return sorted(migrations, key=lambda migration: migration['id'])
 
     def _held(self, consumer_uuid):
-        """What a consumer holds, by host name (hosts holding nothing
-        left out)."""
+        """What a consumer holds, by host name (none: left out)."""
         by_provider = self.placement.get(
             '/allocations/%s' % consumer_uuid).body['allocations']
         hosts = {self._provider(host): host for host in self.computes}
@@ -48,9 +48,12 @@ HELPERS = '''
                 for rp, allocation in by_provider.items()}
 
     def assertAllocations(self, expected):
-        """Exactly what each consumer holds: every server booted and
-        its latest migration ('migration(NAME)'); one not named holds
-        nothing, and an older migration holds nothing."""
+        """Exactly what each consumer holds.
+
+        The consumers are every server booted and its latest migration
+        ('migration(NAME)'); one not named holds nothing, nor does an
+        older migration.
+        """
         for name in sorted(self.servers):
             self.assertEqual(expected.get(name, {}),
                              self._held(self.servers[name]['id']),
@@ -73,8 +76,11 @@ HELPERS = '''
                 'usages of %s' % host)
 
     def assertTrackers(self, expected):
-        """What each host's compute node record counts: its guests plus
-        the host's reserved memory and disk (a host not named: none)."""
+        """What each host's compute node record counts.
+
+        Its guests plus the host's reserved CPUs, memory and disk (a
+        host not named counts no guest).
+        """
         reserved = {
             'vcpus_used': CONF.reserved_host_cpus,
             'memory_mb_used': CONF.reserved_host_memory_mb,
@@ -144,10 +150,11 @@ def export(path, bug=None, with_harness=False):
 
 
 def _docstring(bug, title, path):
-    what = 'Regression test for bug %s' % bug if bug else 'Scenarios'
-    return '%s%s.\n\nExported from the nova-harness scenario file %s.\n' % (
-        what, ': %s' % title if title else '',
-        re.sub(r'.*/(harness/)', r'\1', path))
+    what = 'Regression test for bug %s.' % bug if bug else 'Scenarios.'
+    body = ['', textwrap.fill(title + '.', 79)] if title else []
+    return '\n'.join([what] + body + [
+        '', 'Exported from the nova-harness scenario file %s.'
+        % re.sub(r'.*/(harness/)', r'\1', path), ''])
 
 
 def _driver(path, scenarios):
@@ -184,8 +191,9 @@ def _class(path, scenarios, driver, bug, title, with_harness):
     lines = ['class %s(integrated_helpers.ProviderUsageBaseTestCase):'
              % name]
     if title:
-        lines.append('    """%s"""' % title.replace('"""', "'''"))
-        lines.append('')
+        text = textwrap.wrap(title.replace('"""', "'''") + '.', 68)
+        lines += ['    """%s' % ('Bug %s.' % bug if bug else 'Scenarios.'),
+                  ''] + ['    %s' % line for line in text] + ['    """', '']
     lines += ["    compute_driver = %r" % driver, '',
               '    def setUp(self):',
               '        super().setUp()']

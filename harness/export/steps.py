@@ -53,9 +53,9 @@ def boot(args):
 @translates('resize')
 def resize(args):
     _only(args, ('server', 'flavor'))
-    return ['self.servers[%r] = self._resize_server('
-            '%s, self.flavors[%r])' % (args['server'], _server(
-                args['server']), args['flavor'])]
+    return ['self.servers[%r] = self._resize_server(' % args['server'],
+            '    %s, self.flavors[%r])'
+            % (_server(args['server']), args['flavor'])]
 
 
 @translates('migrate')
@@ -104,4 +104,5 @@ def run_periodic(args):
     target = ('sorted(self.computes)' if not hosts
               else repr(list(hosts)))
     return ['for host in %s:' % target,
-            '    self.computes[host].manager.%s(self.context)' % task]
+            '    self.computes[host].manager.%s(' % task,
+            '        self.context)']
