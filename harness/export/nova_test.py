@@ -212,7 +212,7 @@ def _class(path, scenarios, driver, bug, title, with_harness):
               '        self.computes = {}',
               '        self.flavors = {}',
               '        self.servers = {}']
-    lines += HELPERS.split('\n')
+    lines += HELPERS.rstrip('\n').split('\n')
     for scenario in scenarios:
         lines += _method(path, scenario)
     return lines
