@@ -106,3 +106,27 @@ def run_periodic(args):
     return ['for host in %s:' % target,
             '    self.computes[host].manager.%s(' % task,
             '        self.context)']
+
+
+def _service(host, body):
+    # The API's PUT calls the up compute's set_host_enabled (an RPC
+    # call): the COMPUTE_STATUS_DISABLED trait is set when it returns.
+    return ["service = self.admin_api.get_services(",
+            "    binary='nova-compute', host=%r)[0]" % host,
+            "self.admin_api.put_service(service['id'], {"] + [
+                '    %r: %r,' % item for item in body.items()] + ['})']
+
+
+@translates('disable_compute')
+def disable_compute(args):
+    _only(args, ('host', 'reason'))
+    body = {'status': 'disabled'}
+    if args.get('reason') is not None:
+        body['disabled_reason'] = args['reason']
+    return _service(args['host'], body)
+
+
+@translates('enable_compute')
+def enable_compute(args):
+    _only(args, ('host',))
+    return _service(args['host'], {'status': 'enabled'})

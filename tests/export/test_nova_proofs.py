@@ -78,7 +78,7 @@ class ExportedNovaTestProofs(testing.TestCase):
         # with integrated_helpers' helpers; the other bugs' scenarios need
         # a profiled libvirt host, a fault, an injection, or a compute
         # stopped and started (refused by name: see the unit tests).
-        self.assertEqual(['1818914'], sorted(exportable()))
+        self.assertEqual(['1818914', '1886418'], sorted(exportable()))
 
     def test_exported_tests_pass_on_nova_and_fail_with_the_bug_back(self):
         for bug, source in sorted(exportable().items()):

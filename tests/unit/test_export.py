@@ -153,8 +153,21 @@ class StepTranslationTest(ExportTestCase):
         from harness.core import steps as kinds
         self.assertLessEqual(set(step_units.names()), set(kinds.names()))
         self.assertEqual(
-            ('boot', 'confirm', 'delete', 'live_migrate', 'migrate',
-             'resize', 'revert', 'run_periodic'), step_units.names())
+            ('boot', 'confirm', 'delete', 'disable_compute',
+             'enable_compute', 'live_migrate', 'migrate', 'resize',
+             'revert', 'run_periodic'), step_units.names())
+
+    def test_disable_and_enable_a_compute(self):
+        body = self.body('- disable_compute: {host: src, reason: m}\n'
+                         '- enable_compute: src')
+        service = ['service = self.admin_api.get_services(',
+                   "binary='nova-compute', host='src')[0]",
+                   "self.admin_api.put_service(service['id'], {"]
+        self.assertEqual(
+            ['# 1. disable compute src'] + service
+            + ["'status': 'disabled',", "'disabled_reason': 'm',", '})',
+               '# 2. enable compute src'] + service
+            + ["'status': 'enabled',", '})'], body)
 
 
 class ExpectTranslationTest(ExportTestCase):
