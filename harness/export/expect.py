@@ -8,26 +8,13 @@ Placement's allocations and usages, the compute node record, the API's
 servers and migrations. A key without a unit is refused by name.
 """
 
-_UNITS = {}
+from harness.export import registry
 
-
-class Unsupported(Exception):
-    """A value of a known key that has no faithful translation."""
-
-
-def translates(key):
-    def register(func):
-        _UNITS[key] = func
-        return func
-    return register
-
-
-def get(key):
-    return _UNITS.get(key)
-
-
-def names():
-    return tuple(sorted(_UNITS))
+_REGISTRY = registry.Registry()
+translates = _REGISTRY.translates
+get = _REGISTRY.get
+names = _REGISTRY.names
+Unsupported = registry.Unsupported
 
 
 def _entry(indent, key, value, width=71):
@@ -65,27 +52,30 @@ def allocations(value, scenario):
     return lines
 
 
+def _by_host(assertion, value, amounts):
+    """``assertion({host: amounts, ...})`` lines."""
+    lines = ['self.%s({' % assertion]
+    for host, counts in sorted(value.items()):
+        lines += _entry(4, host, dict(sorted(amounts(host, counts).items())))
+    return lines + ['})']
+
+
 @translates('usages')
 def usages(value, scenario):
     _check_plain_hosts(scenario)
-    lines = ['self.assertUsages({']
-    for host, resources in sorted(value.items()):
-        lines += _entry(4, host, dict(sorted(resources.items())))
-    lines.append('})')
-    return lines
+    return _by_host('assertUsages', value, lambda host, resources: resources)
+
+
+def _guests(host, counts):
+    if set(counts) != {'guests'}:
+        raise Unsupported('%s: the record\'s fields given exactly' % host)
+    return counts['guests']
 
 
 @translates('tracker')
 def tracker(value, scenario):
     _check_plain_hosts(scenario)
-    lines = ['self.assertTrackers({']
-    for host, counts in sorted(value.items()):
-        if set(counts) != {'guests'}:
-            raise Unsupported('%s: the record\'s fields given exactly'
-                              % host)
-        lines += _entry(4, host, dict(sorted(counts['guests'].items())))
-    lines.append('})')
-    return lines
+    return _by_host('assertTrackers', value, _guests)
 
 
 @translates('servers')

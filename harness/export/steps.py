@@ -7,27 +7,13 @@ test class defines: ``self.servers`` (name -> the server's API body),
 compute service). A step kind without a unit is refused by name.
 """
 
-_UNITS = {}
+from harness.export import registry
 
-
-class Unsupported(Exception):
-    """A field of a known step kind that has no faithful translation."""
-
-
-def translates(kind):
-    def register(func):
-        _UNITS[kind] = func
-        return func
-    return register
-
-
-def get(kind):
-    """The unit of ``kind``, or None."""
-    return _UNITS.get(kind)
-
-
-def names():
-    return tuple(sorted(_UNITS))
+_REGISTRY = registry.Registry()
+translates = _REGISTRY.translates
+get = _REGISTRY.get
+names = _REGISTRY.names
+Unsupported = registry.Unsupported
 
 
 def _only(args, allowed):
