@@ -138,6 +138,21 @@ def build_parser():
     explore.add_argument('--merge', action='store_true',
                          help='the files are the shard files of one '
                          'exploration: merge, group and shrink them')
+    export = sub.add_parser(
+        'export', help='write scenarios as tests in another project',
+        parents=[options.common_options(options.OUTPUT)])
+    export.add_argument('format', choices=('nova-test',),
+                        help='nova-test: a Nova functional regression test')
+    export.add_argument('file', metavar='FILE')
+    export.add_argument('--bug', metavar='N', default=None,
+                        help='the bug the test is for (default: the '
+                        "file's bug: id)")
+    export.add_argument('-o', dest='output', metavar='PATH', default=None,
+                        help='write the test there (default: stdout)')
+    export.add_argument('--with-harness', action='store_true',
+                        help='let HARNESS_REINTRODUCE=1 put the bug back '
+                        'with its reintroduction fixture (imports the '
+                        'harness)')
     sub.add_parser('bugs', help='list the registered bugs',
                    parents=[options.common_options(options.OUTPUT)])
     reproduce = sub.add_parser(
@@ -226,6 +241,8 @@ def main(argv=None, out=None):
     try:
         if args.command == 'bugs':
             return cmd_bugs(out)
+        if args.command == 'export':
+            return cmd_export(args, out)
         if args.command == 'run':
             return cmd_run(args, out)
         if args.command == 'explore':
@@ -250,6 +267,19 @@ def main(argv=None, out=None):
         if program:
             out.flush()
             err.flush()
+
+
+def cmd_export(args, out):
+    """Write the file's scenarios as a Nova test (refusals: exit 2)."""
+    from harness.export import nova_test
+    source = nova_test.export(args.file, bug=args.bug,
+                              with_harness=args.with_harness)
+    if args.output:
+        with open(args.output, 'w') as stream:
+            stream.write(source)
+    else:
+        out.write(source)
+    return EXIT_PASS
 
 
 # The log file of this process, once one is chosen (printed on failure).

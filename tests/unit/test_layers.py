@@ -57,8 +57,10 @@ LAYERS = {
     # The HTML reports: drawn from timelines (Nova only read, lazily, by
     # the recorder a run is given).
     'report': {'core'},
-    'runners': {'core', 'cloud', 'bugs', 'report'},
-    'testing': {'core', 'cloud', 'bugs', 'runners', 'report'},
+    # Scenarios written as other projects' tests (no Nova imported).
+    'export': {'core'},
+    'runners': {'core', 'cloud', 'bugs', 'report', 'export'},
+    'testing': {'core', 'cloud', 'bugs', 'runners', 'report', 'export'},
 }
 
 #: Public names whose import stays Nova-free: unit tests derive from the

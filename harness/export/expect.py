@@ -1,0 +1,95 @@
+"""Expectation keys as Nova's assertions, one unit each.
+
+A unit is a function ``(value, scenario) -> lines`` of test code for the
+key's parsed value (``harness.core.checks.expect``), registered under the
+key by ``translates``. The lines call the assertion helpers the generated
+class defines (``nova_test.HELPERS``), which read what the harness reads:
+Placement's allocations and usages, the compute node record, the API's
+servers and migrations. A key without a unit is refused by name.
+"""
+
+from harness.export import registry
+
+_REGISTRY = registry.Registry()
+translates = _REGISTRY.translates
+get = _REGISTRY.get
+names = _REGISTRY.names
+Unsupported = registry.Unsupported
+
+
+def _entry(indent, key, value, width=71):
+    """``key: value,`` lines at ``indent`` (past the method's 8).
+
+    The mapping is broken one item a line when it would be too long.
+    """
+    line = '%s%r: %r,' % (' ' * indent, key, value)
+    if len(line) <= width:
+        return [line]
+    return (['%s%r: {' % (' ' * indent, key)]
+            + ['%s%r: %r,' % (' ' * (indent + 4), k, v)
+               for k, v in value.items()]
+            + ['%s},' % (' ' * indent)])
+
+
+def _check_plain_hosts(scenario):
+    for host in scenario.hosts.values():
+        if host.nodes is not None:
+            raise Unsupported('host %r has several compute nodes'
+                              % host.name)
+
+
+@translates('allocations')
+def allocations(value, scenario):
+    _check_plain_hosts(scenario)
+    # Exact: every server not named holds nothing, as the harness checks.
+    lines = ['self.assertAllocations({']
+    for consumer, by_host in sorted(value.items()):
+        lines.append('    %r: {' % consumer)
+        for host, resources in sorted(by_host.items()):
+            lines += _entry(8, host, dict(sorted(resources.items())))
+        lines.append('    },')
+    lines.append('})')
+    return lines
+
+
+def _by_host(assertion, value, amounts):
+    """``assertion({host: amounts, ...})`` lines."""
+    lines = ['self.%s({' % assertion]
+    for host, counts in sorted(value.items()):
+        lines += _entry(4, host, dict(sorted(amounts(host, counts).items())))
+    return lines + ['})']
+
+
+@translates('usages')
+def usages(value, scenario):
+    _check_plain_hosts(scenario)
+    return _by_host('assertUsages', value, lambda host, resources: resources)
+
+
+def _guests(host, counts):
+    if set(counts) != {'guests'}:
+        raise Unsupported('%s: the record\'s fields given exactly' % host)
+    return counts['guests']
+
+
+@translates('tracker')
+def tracker(value, scenario):
+    _check_plain_hosts(scenario)
+    return _by_host('assertTrackers', value, _guests)
+
+
+@translates('servers')
+def servers(value, scenario):
+    lines = []
+    for server, want in sorted(value.items()):
+        if 'node' in want:
+            raise Unsupported('%s: node' % server)
+        lines.append('self.assertServer(%r, %s)' % (server, ', '.join(
+            '%s=%r' % item for item in sorted(want.items()))))
+    return lines
+
+
+@translates('migrations')
+def migrations(value, scenario):
+    return ['self.assertLatestMigration(%r, %r)' % item
+            for item in sorted(value.items())]

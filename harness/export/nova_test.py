@@ -1,0 +1,284 @@
+"""A scenario file as a Nova functional regression test module.
+
+``export(path, bug=None, with_harness=False)`` returns the module's
+source. It is built on ``integrated_helpers.ProviderUsageBaseTestCase``
+(the base of Nova's resize, migrate and allocation regressions): the
+scenario's hosts are computes of Nova's fake driver, its flavors are
+created through the API, each scenario is one test method whose steps
+call ``integrated_helpers``' helpers (``steps``) and whose expectations
+are assertions on Placement, the compute node records and the API
+(``expect``). The module imports no harness unless ``with_harness``:
+then ``HARNESS_REINTRODUCE=1`` in the environment puts the bug back into
+Nova with its reintroduction fixture, so the same test shows the bite.
+
+What the exported test does not check: the harness's invariants, which
+run after every step of a scenario; only the scenario's own
+expectations are translated.
+"""
+
+import re
+import textwrap
+
+from harness.core import scenario as scenario_mod
+from harness.export import expect as expect_units
+from harness.export import refusal
+from harness.export import steps as step_units
+
+INDENT = ' ' * 8
+
+# The assertion helpers every exported class carries: the expectation
+# units' lines call them. Each reads what the harness's key reads.
+HELPERS = '''
+    def _provider(self, host):
+        return self._get_provider_uuid_by_host(host)
+
+    def _migrations_of(self, name):
+        """The server's migrations, oldest first."""
+        migrations = self.admin_api.api_get(
+            '/os-migrations?instance_uuid=%s'
+            % self.servers[name]['id']).body['migrations']
+        return sorted(migrations, key=lambda migration: migration['id'])
+
+    def _held(self, consumer_uuid):
+        """What a consumer holds, by host name (none: left out)."""
+        by_provider = self.placement.get(
+            '/allocations/%s' % consumer_uuid).body['allocations']
+        hosts = {self._provider(host): host for host in self.computes}
+        return {hosts[rp]: allocation['resources']
+                for rp, allocation in by_provider.items()}
+
+    def assertAllocations(self, expected):
+        """Exactly what each consumer holds.
+
+        The consumers are every server booted and its latest migration
+        ('migration(NAME)'); one not named holds nothing, nor does an
+        older migration.
+        """
+        for name in sorted(self.servers):
+            self.assertEqual(expected.get(name, {}),
+                             self._held(self.servers[name]['id']),
+                             'allocations of %s' % name)
+            migrations = self._migrations_of(name)
+            for migration in migrations:
+                consumer = 'migration(%s)' % name
+                want = (expected.get(consumer, {})
+                        if migration is migrations[-1] else {})
+                self.assertEqual(want, self._held(migration['uuid']),
+                                 'allocations of %s' % consumer)
+
+    def assertUsages(self, expected):
+        """Exactly each host provider's usage (a host not named: none)."""
+        for host in sorted(self.computes):
+            usages = self._get_provider_usages(self._provider(host))
+            self.assertEqual(
+                expected.get(host, {}),
+                {rc: used for rc, used in usages.items() if used},
+                'usages of %s' % host)
+
+    def assertTrackers(self, expected):
+        """What each host's compute node record counts.
+
+        Its guests plus the host's reserved CPUs, memory and disk (a
+        host not named counts no guest).
+        """
+        reserved = {
+            'vcpus_used': CONF.reserved_host_cpus,
+            'memory_mb_used': CONF.reserved_host_memory_mb,
+            'local_gb_used': compute_utils.convert_mb_to_ceil_gb(
+                CONF.reserved_host_disk_mb),
+        }
+        for host in sorted(self.computes):
+            node = objects.ComputeNode.get_by_host_and_nodename(
+                self.context, host, host)
+            guests = expected.get(host, {})
+            self.assertEqual(
+                {key: guests.get(key, 0) + extra
+                 for key, extra in reserved.items()},
+                {key: getattr(node, key) for key in reserved},
+                'the resource tracker of %s' % host)
+
+    def assertServer(self, name, status=None, host=None):
+        server = self.api.get_server(self.servers[name]['id'])
+        if status is not None:
+            self.assertEqual(status, server['status'], name)
+        if host is not None:
+            self.assertEqual(host, server['OS-EXT-SRV-ATTR:host'], name)
+
+    def assertLatestMigration(self, name, status):
+        self.assertEqual(status, self._migrations_of(name)[-1]['status'],
+                         'the latest migration of %s' % name)
+'''
+
+HEADER = '''\
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+'''
+
+
+def export(path, bug=None, with_harness=False):
+    """The source of a Nova regression test module for ``path``."""
+    header, scenarios = scenario_mod.load_file(path)
+    meta = header.get('bug') or {}
+    bug = str(bug or meta.get('id') or '') or None
+    if with_harness and not bug:
+        raise refusal.Refused(path, '*', 'the file',
+                              '--with-harness needs a bug (--bug N)')
+    driver = _driver(path, scenarios)
+    title = ' '.join(str(meta.get('title', '')).split())
+    out = [HEADER, '"""%s"""' % _docstring(bug, title, path), '']
+    if with_harness:
+        out += ['import os', '']
+    out += ['from oslo_config import cfg', '',
+            'from nova.compute import utils as compute_utils',
+            'from nova import context',
+            'from nova import objects',
+            'from nova.tests.functional import integrated_helpers']
+    if with_harness:
+        out += ['', 'from harness import bugs']
+    out += ['', 'CONF = cfg.CONF', '', '']
+    out += _class(path, scenarios, driver, bug, title, with_harness)
+    return '\n'.join(out).rstrip('\n') + '\n'
+
+
+def _docstring(bug, title, path):
+    what = 'Regression test for bug %s.' % bug if bug else 'Scenarios.'
+    body = ['', textwrap.fill(title + '.', 79)] if title else []
+    return '\n'.join([what] + body + [
+        '', 'Exported from the nova-harness scenario file %s.'
+        % re.sub(r'.*/(harness/)', r'\1', path), ''])
+
+
+def _driver(path, scenarios):
+    drivers = set()
+    for scenario in scenarios:
+        for host in scenario.hosts.values():
+            if host.profile:
+                raise refusal.Refused(
+                    path, scenario.name, 'host %r' % host.name,
+                    'a profiled host (libvirt over fakelibvirt) is not '
+                    'translated yet')
+            if not (host.driver or '').startswith('fake.'):
+                raise refusal.Refused(
+                    path, scenario.name, 'host %r' % host.name,
+                    'driver %r is not one of Nova\'s fake drivers'
+                    % host.driver)
+            if host.nodes is not None:
+                raise refusal.Refused(
+                    path, scenario.name, 'host %r' % host.name,
+                    'a host of several compute nodes')
+            drivers.add(host.driver)
+    if len(drivers) != 1:
+        raise refusal.Refused(path, '*', 'hosts', 'the scenarios use '
+                              'drivers %s; one test class has one'
+                              % sorted(drivers))
+    return drivers.pop()
+
+
+def _class(path, scenarios, driver, bug, title, with_harness):
+    name = 'TestBug%s' % bug if bug else 'TestScenarios'
+    config = scenarios[0].config
+    for scenario in scenarios:
+        _check_scenario(path, scenario, config)
+    lines = ['class %s(integrated_helpers.ProviderUsageBaseTestCase):'
+             % name]
+    if title:
+        text = textwrap.wrap(title.replace('"""', "'''") + '.', 68)
+        lines += ['    """%s' % ('Bug %s.' % bug if bug else 'Scenarios.'),
+                  ''] + ['    %s' % line for line in text] + ['    """', '']
+    lines += ["    compute_driver = %r" % driver, '',
+              '    def setUp(self):',
+              '        super().setUp()']
+    if with_harness:
+        lines += ["        # HARNESS_REINTRODUCE=1: the bug put back into "
+                  "Nova.",
+                  "        if os.environ.get('HARNESS_REINTRODUCE'):",
+                  '            self.useFixture(bugs.get(%r).reintroduce())'
+                  % bug]
+    for group, options in sorted(config.items()):
+        for option, value in sorted(options.items()):
+            lines.append('        self.flags(%s=%r%s)' % (
+                option, value, '' if group == 'DEFAULT'
+                else ', group=%r' % group))
+    lines += ['        self.context = context.get_admin_context()',
+              '        self.computes = {}',
+              '        self.flavors = {}',
+              '        self.servers = {}']
+    lines += HELPERS.rstrip('\n').split('\n')
+    for scenario in scenarios:
+        lines += _method(path, scenario)
+    return lines
+
+
+def _check_scenario(path, scenario, config):
+    if scenario.config != config:
+        raise refusal.Refused(path, scenario.name, 'config', 'differs '
+                              'from the first scenario\'s; one test '
+                              'class has one setUp')
+    if scenario.images:
+        raise refusal.Refused(path, scenario.name, 'images', 'images with '
+                              'properties are not translated')
+    if scenario.expected_breaks:
+        raise refusal.Refused(path, scenario.name, 'expected_breaks',
+                              'the harness\'s invariants are not exported')
+    for flavor in scenario.flavors.values():
+        if flavor.extra_specs:
+            raise refusal.Refused(path, scenario.name, 'flavor %r'
+                                  % flavor.name, 'extra specs need a '
+                                  'libvirt host')
+
+
+def _world(scenario):
+    """The scenario's hosts and flavors, made at the test's start."""
+    lines = [INDENT + 'for host in %r:' % sorted(scenario.hosts),
+             INDENT + '    self.computes[host] = self._start_compute(host)']
+    for flavor in sorted(scenario.flavors.values(), key=lambda f: f.name):
+        lines += [
+            INDENT + 'self.flavors[%r] = self._create_flavor(' % flavor.name,
+            INDENT + '    name=%r, vcpu=%d, memory_mb=%d, disk=%d,'
+            % (flavor.name, flavor.vcpus, flavor.ram, flavor.disk),
+            INDENT + '    ephemeral=%d, swap=%d)'
+            % (flavor.ephemeral, flavor.swap)]
+    return lines
+
+
+def _method(path, scenario):
+    slug = re.sub(r'[^a-z0-9]+', '_', scenario.name.lower()).strip('_')
+    lines = ['', '    def test_%s(self):' % slug,
+             '        """%s"""' % scenario.name.replace('"""', "'''")]
+    lines += _world(scenario)
+    for step in scenario.steps:
+        what = 'step %d (%s)' % (step.index, step.kind)
+        unit = step_units.get(step.kind)
+        if unit is None:
+            raise refusal.Refused(path, scenario.name, what,
+                                  'step kind %r' % step.kind)
+        if step.error is not None:
+            raise refusal.Refused(path, scenario.name, what + ': error',
+                                  'a step expected to fail')
+        try:
+            body = unit(step.args)
+        except step_units.Unsupported as exc:
+            raise refusal.Refused(path, scenario.name, what, str(exc))
+        for key, value in step.expect.items():
+            check = expect_units.get(key)
+            where = '%s: expect: %s' % (what, key)
+            if check is None:
+                raise refusal.Refused(path, scenario.name, where,
+                                      'expectation key %r' % key)
+            try:
+                body += check(value, scenario)
+            except expect_units.Unsupported as exc:
+                raise refusal.Refused(path, scenario.name, where, str(exc))
+        lines.append('')
+        lines.append(INDENT + '# %d. %s' % (step.index, step.label))
+        lines += [INDENT + line for line in body]
+    return lines

@@ -1,0 +1,118 @@
+"""Step kinds as Nova's functional tests write them, one unit each.
+
+A unit is a function ``(args) -> lines`` of test code, registered under
+its step kind's name by ``translates``. The code uses what the generated
+test class defines: ``self.servers`` (name -> the server's API body),
+``self.flavors`` (name -> flavor id) and ``self.computes`` (host -> its
+compute service). A step kind without a unit is refused by name.
+"""
+
+from harness.export import registry
+
+_REGISTRY = registry.Registry()
+translates = _REGISTRY.translates
+get = _REGISTRY.get
+names = _REGISTRY.names
+Unsupported = registry.Unsupported
+
+
+def _only(args, allowed):
+    extra = sorted(set(args) - set(allowed))
+    if extra:
+        raise Unsupported('field %r' % extra[0])
+
+
+def _server(name):
+    return 'self.servers[%r]' % name
+
+
+@translates('boot')
+def boot(args):
+    _only(args, ('server', 'flavor', 'host'))
+    host = args.get('host')
+    return ['self.servers[%r] = self._create_server(' % args['server'],
+            '    name=%r, flavor_id=self.flavors[%r],'
+            % (args['server'], args['flavor']),
+            "    host=%r, networks='none')" % (host,)]
+
+
+@translates('resize')
+def resize(args):
+    _only(args, ('server', 'flavor'))
+    return ['self.servers[%r] = self._resize_server(' % args['server'],
+            '    %s, self.flavors[%r])'
+            % (_server(args['server']), args['flavor'])]
+
+
+@translates('migrate')
+def migrate(args):
+    _only(args, ('server', 'host'))
+    host = ', host=%r' % args['host'] if args.get('host') else ''
+    return ['self.servers[%r] = self._migrate_server(%s%s)'
+            % (args['server'], _server(args['server']), host)]
+
+
+@translates('live_migrate')
+def live_migrate(args):
+    _only(args, ('server', 'host'))
+    return ['self.servers[%r] = self._live_migrate(%s, host=%r)'
+            % (args['server'], _server(args['server']), args.get('host'))]
+
+
+@translates('confirm')
+def confirm(args):
+    _only(args, ('server',))
+    return ['self.servers[%r] = self._confirm_resize(%s)'
+            % (args['server'], _server(args['server']))]
+
+
+@translates('revert')
+def revert(args):
+    _only(args, ('server',))
+    return ['self.servers[%r] = self._revert_resize(%s)'
+            % (args['server'], _server(args['server']))]
+
+
+@translates('delete')
+def delete(args):
+    _only(args, ('server',))
+    return ['self._delete_server(%s)' % _server(args['server'])]
+
+
+@translates('run_periodic')
+def run_periodic(args):
+    _only(args, ('task', 'hosts'))
+    hosts = args.get('hosts') or []
+    task = args['task']
+    if not task.isidentifier():
+        raise Unsupported('task %r' % task)
+    # No host named: every compute, in name order, as the harness does.
+    target = ('sorted(self.computes)' if not hosts
+              else repr(list(hosts)))
+    return ['for host in %s:' % target,
+            '    self.computes[host].manager.%s(' % task,
+            '        self.context)']
+
+
+def _service(host, body):
+    # The API's PUT calls the up compute's set_host_enabled (an RPC
+    # call): the COMPUTE_STATUS_DISABLED trait is set when it returns.
+    return ["service = self.admin_api.get_services(",
+            "    binary='nova-compute', host=%r)[0]" % host,
+            "self.admin_api.put_service(service['id'], {"] + [
+                '    %r: %r,' % item for item in body.items()] + ['})']
+
+
+@translates('disable_compute')
+def disable_compute(args):
+    _only(args, ('host', 'reason'))
+    body = {'status': 'disabled'}
+    if args.get('reason') is not None:
+        body['disabled_reason'] = args['reason']
+    return _service(args['host'], body)
+
+
+@translates('enable_compute')
+def enable_compute(args):
+    _only(args, ('host',))
+    return _service(args['host'], {'status': 'enabled'})

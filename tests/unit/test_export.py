@@ -1,0 +1,333 @@
+"""``harness export nova-test``: each translation, each refusal (no Nova).
+
+The exported source is compiled and read back: each step kind's unit
+must call the ``integrated_helpers`` helper that does what the step does,
+each expectation key's unit must assert the values the scenario expects.
+Whether the exported test passes on Nova and fails with the bug put back
+is proved by ``tests/functional/test_export_proofs.py``.
+"""
+
+import ast
+import io
+import os
+
+import fixtures
+
+from harness.export import expect as expect_units
+from harness.export import nova_test
+from harness.export import refusal
+from harness.export import steps as step_units
+from harness.runners import cli
+from harness import testing
+
+HEAD = '''\
+bug: {id: 1, title: a test bug, fix: abc, story: s}
+scenarios:
+  - name: the scenario
+    hosts:
+      src: {driver: fake}
+      dst: {driver: fake}
+    flavors:
+      small: {vcpus: 1, ram: 512, disk: 1}
+      large: {vcpus: 2, ram: 1024, disk: 1}
+    steps:
+'''
+
+SMALL = "{'DISK_GB': 1, 'MEMORY_MB': 512, 'VCPU': 1}"
+
+
+class ExportTestCase(testing.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.tmp = self.useFixture(fixtures.TempDir()).path
+
+    def path(self, steps, head=HEAD):
+        path = os.path.join(self.tmp, 'lp1.yaml')
+        with open(path, 'w') as f:
+            f.write(head + ''.join('      %s\n' % line
+                                   for line in steps.splitlines()))
+        return path
+
+    def export(self, steps, **kwargs):
+        source = nova_test.export(self.path(steps), **kwargs)
+        # The module compiles, and is one class on Nova's base.
+        module = ast.parse(source)
+        classes = [n for n in module.body if isinstance(n, ast.ClassDef)]
+        self.assertEqual(['TestBug1'], [c.name for c in classes])
+        self.assertEqual('integrated_helpers.ProviderUsageBaseTestCase',
+                         ast.unparse(classes[0].bases[0]))
+        return source
+
+    def body(self, steps):
+        """The test method's lines after the hosts and flavors."""
+        source = self.export(steps)
+        method = source[source.index('    def test_the_scenario'):]
+        return [line.strip() for line in method.splitlines()
+                if line.strip()][10:]
+
+    def assertRefused(self, steps, *words, head=HEAD):
+        exc = self.assertRaises(refusal.Refused, nova_test.export,
+                                self.path(steps, head))
+        for word in (self.tmp, "scenario 'the scenario'") + words:
+            self.assertIn(word, str(exc))
+        return str(exc)
+
+
+class StepTranslationTest(ExportTestCase):
+
+    def test_boot(self):
+        self.assertEqual([
+            '# 1. boot vm1 (small) on src',
+            "self.servers['vm1'] = self._create_server(",
+            "name='vm1', flavor_id=self.flavors['small'],",
+            "host='src', networks='none')"],
+            self.body('- boot: {server: vm1, flavor: small, host: src}'))
+
+    def test_boot_where_the_scheduler_chooses(self):
+        self.assertIn("host=None, networks='none')",
+                      self.body('- boot: {server: vm1, flavor: small}'))
+
+    def test_resize_and_confirm(self):
+        body = self.body('- boot: {server: vm1, flavor: small}\n'
+                         '- resize: {server: vm1, flavor: large}\n'
+                         '- confirm: vm1')
+        self.assertIn("self.servers['vm1'], self.flavors['large'])", body)
+        self.assertIn("self.servers['vm1'] = self._resize_server(", body)
+        self.assertIn("self.servers['vm1'] = self._confirm_resize("
+                      "self.servers['vm1'])", body)
+
+    def test_migrate_and_revert(self):
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '- migrate: {server: vm1, host: dst}\n'
+                         '- revert: vm1')
+        self.assertIn("self.servers['vm1'] = self._migrate_server("
+                      "self.servers['vm1'], host='dst')", body)
+        self.assertIn("self.servers['vm1'] = self._revert_resize("
+                      "self.servers['vm1'])", body)
+
+    def test_migrate_where_the_scheduler_chooses(self):
+        self.assertIn("self.servers['vm1'] = self._migrate_server("
+                      "self.servers['vm1'])",
+                      self.body('- boot: {server: vm1, flavor: small}\n'
+                                '- migrate: {server: vm1}'))
+
+    def test_live_migrate(self):
+        self.assertIn("self.servers['vm1'] = self._live_migrate("
+                      "self.servers['vm1'], host='dst')",
+                      self.body('- boot: {server: vm1, flavor: small, '
+                                'host: src}\n'
+                                '- live_migrate: {server: vm1, host: dst}'))
+
+    def test_delete(self):
+        self.assertIn("self._delete_server(self.servers['vm1'])",
+                      self.body('- boot: {server: vm1, flavor: small}\n'
+                                '- delete: vm1'))
+
+    def test_run_periodic_on_every_host_in_name_order(self):
+        body = self.body('- run_periodic: update_available_resource')
+        self.assertEqual(['for host in sorted(self.computes):',
+                          'self.computes[host].manager.'
+                          'update_available_resource(',
+                          'self.context)'], body[1:])
+
+    def test_run_periodic_on_named_hosts(self):
+        body = self.body('- run_periodic: {task: _poll_unconfirmed_resizes,'
+                         ' hosts: [src]}')
+        self.assertEqual(["for host in ['src']:",
+                          'self.computes[host].manager.'
+                          '_poll_unconfirmed_resizes(',
+                          'self.context)'], body[1:])
+
+    def test_the_hosts_and_flavors(self):
+        source = self.export('- boot: {server: vm1, flavor: small}')
+        self.assertIn("compute_driver = 'fake.MediumFakeDriver'", source)
+        self.assertIn("for host in ['dst', 'src']:\n"
+                      "            self.computes[host] = "
+                      "self._start_compute(host)", source)
+        self.assertIn("self.flavors['small'] = self._create_flavor(\n"
+                      "            name='small', vcpu=1, memory_mb=512, "
+                      "disk=1,\n            ephemeral=0, swap=0)", source)
+
+    def test_every_unit_is_a_registered_step_kind(self):
+        from harness.core import steps as kinds
+        self.assertLessEqual(set(step_units.names()), set(kinds.names()))
+        self.assertEqual(
+            ('boot', 'confirm', 'delete', 'disable_compute',
+             'enable_compute', 'live_migrate', 'migrate', 'resize',
+             'revert', 'run_periodic'), step_units.names())
+
+    def test_disable_and_enable_a_compute(self):
+        body = self.body('- disable_compute: {host: src, reason: m}\n'
+                         '- enable_compute: src')
+        service = ['service = self.admin_api.get_services(',
+                   "binary='nova-compute', host='src')[0]",
+                   "self.admin_api.put_service(service['id'], {"]
+        self.assertEqual(
+            ['# 1. disable compute src'] + service
+            + ["'status': 'disabled',", "'disabled_reason': 'm',", '})',
+               '# 2. enable compute src'] + service
+            + ["'status': 'enabled',", '})'], body)
+
+
+class ExpectTranslationTest(ExportTestCase):
+
+    def test_allocations(self):
+        body = self.body(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- resize: {server: vm1, flavor: large}\n'
+            '  expect: {allocations: {vm1: {dst: large}, '
+            'migration(vm1): {src: small}}}')
+        at = body.index('self.assertAllocations({')
+        self.assertEqual([
+            "'migration(vm1)': {", "'src': %s," % SMALL, '},',
+            "'vm1': {",
+            "'dst': {'DISK_GB': 1, 'MEMORY_MB': 1024, 'VCPU': 2},",
+            '},', '})'], body[at + 1:at + 8])
+
+    def test_no_allocations(self):
+        body = self.body('- boot: {server: vm1, flavor: small}\n'
+                         '- delete: vm1\n'
+                         '  expect: {allocations: {}}')
+        self.assertEqual(['self.assertAllocations({', '})'], body[-2:])
+
+    def test_usages(self):
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '  expect: {usages: {src: [small, small]}}')
+        self.assertEqual(['self.assertUsages({',
+                          "'src': {'DISK_GB': 2, 'MEMORY_MB': 1024, "
+                          "'VCPU': 2},", '})'], body[-3:])
+
+    def test_tracker(self):
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '  expect: {tracker: {src: small}}')
+        self.assertEqual(['self.assertTrackers({', "'src': {",
+                          "'local_gb_used': 1,", "'memory_mb_used': 512,",
+                          "'vcpus_used': 1,", '},', '})'], body[-7:])
+
+    def test_servers(self):
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '  expect: {servers: {vm1: {status: ACTIVE, '
+                         'host: src}}}')
+        self.assertEqual("self.assertServer('vm1', host='src', "
+                         "status='ACTIVE')", body[-1])
+
+    def test_migrations(self):
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '- migrate: {server: vm1, host: dst}\n'
+                         '  expect: {migrations: {vm1: finished}}')
+        self.assertEqual("self.assertLatestMigration('vm1', 'finished')",
+                         body[-1])
+
+    def test_the_helpers_the_units_call_are_defined(self):
+        source = self.export('- boot: {server: vm1, flavor: small}')
+        for helper in ('assertAllocations', 'assertUsages',
+                       'assertTrackers', 'assertServer',
+                       'assertLatestMigration'):
+            self.assertIn('    def %s(self' % helper, source)
+        self.assertEqual(('allocations', 'migrations', 'servers',
+                          'tracker', 'usages'), expect_units.names())
+
+
+class RefusalTest(ExportTestCase):
+
+    def test_a_step_kind_without_translation(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '- stop_compute: src',
+                           "step 2 (stop_compute)", "step kind "
+                           "'stop_compute'")
+
+    def test_a_step_expected_to_fail(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small}\n'
+                           '  error: No valid host',
+                           'step 1 (boot): error', 'expected to fail')
+
+    def test_a_field_without_translation(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small, '
+                           'port: true}', 'step 1 (boot)', "field 'port'")
+
+    def test_an_expectation_key_without_translation(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small}\n'
+                           '  expect: {providers: [src, dst]}',
+                           'step 1 (boot): expect: providers',
+                           "expectation key 'providers'")
+
+    def test_a_server_node(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '  expect: {servers: {vm1: {node: src}}}',
+                           'expect: servers', 'vm1: node')
+
+    def test_a_tracker_given_by_its_fields(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '  expect: {tracker: {src: {vcpus_used: 1}}}',
+                           'expect: tracker', "the record's fields")
+
+    def test_a_profiled_host(self):
+        # A profile the harness ships (harness/bugs/lp1633120.yaml's).
+        head = HEAD.replace('src: {driver: fake}',
+                            'src: {profile: dev-1s-8c-smt2}')
+        self.assertRefused('- boot: {server: vm1, flavor: small}',
+                           "host 'src'", 'profiled host', head=head)
+
+    def test_flavor_extra_specs(self):
+        head = HEAD.replace('small: {vcpus: 1, ram: 512, disk: 1}',
+                            'small: {vcpus: 1, ram: 512, disk: 1, '
+                            'extra_specs: {"hw:mem_page_size": large}}')
+        self.assertRefused('- boot: {server: vm1, flavor: small}',
+                           "flavor 'small'", 'extra specs', head=head)
+
+    def test_with_harness_needs_a_bug(self):
+        path = self.path('- boot: {server: vm1, flavor: small}',
+                         head=HEAD.replace(
+                             'bug: {id: 1, title: a test bug, fix: abc, '
+                             'story: s}\n', ''))
+        exc = self.assertRaises(refusal.Refused, nova_test.export, path,
+                                with_harness=True)
+        self.assertIn('--with-harness needs a bug', str(exc))
+
+
+class WithHarnessTest(ExportTestCase):
+
+    def test_default_mode_imports_no_harness(self):
+        source = self.export('- boot: {server: vm1, flavor: small}')
+        self.assertNotIn('harness import', source)
+        self.assertNotIn('HARNESS_REINTRODUCE', source)
+
+    def test_with_harness_puts_the_bug_back_on_request(self):
+        source = self.export('- boot: {server: vm1, flavor: small}',
+                             with_harness=True)
+        self.assertIn('from harness import bugs', source)
+        self.assertIn("        if os.environ.get('HARNESS_REINTRODUCE'):\n"
+                      "            self.useFixture(bugs.get('1')."
+                      "reintroduce())", source)
+
+
+class CliTest(ExportTestCase):
+
+    def run_cli(self, *argv):
+        out, err = io.StringIO(), io.StringIO()
+        self.useFixture(fixtures.MonkeyPatch('sys.stderr', err))
+        return cli.main(list(argv), out=out), out.getvalue(), err.getvalue()
+
+    def test_writes_the_test(self):
+        path = self.path('- boot: {server: vm1, flavor: small}')
+        target = os.path.join(self.tmp, 'test_bug_1.py')
+        code, out, err = self.run_cli('export', 'nova-test', path,
+                                      '-o', target)
+        self.assertEqual((0, '', ''), (code, out, err))
+        with open(target) as f:
+            self.assertEqual(nova_test.export(path), f.read())
+
+    def test_to_stdout_with_another_bug(self):
+        path = self.path('- boot: {server: vm1, flavor: small}')
+        code, out, err = self.run_cli('export', 'nova-test', path,
+                                      '--bug', '7')
+        self.assertEqual(0, code)
+        self.assertIn('class TestBug7(', out)
+
+    def test_a_refusal_is_bad_input(self):
+        path = self.path('- stop_compute: src')
+        code, out, err = self.run_cli('export', 'nova-test', path)
+        self.assertEqual((2, ''), (code, out))
+        self.assertIn("step 1 (stop_compute): no faithful Nova "
+                      "translation", err)
