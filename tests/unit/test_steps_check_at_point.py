@@ -4,9 +4,9 @@ The expectations are a step's ``expect:`` keys, checked at the point; the
 injection does nothing else there. No Nova service runs here.
 """
 
-from harness.core import errors
 from harness.core import scenario
 from harness import testing
+from tests.unit import refusals
 
 PATH = 'points.yaml'
 HEAD = """\
@@ -29,10 +29,7 @@ def _load(body):
 class TestCheckAtPoint(testing.TestCase):
 
     def refused(self, body, field, *fragments):
-        message = str(self.assertRaises(errors.ScenarioError, _load, body))
-        self.assertIn('field "%s"' % field, message)
-        for fragment in fragments:
-            self.assertIn(fragment, message)
+        return refusals.refused(self, PATH, field, fragments, _load, body)
 
     def test_parsed_as_a_steps_expectations(self):
         step = _load('  - inject:\n'

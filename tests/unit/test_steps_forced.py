@@ -6,9 +6,9 @@ it); before 2.95 an evacuated ACTIVE server stays ACTIVE. No Nova service
 runs here.
 """
 
-from harness.core import errors
 from harness.core import scenario
 from harness import testing
+from tests.unit import refusals
 
 PATH = 'forced.yaml'
 HEAD = """\
@@ -31,10 +31,7 @@ def _load(body):
 class TestForced(testing.TestCase):
 
     def refused(self, body, field, *fragments):
-        message = str(self.assertRaises(errors.ScenarioError, _load, body))
-        self.assertIn('field "%s' % field, message)
-        for fragment in fragments:
-            self.assertIn(fragment, message)
+        return refusals.refused(self, PATH, field, fragments, _load, body)
 
     def test_force_sends_the_newest_version_that_has_it(self):
         step = _load('  - live_migrate: {server: vm1, host: dst, '
@@ -86,7 +83,8 @@ class TestForced(testing.TestCase):
         self.assertEqual('2.67', loaded.steps[3].args['microversion'])
         # At the newest it is SHUTOFF: a live migration is refused.
         self.refused(DOWN + '  - evacuate: {server: vm1, host: dst}\n'
-                            '  - live_migrate: vm1\n', 'live_migrate')
+                            '  - live_migrate: vm1\n', 'live_migrate.server',
+                     'it is stopped')
 
     def test_force_came_with_2_29_for_evacuation(self):
         self.refused(DOWN + '  - evacuate: {server: vm1, host: dst, force: '
