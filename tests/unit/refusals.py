@@ -1,6 +1,8 @@
 """The loader refused a scenario with one error naming the file and field."""
 
 from harness.core import errors
+from harness.core import scenario
+from harness import testing
 
 
 def refused(case, path, field, fragments, load, *args):
@@ -16,3 +18,16 @@ def refused(case, path, field, fragments, load, *args):
     for fragment in fragments:
         case.assertIn(fragment, message)
     return message
+
+
+class StepLoaderCase(testing.TestCase):
+    """Loader tests of scenarios made of ``HEAD`` and a test's own steps."""
+
+    PATH = None
+    HEAD = None
+
+    def load(self, body):
+        return scenario.load_file(self.PATH, self.HEAD + body)[1][0]
+
+    def refused(self, body, field, *fragments):
+        return refused(self, self.PATH, field, fragments, self.load, body)

@@ -4,8 +4,6 @@ The expectations are a step's ``expect:`` keys, checked at the point; the
 injection does nothing else there. No Nova service runs here.
 """
 
-from harness.core import scenario
-from harness import testing
 from tests.unit import refusals
 
 PATH = 'points.yaml'
@@ -22,20 +20,20 @@ steps:
 MOVE = "  - live_migrate: {server: vm1, host: dst}\n"
 
 
-def _load(body):
-    return scenario.load_file(PATH, HEAD + body + MOVE)[1][0]
+class TestCheckAtPoint(refusals.StepLoaderCase):
 
+    PATH = PATH
+    HEAD = HEAD
 
-class TestCheckAtPoint(testing.TestCase):
-
-    def refused(self, body, field, *fragments):
-        return refusals.refused(self, PATH, field, fragments, _load, body)
+    def load(self, body):
+        # A later step passes the injections' points.
+        return super().load(body + MOVE)
 
     def test_parsed_as_a_steps_expectations(self):
-        step = _load('  - inject:\n'
-                     '      before: live_migration\n'
-                     '      check: {allocations: {vm1: {dst: small}}}\n'
-                     ).steps[1]
+        step = self.load('  - inject:\n'
+                         '      before: live_migration\n'
+                         '      check: {allocations: {vm1: {dst: small}}}\n'
+                         ).steps[1]
         # The flavor resolved to its resources, as under expect:.
         self.assertEqual({'allocations': {'vm1': {'dst': {
             'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}}}},

@@ -6,8 +6,6 @@ it); before 2.95 an evacuated ACTIVE server stays ACTIVE. No Nova service
 runs here.
 """
 
-from harness.core import scenario
-from harness import testing
 from tests.unit import refusals
 
 PATH = 'forced.yaml'
@@ -24,23 +22,20 @@ steps:
 DOWN = "  - stop_compute: src\n  - advance_clock: 61\n"
 
 
-def _load(body):
-    return scenario.load_file(PATH, HEAD + body)[1][0]
+class TestForced(refusals.StepLoaderCase):
 
-
-class TestForced(testing.TestCase):
-
-    def refused(self, body, field, *fragments):
-        return refusals.refused(self, PATH, field, fragments, _load, body)
+    PATH = PATH
+    HEAD = HEAD
 
     def test_force_sends_the_newest_version_that_has_it(self):
-        step = _load('  - live_migrate: {server: vm1, host: dst, '
-                     'force: true}\n').steps[1]
+        step = self.load('  - live_migrate: {server: vm1, host: dst, '
+                         'force: true}\n').steps[1]
         self.assertEqual(('2.67', 'live migrate vm1 to dst (forced)'),
                          (step.args['microversion'], step.label))
 
     def test_no_force_no_version_the_newest(self):
-        step = _load('  - live_migrate: {server: vm1, host: dst}\n').steps[1]
+        step = self.load(
+            '  - live_migrate: {server: vm1, host: dst}\n').steps[1]
         self.assertNotIn('microversion', step.args)
 
     def test_force_needs_a_host(self):
@@ -76,10 +71,10 @@ class TestForced(testing.TestCase):
                      'yes please}\n', 'live_migrate.force', 'true or false')
 
     def test_evacuate_before_2_95_leaves_the_server_active(self):
-        loaded = _load(DOWN + '  - evacuate: {server: vm1, host: dst, '
-                              'force: true}\n'
-                              '  - live_migrate: {server: vm1, host: src}\n'
-                              '    error: is down\n')
+        loaded = self.load(DOWN + '  - evacuate: {server: vm1, host: dst, '
+                                  'force: true}\n'
+                                  '  - live_migrate: {server: vm1, host: src}'
+                                  '\n    error: is down\n')
         self.assertEqual('2.67', loaded.steps[3].args['microversion'])
         # At the newest it is SHUTOFF: a live migration is refused.
         self.refused(DOWN + '  - evacuate: {server: vm1, host: dst}\n'

@@ -6,8 +6,6 @@ service starts); those the loader reads count from the step on. No Nova
 service runs here.
 """
 
-from harness.core import scenario
-from harness import testing
 from tests.unit import refusals
 
 PATH = 'reconfigure.yaml'
@@ -23,18 +21,14 @@ steps:
 """
 
 
-def _load(body):
-    return scenario.load_file(PATH, HEAD + body)[1][0]
+class TestReconfigure(refusals.StepLoaderCase):
 
-
-class TestReconfigure(testing.TestCase):
-
-    def refused(self, body, field, *fragments):
-        return refusals.refused(self, PATH, field, fragments, _load, body)
+    PATH = PATH
+    HEAD = HEAD
 
     def test_restarts_both_controllers_by_default(self):
-        step = _load('  - reconfigure: {config: {filter_scheduler: '
-                     '{host_subset_size: 2}}}\n').steps[1]
+        step = self.load('  - reconfigure: {config: {filter_scheduler: '
+                         '{host_subset_size: 2}}}\n').steps[1]
         self.assertEqual(({'filter_scheduler': {'host_subset_size': 2}},
                           ('conductor', 'scheduler')),
                          (step.args['config'], step.args['restart']))
@@ -42,9 +36,9 @@ class TestReconfigure(testing.TestCase):
                          'and restart conductor, scheduler', step.label)
 
     def test_restarts_what_it_names(self):
-        step = _load('  - reconfigure: {config: {DEFAULT: {'
-                     'allow_resize_to_same_host: true}}, restart: []}\n'
-                     ).steps[1]
+        step = self.load('  - reconfigure: {config: {DEFAULT: {'
+                         'allow_resize_to_same_host: true}}, restart: []}\n'
+                         ).steps[1]
         self.assertEqual((), step.args['restart'])
 
     def test_only_the_control_plane_restarts(self):
@@ -63,7 +57,7 @@ class TestReconfigure(testing.TestCase):
         # down yet, so an evacuation is refused by the loader.
         down = ('  - stop_compute: src\n  - advance_clock: 61\n'
                 '  - evacuate: {server: vm1, host: dst}\n')
-        _load(down)
+        self.load(down)
         self.refused('  - reconfigure: {config: {DEFAULT: '
                      '{service_down_time: 600}}}\n' + down,
                      'evacuate.server', 'not seen down')
