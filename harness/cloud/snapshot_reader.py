@@ -121,15 +121,13 @@ class SnapshotReader(object):
         fetched_before = self._fetched
         raw = self.read_placement_records()
         raw.update(self.read_nova_records())
-        raw['compute_nodes'] = self._cached('compute_nodes',
-                                            self.read_compute_nodes)
+        raw['compute_nodes'], raw['node_records'] = self._cached(
+            'compute_nodes', self.read_compute_nodes)
         raw['pci_devices'], raw['pci_guests'] = self._cached(
             'pci_devices', self.read_pci_devices)
         raw['mdevs'] = self._cached('mdevs', self.read_mdevs)
         raw['faults'], raw['actions'] = self._cached(
             'failures', self.read_failure_records)
-        raw['node_records'] = self._cached('node_records',
-                                           self.read_node_records)
         raw['instances'] = self._cached('instances', self.read_instances)
         raw['hypervisors'] = self._hypervisors()
         # Not cached: a hypervisor's domains are no database's.
@@ -228,25 +226,22 @@ class SnapshotReader(object):
         return {'servers': servers, 'migrations': migrations}
 
     def read_compute_nodes(self):
-        ctxt = context.get_admin_context()
-        cell = self._cloud.env.cells.cell_mappings[databases.CELL1_NAME]
-        with context.target_cell(ctxt, cell) as cctxt:
-            nodes = objects.ComputeNodeList.get_all(cctxt)
-        return [compute_node_record(node) for node in
-                sorted(nodes, key=lambda n: n.hypervisor_hostname)]
+        """The compute nodes the trackers own, and every node record.
 
-    def read_node_records(self):
-        """Every compute node record, deleted ones too, in creation order.
-
-        With the ``stats`` its resource tracker saved (Nova's API shows
-        them only before microversion 2.88).
+        One read of the table, deleted records too: the live ones sorted
+        by node name (the trackers' view), and every record in creation
+        order with the ``stats`` its resource tracker saved (Nova's API
+        shows them only before microversion 2.88).
         """
         ctxt = context.get_admin_context(read_deleted='yes')
         cell = self._cloud.env.cells.cell_mappings[databases.CELL1_NAME]
         with context.target_cell(ctxt, cell) as cctxt:
             nodes = objects.ComputeNodeList.get_all(cctxt)
-        return [node_record(node) for node in sorted(nodes,
-                                                     key=lambda n: n.id)]
+        live = [compute_node_record(node) for node in
+                sorted((node for node in nodes if not node.deleted),
+                       key=lambda n: n.hypervisor_hostname)]
+        return live, [node_record(node)
+                      for node in sorted(nodes, key=lambda n: n.id)]
 
     def _hypervisors(self):
         """The hypervisor list, read again when a database or the clock moved.
