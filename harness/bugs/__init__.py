@@ -14,11 +14,21 @@ A bug is one unit, two files in this package (so a wheel ships them):
           story: A periodic on the source ...
           invariants_off:           # optional: left off by its tests, why
             tracker_agrees: The fix freed Placement only, by design ...
+          nova_test:                # optional: Nova's own regression test
+            module: test_bug_1944759
+            asserts: the source's usage after a periodic mid-resize ...
+          no_reintroduction: ...    # optional: why the fix cannot be put
+                                    # back as a fixture (then no lp<ID>.py)
 
     Every scenario lists the bug in its ``bugs:``.
 ``lp<ID>.py``
     its reintroduction fixture, the one ``base.Reintroduction`` subclass
-    the module defines; its docstring names the fixing commit.
+    the module defines; its docstring names the fixing commit. A bug whose
+    fix cannot be put back in a fixture has none, and says why in
+    ``no_reintroduction``: it has no bite proof.
+
+``corpus.yaml`` (``harness.bugs.corpus``) lists every regression test
+module of Nova's tree and which bug file writes it as a scenario.
 
 The registry is the files: ``known()`` reads every ``lp*.yaml`` here,
 ``get(ID)`` one. Reading a bug file imports no Nova (the scenario loader
@@ -49,6 +59,7 @@ import importlib.util
 import inspect
 import os
 import re
+import typing
 
 from testtools import content
 
@@ -60,7 +71,10 @@ from harness.core import scenario as scenario_mod
 LAUNCHPAD = 'https://bugs.launchpad.net/nova/+bug/%s'
 BUG_DIR = os.path.dirname(os.path.abspath(__file__))
 FILE_NAME = re.compile(r'^lp(?P<id>[1-9][0-9]*)\.yaml$')
-HEADER_KEYS = ('id', 'title', 'fix', 'fixed_in', 'story', 'invariants_off')
+HEADER_KEYS = ('id', 'title', 'fix', 'fixed_in', 'story', 'invariants_off',
+               'nova_test', 'no_reintroduction')
+NOVA_TEST_KEYS = ('module', 'asserts')
+NOVA_TEST_MODULE = re.compile(r'^test_[a-z0-9_]+$')
 REQUIRED_KEYS = ('id', 'title', 'fix', 'story')
 RELEASE = re.compile(r'^[1-9][0-9]*\.[0-9]+\.[0-9]+$')
 
@@ -82,6 +96,15 @@ class Bug(object):
         default_factory=dict, compare=False)
     scenarios: tuple = dataclasses.field(
         default=(), compare=False, repr=False)
+    # Nova's own regression test of it (``NovaTest``), if the bug has one.
+    nova_test: typing.Optional['NovaTest'] = None
+    # Why its fix cannot be put back as a fixture ('' when it can).
+    no_reintroduction: str = ''
+
+    @property
+    def reintroducible(self):
+        """Whether ``lp<ID>.py`` puts the bug back (a bite proof exists)."""
+        return not self.no_reintroduction
 
     @property
     def link(self):
@@ -140,7 +163,19 @@ class Bug(object):
 
     def reintroduce(self):
         """A fresh fixture that puts this bug back into Nova."""
+        if not self.reintroducible:
+            raise errors.UnknownName(
+                'LP#%s cannot be put back into Nova: %s' % (
+                    self.id, ' '.join(self.no_reintroduction.split())))
         return self.fixture_class()()
+
+
+@dataclasses.dataclass(frozen=True)
+class NovaTest(object):
+    """Nova's own regression test of a bug, which its scenarios write."""
+
+    module: str     # test_bug_1944759, in nova/tests/functional/regressions
+    asserts: str    # the accounting facts Nova's test asserts
 
 
 def paths():
@@ -200,15 +235,40 @@ def load(path):
                 where.fail('known_open_bug.breaks.%d.check' % number,
                            'the bug turns this invariant off '
                            '(bug.invariants_off), so it cannot break')
+    nova_test = _nova_test(check, meta['nova_test']) \
+        if 'nova_test' in meta else None
+    why_not = _text(check, meta['no_reintroduction'],
+                    'bug.no_reintroduction') \
+        if 'no_reintroduction' in meta else ''
     module = '%s.lp%s' % (__name__, bug_id)
-    if importlib.util.find_spec(module) is None:
+    has_module = importlib.util.find_spec(module) is not None
+    if not why_not and not has_module:
         raise errors.ScenarioError(
-            '%s: no reintroduction module %s (lp%s.py next to the file)'
-            % (path, module, bug_id))
+            '%s: no reintroduction module %s (lp%s.py next to the file; '
+            'or say in bug.no_reintroduction why the fix cannot be put '
+            'back)' % (path, module, bug_id))
+    if why_not and has_module:
+        check.fail('bug.no_reintroduction', 'lp%s.py puts the bug back: '
+                   'drop no_reintroduction, or the module' % bug_id)
     bug = Bug(id=bug_id, path=path, invariants_off=dict(off),
-              fixed_in=fixed_in, scenarios=tuple(scenarios), **text)
+              fixed_in=fixed_in, scenarios=tuple(scenarios),
+              nova_test=nova_test, no_reintroduction=why_not, **text)
     _LOADED[path] = bug
     return bug
+
+
+def _nova_test(check, value):
+    """``nova_test: {module: test_bug_N, asserts: text}``."""
+    meta = check.mapping(value, 'bug.nova_test')
+    check.keys(meta, NOVA_TEST_KEYS, required=NOVA_TEST_KEYS,
+               field='bug.nova_test')
+    module = meta['module']
+    if not isinstance(module, str) or not NOVA_TEST_MODULE.match(module):
+        check.fail('bug.nova_test.module', 'expected the name of a module '
+                   'of nova/tests/functional/regressions (test_bug_1944759),'
+                   ' got %s' % errors.show(module))
+    return NovaTest(module=module, asserts=_text(
+        check, meta['asserts'], 'bug.nova_test.asserts'))
 
 
 def _releases(check, value, field):

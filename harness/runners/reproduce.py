@@ -67,6 +67,8 @@ def on_release(release, argv, out):
 def main(bug_id, out, report_dir=None):
     from harness import bugs
     bug = bugs.get(bug_id)
+    if not bug.reintroducible:
+        bug.reintroduce()       # one clear error, before any service starts
     scenarios = list(bug.scenarios)
     from harness.cloud import install
     from harness.cloud import reuse

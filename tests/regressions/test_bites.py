@@ -24,21 +24,46 @@ import os
 from harness import bugs
 from harness.cloud import install
 from harness.cloud import reuse
+from harness.core import errors
 from harness.core import invariants
 from harness.runners import runner
 from harness import testing
 from tests.regressions import test_regressions
 
 
-class _Bites(object):
+class _Registered(object):
+    """One bug file (``path``) is registered whole."""
+
+    path = None
+
+    def test_registered_with_story_fix_and_test(self):
+        bug = bugs.load(self.path)
+        self.assertEqual(bug, bugs.get(bug.id))
+        self.assertTrue(os.path.isfile(bug.scenario_path), bug.scenario_path)
+        self.assertNotEqual([], list(bug.scenarios))
+        self.assertTrue(bug.story.strip())
+        if bug.reintroducible:
+            fixture = bug.reintroduce()
+            self.assertTrue(getattr(fixture, 'stateless', False))
+            self.assertIn(bug.fix.split()[0], type(fixture).__doc__,
+                          'the reintroduction must name the fixing commit')
+        else:
+            self.assertRaises(errors.UnknownName, bug.reintroduce)
+        # Its test class is generated from the file.
+        cls = getattr(test_regressions, 'TestBug%s' % bug.id)
+        self.assertEqual(
+            len(bug.scenarios),
+            len([name for name in dir(cls)
+                 if name.startswith('test_bug_%s_' % bug.id)]))
+
+
+class _Bites(_Registered):
     """The two proofs of one bug file (``path``).
 
     One generated class per bug (``TestBug<ID>Bites``), so stestr spreads
     the bugs over its workers (``group_regex`` keeps a class together);
     the file is read in the test, so a malformed one fails its own tests.
     """
-
-    path = None
 
     def _run(self, bug, scenario, pool, side, fixtures=()):
         checker = invariants.Checker(enabled=bug.invariants)
@@ -84,31 +109,22 @@ class _Bites(object):
                     bug.id, scenario.name,
                     sorted({p.check for p in problems}) or 'none'))
 
-    def test_registered_with_story_fix_and_test(self):
-        bug = bugs.load(self.path)
-        self.assertEqual(bug, bugs.get(bug.id))
-        self.assertTrue(os.path.isfile(bug.scenario_path), bug.scenario_path)
-        self.assertNotEqual([], list(bug.scenarios))
-        self.assertTrue(bug.story.strip())
-        fixture = bug.reintroduce()
-        self.assertTrue(getattr(fixture, 'stateless', False))
-        self.assertIn(bug.fix.split()[0], type(fixture).__doc__,
-                      'the reintroduction must name the fixing commit')
-        # Its test class is generated from the file.
-        cls = getattr(test_regressions, 'TestBug%s' % bug.id)
-        self.assertEqual(
-            len(bug.scenarios),
-            len([name for name in dir(cls)
-                 if name.startswith('test_bug_%s_' % bug.id)]))
-
 
 def _load_all():
     for path in bugs.paths():
         bug_id = os.path.basename(path)[len('lp'):-len('.yaml')]
-        name = 'TestBug%sBites' % bug_id
-        globals()[name] = type(name, (_Bites, testing.TestCase), {
-            'path': path, '__module__': __name__,
-            '__doc__': 'LP#%s: the regression bites.' % bug_id})
+        # A bug without a reintroduction module (its file says why, in
+        # no_reintroduction) has nothing to bite with: only its
+        # registration is proven here; its scenarios run in
+        # test_regressions.
+        if os.path.isfile(path[:-len('.yaml')] + '.py'):
+            name, base = 'TestBug%sBites' % bug_id, _Bites
+            doc = 'LP#%s: the regression bites.' % bug_id
+        else:
+            name, base = 'TestBug%sRegistered' % bug_id, _Registered
+            doc = 'LP#%s: registered (no reintroduction).' % bug_id
+        globals()[name] = type(name, (base, testing.TestCase), {
+            'path': path, '__module__': __name__, '__doc__': doc})
 
 
 _load_all()

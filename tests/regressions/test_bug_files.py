@@ -36,8 +36,8 @@ class TestBugFiles(testing.TestCase):
             name[:-len('.py')] for name in os.listdir(bugs.BUG_DIR)
             if name.startswith('lp') and name.endswith('.py'))
         self.assertEqual(
-            modules, [os.path.basename(path)[:-len('.yaml')]
-                      for path in bugs.paths()])
+            modules, ['lp%s' % bug.id for bug in bugs.known()
+                      if bug.reintroducible])
 
     def test_listing_bugs_imports_no_nova(self):
         # In a process of its own: this one may have imported Nova.
@@ -131,3 +131,52 @@ class TestMalformedBugFiles(testing.TestCase):
         self.assertIn('a bug file is named lp<ID>.yaml', self._load(
             self._file('bug: {id: 1234567, title: t, fix: f, story: s}'),
             name='bug_1234567.yaml'))
+
+    def test_no_reintroduction_needs_its_reason(self):
+        self.assertIn('field "bug.no_reintroduction": expected text',
+                      self._load(self._file(
+                          'bug: {id: 1234567, title: t, fix: f, story: s, '
+                          'no_reintroduction: ""}')))
+
+    def test_no_reintroduction_while_the_module_puts_it_back(self):
+        self.assertIn(
+            'field "bug.no_reintroduction": lp1944759.py puts the bug back',
+            self._load(self._file(
+                'bug: {id: 1944759, title: t, fix: f, story: s, '
+                'no_reintroduction: why}', bug_ids='1944759'),
+                name='lp1944759.yaml'))
+
+    def test_nova_test_names_a_module(self):
+        self.assertIn('field "bug.nova_test.module": expected the name of a '
+                      'module of nova/tests/functional/regressions',
+                      self._load(self._file(
+                          'bug: {id: 1234567, title: t, fix: f, story: s, '
+                          'no_reintroduction: why, nova_test: {module: '
+                          'test_bug_1234567.py, asserts: a}}')))
+
+    def test_nova_test_says_what_it_asserts(self):
+        self.assertIn('field "bug.nova_test.asserts": missing',
+                      self._load(self._file(
+                          'bug: {id: 1234567, title: t, fix: f, story: s, '
+                          'no_reintroduction: why, nova_test: {module: '
+                          'test_bug_1234567}}')))
+
+
+class TestBugWithoutReintroduction(testing.TestCase):
+
+    def test_loads_and_refuses_to_put_the_bug_back(self):
+        directory = self.useFixture(fixtures.TempDir()).path
+        path = os.path.join(directory, 'lp1234567.yaml')
+        with open(path, 'w') as target:
+            target.write(
+                'bug: {id: 1234567, title: t, fix: f, story: s, '
+                'no_reintroduction: the fix is a database migration, '
+                'nova_test: {module: test_bug_1234567, asserts: usage}}'
+                + SCENARIOS % {'bugs': '1234567'})
+        bug = bugs.load(path)
+        self.assertFalse(bug.reintroducible)
+        self.assertEqual(bugs.NovaTest('test_bug_1234567', 'usage'),
+                         bug.nova_test)
+        error = self.assertRaises(errors.UnknownName, bug.reintroduce)
+        self.assertEqual('LP#1234567 cannot be put back into Nova: the fix '
+                         'is a database migration', str(error))

@@ -14,6 +14,7 @@ import os
 import re
 
 from harness import bugs
+from harness.bugs import corpus
 from harness.core import errors
 from harness.core import expect
 from harness.core import invariants
@@ -189,6 +190,15 @@ class TestReference(testing.TestCase):
         text = ref.bugs_rst([bug], module_exists=lambda name: False)
         self.assertIn('     - no\n', text)
         self.assertIn('22.4.0, 23.2.0, 24.1.0, 25.0.0', text)
+
+    def test_corpus_table_names_every_nova_test(self):
+        shipped = corpus.load()
+        text = ref.corpus_rst(shipped)
+        for entry in shipped.entries:
+            self.assertIn('`%s <%s>`__' % (
+                entry.module, shipped.source(entry.module)), text)
+        self.assertIn('Nova 34.0.0 has %d regression test modules'
+                      % len(shipped.entries), text)
 
     def test_cli_page_names_every_subcommand_and_option(self):
         parser = cli.build_parser()

@@ -11,6 +11,9 @@ declares, so the reference cannot drift from it:
     every expectation key and invariant;
 ``.. harness-bugs::``
     the bug registry (``harness.bugs``) as a table;
+``.. harness-corpus::``
+    Nova's regression tests and the bug files that write them
+    (``harness.bugs.corpus``);
 ``.. harness-cli::``
     the ``harness`` command's subcommands and options, from its argparse
     parsers;
@@ -260,7 +263,9 @@ def bugs_rst(bugs, module_exists=None):
             ['%d:' % len(names), ''] + ['- ' + escape(name)
                                         for name in names],
             ('yes (``%s``)' % bug.module) if module_exists(bug.module)
-            else 'no'])
+            else 'no' + (': ' + escape(' '.join(
+                bug.no_reintroduction.split()))
+                if bug.no_reintroduction else '')])
     lines = list_table(['Bug', 'Title', 'Fixed in', 'Scenarios',
                         'Reintroduction'], rows,
                        widths=(12, 28, 14, 34, 12))
@@ -273,6 +278,65 @@ def bugs_rst(bugs, module_exists=None):
                 '``%s`` (%s)' % (name, escape(' '.join(why.split())))
                 for name, why in sorted(bug.invariants_off.items())) + '.')
         lines.append('')
+    return '\n'.join(lines) + '\n'
+
+
+# -- Nova's regression tests, as scenarios ----------------------------------
+
+#: The corpus table's status column, per ``harness.bugs.corpus`` status.
+CORPUS_STATUS = {'missing': 'cannot be written',
+                 'not_accounting': 'not accounting',
+                 'pending': 'not written yet',
+                 'unreviewed': 'not yet read'}
+
+
+def corpus_rst(corpus):
+    """Nova's regression tests and the scenarios that write them.
+
+    :param corpus: ``harness.bugs.corpus.load()``
+    """
+    from harness.bugs import corpus as corpus_mod
+    entries = corpus.entries
+    accounting = corpus.count(lambda e: e.accounting)
+    whole = corpus.count(lambda e: e.whole)
+    lines = [
+        'Nova %s has %d regression test modules: %d about accounting '
+        '(%d written whole, %d in part, %d that cannot be written, %d not '
+        'written yet), %d about something else, %d not yet read. %d of the '
+        'written ones bite (fail with their fix put back).' % (
+            corpus.release, len(entries), accounting, whole,
+            corpus.count(lambda e: e.status == 'bug' and e.part),
+            corpus.count(lambda e: e.status == 'missing'),
+            corpus.count(lambda e: e.status == 'pending'),
+            corpus.count(lambda e: e.status == 'not_accounting'),
+            corpus.count(lambda e: e.status == 'unreviewed'),
+            corpus.count(lambda e: e.bites)), '']
+    if accounting:
+        lines += ['Written whole: %d of %d accounting tests (%d %%).' % (
+            whole, accounting, 100 * whole // accounting), '']
+    rows = []
+    for entry in entries:
+        module = '`%s <%s>`__' % (entry.module, corpus.source(entry.module))
+        if entry.status != 'bug':
+            rows.append([module, CORPUS_STATUS[entry.status], '',
+                         escape(entry.text), '', ''])
+            continue
+        bug = entry.bug
+        scenarios = []
+        for scenario in bug.scenarios:
+            scenarios += ['- %s: %s' % (escape(scenario.name), escape(
+                corpus_mod.scenario_asserts(scenario, bug)))]
+        rows.append([
+            module,
+            'in part: ' + escape(entry.part) if entry.part else 'whole',
+            '`LP#%s <%s>`__' % (bug.id, bug.link),
+            escape(' '.join(bug.nova_test.asserts.split())),
+            scenarios,
+            'yes' if entry.bites else 'no: ' + escape(' '.join(
+                bug.no_reintroduction.split()))])
+    lines += list_table(['Nova test', 'Written', 'Bug',
+                         'Nova\'s test asserts', 'Scenarios assert',
+                         'Bites'], rows, widths=(14, 12, 10, 24, 30, 10))
     return '\n'.join(lines) + '\n'
 
 
@@ -408,6 +472,11 @@ def _bugs_text():
     return bugs_rst(bugs.known())
 
 
+def _corpus_text():
+    from harness.bugs import corpus
+    return corpus_rst(corpus.load())
+
+
 def _cli_text():
     from harness.runners import cli
     from harness.runners.determinism import cli as determinism
@@ -429,6 +498,7 @@ def _tox_envs_text():
 TEXTS = {'harness-step-kinds': _step_kinds_text,
          'harness-checks': _checks_text,
          'harness-bugs': _bugs_text,
+         'harness-corpus': _corpus_text,
          'harness-cli': _cli_text,
          'harness-profiles': _profiles_text,
          'harness-tox-envs': _tox_envs_text}
