@@ -64,6 +64,7 @@ from nova import quota
 from nova.scheduler import host_manager
 from nova.scheduler import utils as scheduler_utils
 from nova import service_auth
+from nova.tests import fixtures as nova_fixtures
 
 from harness.cloud import activity as activity_mod
 from harness.cloud import checkpoint as checkpoint_mod
@@ -118,6 +119,10 @@ def stand_up(stack, scenario, test_id=None, cloud_kwargs=None,
 def start_services(stack, scenario, test_id=None, cloud_kwargs=None,
                    fixtures=()):
     """A new cloud with the scenario's hosts, on ``stack``."""
+    if scenario.weights:
+        # Before the scheduler starts: it loads its weighers at start.
+        stack.enter_context(nova_fixtures.HostNameWeigherFixture(
+            dict(scenario.weights)))
     cloud = stack.enter_context(cloud_mod.Cloud(
         test_id=test_id or 'scenario.%s' % scenario.id,
         conf=scenario.config, **(cloud_kwargs or {})))

@@ -47,6 +47,16 @@ driver is refused), and a request over a limit fails as the API's 403::
       - boot: {server: vm3, flavor: small}
         error: is over a limit
 
+``weights:`` makes the scheduler prefer hosts by name, as Nova's own
+functional tests do (``nova.tests.fixtures.HostNameWeigherFixture``):
+that weigher is the scheduler's only one, each named host weighs its
+number, a host not named 0; the filters still decide which hosts fit,
+so a step that names no host lands on the heaviest host that fits. A
+scenario that gives ``weights`` sets no ``[filter_scheduler]
+weight_classes`` of its own::
+
+    weights: {host1: 100, host2: 50, host3: 10}
+
 A fake host given ``nodes:`` (a list of names, or a count: ``nodes: 3``
 is ``<host>-n1`` to ``<host>-n3``) manages that many compute nodes, as an
 Ironic compute does: each node is its own compute node record, resource
@@ -285,6 +295,8 @@ class Scenario(object):
     expected_breaks: dict = dataclasses.field(default_factory=dict)
     # Unified limits (``limits:``): resource name -> registered limit.
     limits: dict = dataclasses.field(default_factory=dict)
+    # The scheduler's host preference (``weights:``): host -> weight.
+    weights: dict = dataclasses.field(default_factory=dict)
     # An open bug whose breaks the scenario shows (``known_open_bug:``).
     known_open_bug: typing.Optional['KnownOpenBug'] = None
     # The scenario as written, so it can be changed and written back out.
@@ -427,13 +439,32 @@ def _parse_limits(check, raw, config):
     return limits, config
 
 
+#: The most a host may weigh (``weights:``); any order of hosts fits.
+MAX_WEIGHT = 10 ** 6
+
+
+def _parse_weights(check, raw, hosts, config):
+    """``weights: {host: n}``: the scheduler's preference, checked."""
+    weights = {}
+    for host, value in check.mapping(raw, 'weights').items():
+        field = 'weights.%s' % host
+        check.known(host, hosts, field, noun='host')
+        weights[host] = check.integer(value, field, minimum=-MAX_WEIGHT,
+                                      maximum=MAX_WEIGHT)
+    if weights and 'weight_classes' in config.get('filter_scheduler', {}):
+        check.fail('config.filter_scheduler.weight_classes', 'weights: makes'
+                   " Nova's HostNameWeigher the scheduler's only weigher; "
+                   'give weights or weight_classes, not both')
+    return weights
+
+
 def parse(doc, where, path=None):
     """Check one scenario mapping; ``where`` names it in errors."""
     check = checking.Checker(where)
     check.mapping(doc, 'the scenario')
     check.keys(doc, ('name', 'bugs', 'config', 'hosts', 'flavors', 'images',
                      'steps', 'expected_breaks', 'known_open_bug',
-                     'description', 'limits'),
+                     'description', 'limits', 'weights'),
                required=('name', 'hosts', 'steps'))
     name = check.string(doc['name'], 'name')
     bugs = [str(check.integer(bug, 'bugs')) for bug in
@@ -548,9 +579,11 @@ def parse(doc, where, path=None):
                               for key, value in properties.items()}
 
     limits, config = _parse_limits(check, doc.get('limits', {}), config)
+    weights = _parse_weights(check, doc.get('weights', {}), hosts, config)
     scenario = Scenario(name=name, path=path or where, hosts=hosts,
                         flavors=flavors, steps=[], images=images, bugs=bugs,
-                        config=config, raw=doc, limits=limits)
+                        config=config, raw=doc, limits=limits,
+                        weights=weights)
     breaks = check.mapping(doc.get('expected_breaks', {}), 'expected_breaks')
     for invariant, bug in breaks.items():
         if str(check.integer(bug, 'expected_breaks.%s' % invariant)) \

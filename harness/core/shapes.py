@@ -18,7 +18,8 @@ def cloud_shape(scenario):
                for group, options in scenario.config.items()),
         sorted(repr(dataclasses.astuple(host))
                for host in scenario.hosts.values()),
-        sorted(scenario.limits.items()))
+        sorted(scenario.limits.items()),
+        sorted(scenario.weights.items()))
 
 
 def in_shape_order(scenarios):
