@@ -55,10 +55,16 @@ def _placement_reads():
         sa.select(alloc.c.resource_provider_id, alloc.c.consumer_id,
                   rc.c.name, alloc.c.used)
         .join(rc, alloc.c.resource_class_id == rc.c.id))
-    return providers, inventories, allocations
+    trait = placement_models.Trait.__table__
+    rp_trait = placement_models.ResourceProviderTrait.__table__
+    traits = (
+        sa.select(rp.c.uuid, trait.c.name)
+        .join(rp_trait, rp_trait.c.resource_provider_id == rp.c.id)
+        .join(trait, rp_trait.c.trait_id == trait.c.id))
+    return providers, inventories, allocations, traits
 
 
-_PROVIDERS, _INVENTORIES, _ALLOCATIONS = _placement_reads()
+_PROVIDERS, _INVENTORIES, _ALLOCATIONS, _TRAITS = _placement_reads()
 
 
 class SnapshotReader(object):
@@ -126,6 +132,8 @@ class SnapshotReader(object):
         raw['pci_devices'], raw['pci_guests'] = self._cached(
             'pci_devices', self.read_pci_devices)
         raw['mdevs'] = self._cached('mdevs', self.read_mdevs)
+        raw['provider_traits'] = self._cached('traits',
+                                              self.read_provider_traits)
         raw['faults'], raw['actions'] = self._cached(
             'failures', self.read_failure_records)
         raw['instances'] = self._cached('instances', self.read_instances)
@@ -190,6 +198,18 @@ class SnapshotReader(object):
             if name in usages:
                 usages[name] += used
         return raw
+
+    def read_provider_traits(self):
+        """Provider UUID -> its traits (sorted), from Placement's tables.
+
+        As ``snapshot.provider_traits`` has them from Placement's API.
+        """
+        with placement_db.get_placement_engine().connect() as conn:
+            rows = conn.execute(_TRAITS).fetchall()
+        traits = {}
+        for uuid, name in rows:
+            traits.setdefault(uuid, []).append(name)
+        return {uuid: sorted(names) for uuid, names in traits.items()}
 
     def nova_get(self, url):
         return self._cloud.api.api_get(url).body
@@ -473,7 +493,12 @@ def node_record(node):
         'memory_mb_used', 'local_gb', 'local_gb_used', 'running_vms',
         'current_workload')}
     record.update(node=node.hypervisor_hostname, deleted=bool(node.deleted),
-                  stats=dict(node.stats or {}))
+                  stats=dict(node.stats or {}), pci_pools=[
+                      {'vendor_id': pool.vendor_id,
+                       'product_id': pool.product_id,
+                       'numa_node': pool.numa_node, 'count': pool.count,
+                       'tags': dict(pool.tags)}
+                      for pool in (node.pci_device_pools or ())])
     return record
 
 

@@ -30,6 +30,10 @@ class NodeRecord(object):
     stats: dict
     running_vms: int = 0
     current_workload: int = 0
+    # Its PCI device pools (``pci_device_pools``, what the scheduler's
+    # PciPassthroughFilter reads): {vendor_id, product_id, numa_node,
+    # count, tags} each.
+    pci_pools: tuple = ()
 
 
 @dataclasses.dataclass
@@ -132,7 +136,8 @@ def node_records(raw_nodes):
             local_gb_used=raw['local_gb_used'],
             stats=dict(raw.get('stats') or {}),
             running_vms=raw.get('running_vms') or 0,
-            current_workload=raw.get('current_workload') or 0)
+            current_workload=raw.get('current_workload') or 0,
+            pci_pools=tuple(dict(pool) for pool in raw.get('pci_pools', ())))
         known = nodes.get(record.node)
         if known is None or known.deleted or not record.deleted:
             nodes[record.node] = record

@@ -78,6 +78,19 @@ def placement_records(get):
     return raw
 
 
+def provider_traits(get, providers):
+    """Provider UUID -> its traits (sorted), from Placement's API.
+
+    :param providers: the ``resource_providers`` of ``placement_records``
+    """
+    traits = {}
+    for rp in providers:
+        names = get('/resource_providers/%s/traits' % rp['uuid'])['traits']
+        if names:
+            traits[rp['uuid']] = sorted(names)
+    return traits
+
+
 def nova_records(get):
     """Raw server and migration records from Nova's API, via ``get``."""
     return {
@@ -134,6 +147,9 @@ class Provider(object):
     root: str
     inventories: dict
     usages: dict
+    # Its traits, sorted: what the scheduler filters on, not accounting
+    # (a snapshot's equality leaves them out).
+    traits: tuple = dataclasses.field(default=(), compare=False)
 
 
 @dataclasses.dataclass
@@ -387,7 +403,8 @@ class Snapshot(object):
                     rc: dict(inv) for rc, inv in
                     raw['inventories'].get(uuid, {}).items()},
                 usages={rc: n for rc, n in
-                        raw['usages'].get(uuid, {}).items() if n})
+                        raw['usages'].get(uuid, {}).items() if n},
+                traits=tuple(raw.get('provider_traits', {}).get(uuid, ())))
 
         servers = {}
         for srv in raw.get('servers', []):

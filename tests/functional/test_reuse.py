@@ -120,8 +120,17 @@ class TestNovaRecordsFromTheDatabase(testing.TestCase):
 
     def assertSameAsTheApi(self):
         reader = self.cloud.reader
-        self.assertEqual(snapshot.placement_records(reader.placement_get),
-                         reader.read_placement_records())
+        placement = snapshot.placement_records(reader.placement_get)
+        self.assertEqual(placement, reader.read_placement_records())
+        # Every compute node's provider has traits (its driver's
+        # capabilities), so this compares more than empty maps.
+        traits = snapshot.provider_traits(reader.placement_get,
+                                          placement['resource_providers'])
+        self.assertEqual(
+            [], [rp['name'] for rp in placement['resource_providers']
+                 if rp['parent_provider_uuid'] is None
+                 and rp['uuid'] not in traits])
+        self.assertEqual(traits, reader.read_provider_traits())
         from_db = reader.read_nova_records()
         from_api = snapshot.nova_records(reader.nova_get)
         for key in ('servers', 'migrations'):

@@ -8,7 +8,9 @@ from harness.core import records
 #: The record's numbers an expectation may name.
 AMOUNTS = ('vcpus', 'vcpus_used', 'memory_mb', 'memory_mb_used', 'local_gb',
            'local_gb_used', 'running_vms')
-FIELDS = ('deleted', 'uuid', 'host', 'stats') + AMOUNTS
+FIELDS = ('deleted', 'uuid', 'host', 'stats', 'pci_pools') + AMOUNTS
+#: What picks a PCI pool (``pci_pools``): each is optional but ``count``.
+POOL_KEYS = ('vendor_id', 'product_id', 'numa_node', 'tags', 'count')
 #: ``uuid: provider``: the record's UUID is the one of the resource
 #: provider of the same name (Nova names the node's provider after it).
 SAME_AS_PROVIDER = 'provider'
@@ -29,7 +31,15 @@ class ComputeNodes(base.Expectation):
     for no task), ``num_os_type_<os type>``, ``num_proj_<project ID>``
     and ``io_workload``. The stats are exact over those keys (a count not
     named is 0; Nova leaves a decremented count at 0, which reads as
-    absent); other keys of ``stats`` are not checked. ``null`` for a node
+    absent); other keys of ``stats`` are not checked. ``pci_pools`` are
+    the node's PCI device pools (what the scheduler's
+    ``PciPassthroughFilter`` reads: the free devices, grouped by vendor,
+    product, NUMA cell and tags such as ``dev_type`` and
+    ``physical_network``), each named by the keys given (``vendor_id``,
+    ``product_id``, ``numa_node``, ``tags``: the tags named must match)
+    with the free ``count`` of the pools it names; exact: a pool that no
+    entry names has no free device, and no pool is named by two entries.
+    ``null`` for a node
     says it has no record at all. Only the nodes and fields named are
     checked. The tracker saves the stats when it claims or frees a guest
     and at its periodic, so vm and task state counts lag until then.
@@ -40,7 +50,9 @@ class ComputeNodes(base.Expectation):
     summary = ('Each named compute node record: deleted, UUID, amounts '
                'and the stats the scheduler reads.')
     shape = ('{node: null | {deleted: bool, uuid: UUID | provider, host: '
-             'host, vcpus_used: int, ..., stats: {num_instances: int, '
+             'host, vcpus_used: int, ..., pci_pools: [{vendor_id: hex, '
+             'product_id: hex, numa_node: int, tags: {tag: value}, count: '
+             'int}], stats: {num_instances: int, '
              'num_vm_<state>: int, num_task_<state>: int, '
              'num_proj_<project>: int, num_os_type_<type>: int, '
              'io_workload: int}}}')
@@ -71,6 +83,9 @@ class ComputeNodes(base.Expectation):
             if 'stats' in want:
                 parsed[node]['stats'] = read_stats(
                     check, want['stats'], node + '.stats')
+            if 'pci_pools' in want:
+                parsed[node]['pci_pools'] = read_pools(
+                    check, want['pci_pools'], node + '.pci_pools')
         return parsed
 
     def check(self, want, snap, scenario):
@@ -93,7 +108,7 @@ class ComputeNodes(base.Expectation):
     def _node(self, node, wanted, record, snap):
         wrong = []
         for key in FIELDS:
-            if key not in wanted or key == 'stats':
+            if key not in wanted or key in ('stats', 'pci_pools'):
                 continue
             expected = wanted[key]
             if key == 'uuid' and expected == SAME_AS_PROVIDER:
@@ -109,6 +124,8 @@ class ComputeNodes(base.Expectation):
                 if wanted['stats'].get(key, 0) != got.get(key, 0):
                     wrong.append('stats %s expected %d, got %d' % (
                         key, wanted['stats'].get(key, 0), got.get(key, 0)))
+        if 'pci_pools' in wanted:
+            wrong += pool_differences(wanted['pci_pools'], record.pci_pools)
         if not wrong:
             return []
         return [Problem(self.name, node, wanted, record,
@@ -130,6 +147,66 @@ def read_stats(check, value, field):
         if count:
             counts[key] = count
     return counts
+
+
+def read_pools(check, value, field):
+    """``[{vendor_id?, product_id?, numa_node?, tags?, count}]`` checked."""
+    pools = []
+    for number, pool in enumerate(check.sequence(value, field), 1):
+        where = '%s.%d' % (field, number)
+        check.mapping(pool, where)
+        check.keys(pool, POOL_KEYS, required=('count',), field=where)
+        check.integer(pool['count'], where + '.count', minimum=0)
+        for key in ('vendor_id', 'product_id'):
+            if key in pool:
+                check.string(pool[key], '%s.%s' % (where, key))
+        if 'numa_node' in pool and pool['numa_node'] is not None:
+            check.integer(pool['numa_node'], where + '.numa_node',
+                          minimum=0)
+        tags = check.mapping(pool.get('tags', {}), where + '.tags')
+        parsed = {key: pool[key] for key in POOL_KEYS[:3] if key in pool}
+        parsed['tags'] = {str(k): None if v is None else str(v)
+                          for k, v in tags.items()}
+        parsed['count'] = pool['count']
+        pools.append(parsed)
+    return pools
+
+
+def _names(entry, pool):
+    """Whether ``entry`` (an expected pool) names the node's ``pool``."""
+    return all(entry[key] == pool[key] for key in POOL_KEYS[:3]
+               if key in entry) and all(
+        pool['tags'].get(tag) == value
+        for tag, value in entry['tags'].items())
+
+
+def _shown(pool):
+    return '%s:%s cell %s%s' % (
+        pool.get('vendor_id', '*'), pool.get('product_id', '*'),
+        pool.get('numa_node', '*'), ''.join(
+            ' %s=%s' % item for item in sorted(pool['tags'].items())))
+
+
+def pool_differences(want, pools):
+    """What differs between the expected pools and the node's ``pools``."""
+    wrong = []
+    counts = [0] * len(want)
+    for pool in pools:
+        named = [number for number, entry in enumerate(want)
+                 if _names(entry, pool)]
+        if len(named) > 1:
+            wrong.append('pci_pools: %s is named by entries %s' % (
+                _shown(pool), ', '.join(str(n + 1) for n in named)))
+        elif named:
+            counts[named[0]] += pool['count']
+        elif pool['count']:
+            wrong.append('pci_pools: %s has %d free, named by no entry' % (
+                _shown(pool), pool['count']))
+    for entry, got in zip(want, counts):
+        if entry['count'] != got:
+            wrong.append('pci_pools %s expected %d free, got %d' % (
+                _shown(entry), entry['count'], got))
+    return wrong
 
 
 CHECK = ComputeNodes()
