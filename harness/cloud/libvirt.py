@@ -88,14 +88,23 @@ def host_info(profile):
 
 
 def pci_info(profile):
-    """The profile's devices as Nova's fake libvirt lists them.
+    """The profile's devices as Nova's fake libvirt lists them."""
+    return devices_info(profile)[0]
+
+
+def devices_info(profile):
+    """``(pci_info, vdpa_info)``: the profile's devices for the fake.
 
     Each device is added with Nova's ``HostPCIDevicesInfo.add_device``;
     the fake shows a VF's PF at slot ``slot - (vf_ratio + 1) // 8``,
     function 0, so each VF gets the ratio that names its own PF (the
-    profile puts VFs on their PF's bus, at or after its slot).
+    profile puts VFs on their PF's bus, at or after its slot). A vDPA VF
+    gets a vhost-vdpa device of its own (``HostVDPADevicesInfo``, named
+    and numbered in address order as the kernel names them,
+    ``vdpa_vdpa<n>``), as Nova's ``VDPAServersTest`` builds them.
     """
     info = fakelibvirt.HostPCIDevicesInfo(num_pci=0, num_pfs=0, num_vfs=0)
+    vdpa = fakelibvirt.HostVDPADevicesInfo()
     vfs_of = {}
     for device in profile.devices:
         if device.kind == 'vf':
@@ -113,13 +122,20 @@ def pci_info(profile):
             kwargs['parent'] = (pf_bus, pf_slot, pf_function)
         elif device.kind == 'mdev_gpu':
             kwargs['multiple_gpu_types'] = len(device.mdev_types) > 1
-        info.add_device(
+        if device.vdpa:
+            # Nova's vDPA devices are mlx5 functions (libvirt lists the
+            # vdpa device under a VF whose driver is mlx5_core).
+            kwargs['driver_name'] = 'mlx5_core'
+        added = info.add_device(
             dev_type=DEV_TYPES[device.kind], bus=bus, slot=slot,
             function=function, iommu_group=40 + group,
             numa_node=device.cell, vend_id=device.vendor,
             prod_id=device.product, prod_name=device.name or None,
             **kwargs)
-    return info
+        if device.vdpa and device.kind == 'vf':
+            number = len(vdpa.devices)
+            vdpa.add_device('vdpa_vdpa%d' % number, number, added)
+    return info, vdpa
 
 
 def is_pf_with_vfs(profile, address):
@@ -154,11 +170,12 @@ def versions(profile):
 def connection(host, profile):
     """A fresh fake libvirt connection for ``host`` running ``profile``."""
     libvirt_version, qemu_version = versions(profile)
+    pci, vdpa = devices_info(profile)
     return fakelibvirt.Connection(
         'qemu:///system', version=libvirt_version,
         hv_version=qemu_version,
         host_info=host_info(profile), hostname=host,
-        pci_info=pci_info(profile),
+        pci_info=pci, vdpa_info=vdpa,
         mdev_info=fakelibvirt.HostMdevDevicesInfo(devices={}))
 
 
@@ -453,6 +470,16 @@ class LibvirtHosts(fixtures.Fixture):
     def hosts(self):
         """The profiled hosts that have a hypervisor, in name order."""
         return sorted(self._connections)
+
+    def vdpa_devices(self, host):
+        """``host``'s vDPA character devices -> the VF address of each.
+
+        What a guest's ``<interface type='vdpa'>`` names (``<source
+        dev='/dev/vhost-vdpa-N'/>``), as the host's libvirt lists them.
+        """
+        info = self.connection(host).vdpa_info
+        return {'/dev/vhost-vdpa-%d' % device.idx: device.parent.address
+                for device in info.devices.values()}
 
     def domains(self, host):
         """``(uuid, domain XML)`` of each guest ``host``'s hypervisor has.

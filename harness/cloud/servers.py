@@ -82,13 +82,14 @@ class ServerOps(object):
         still checks that the host fits, as it would for a real admin.
         ``port``: ``True`` for one port on the network stand-in's network,
         ``'direct'`` for one SR-IOV port (``vnic_type: direct``) on its
-        VLAN network on physnet2 (a VF of the host, see ``sriov_port``);
-        no network otherwise.
+        VLAN network on physnet2 (a VF of the host, see ``sriov_port``),
+        ``'vdpa'`` for one vDPA port there (``vnic_type: vdpa``, a vDPA
+        device of the host); no network otherwise.
         """
         if name in self.uuids:
             raise errors.HarnessError('a server named %r exists' % name)
-        if port == 'direct':
-            networks = [{'port': self.sriov_port(name)}]
+        if port in ('direct', 'vdpa'):
+            networks = [{'port': self.sriov_port(name, vnic_type=port)}]
         elif port:
             networks = [{'uuid': self._cloud.neutron.network_1['id']}]
         else:
@@ -105,14 +106,16 @@ class ServerOps(object):
         return self._settle(name, 'boot', expect_host=host,
                             **_rests('boot'))
 
-    def sriov_port(self, name):
+    def sriov_port(self, name, vnic_type='direct'):
         """Create an SR-IOV port for server ``name``; return its id.
 
         A copy of Nova's Neutron stand-in's ``sriov_port`` (``vnic_type:
         direct`` on ``network_2``, a VLAN network on physnet2), with an id
         and MAC of its own; the network is added to the stand-in the first
         time, as Nova's own functional tests add networks. Nova asks the
-        compute for a VF on physnet2 for it (a PCI request from the port).
+        compute for a VF on physnet2 for it (a PCI request from the port);
+        for ``vnic_type: vdpa``, a vDPA device there (as Nova's
+        ``VDPAServersTest`` makes its port, on a VLAN network).
         """
         neutron = self._cloud.neutron
         network, subnet = neutron.network_2, neutron.subnet_2
@@ -122,9 +125,17 @@ class ServerOps(object):
         port = copy.deepcopy(neutron.sriov_port)
         port_id = str(uuid.uuid5(uuid.NAMESPACE_URL, 'sriov-port/%s' % name))
         digest = uuid.UUID(port_id).bytes
-        port.update({'id': port_id, 'name': 'sriov-%s' % name,
+        port.update({'id': port_id, 'name': '%s-%s' % (
+                         'sriov' if vnic_type == 'direct' else vnic_type,
+                         name), 'binding:vnic_type': vnic_type,
                      'mac_address': '52:54:00:%02x:%02x:%02x' % tuple(
                          digest[:3])})
+        if vnic_type == 'vdpa':
+            # An OVS-bound port, as Nova's VDPAServersTest makes it: the
+            # libvirt driver plugs a vdpa vnic of an ovs VIF as a vDPA
+            # interface (an hw_veb VIF would be a macvtap one).
+            port.update({'binding:vif_type': 'ovs',
+                         'binding:vif_details': {}})
         neutron._ports[port_id] = port
         return port_id
 

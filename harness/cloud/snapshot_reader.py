@@ -337,8 +337,10 @@ class SnapshotReader(object):
         domains = []
         for host in libvirt_hosts.hosts():
             found = libvirt_hosts.domains(host)
-            # An entry without a domain marks the host as a libvirt one.
-            domains.append({'host': host, 'uuid': None, 'xml': None})
+            # An entry without a domain marks the host as a libvirt one,
+            # with its vDPA devices (what a guest's vDPA interface names).
+            domains.append({'host': host, 'uuid': None, 'xml': None,
+                            'vdpa': libvirt_hosts.vdpa_devices(host)})
             domains += [{'host': host, 'uuid': uuid, 'xml': xml}
                         for uuid, xml in found]
         return domains

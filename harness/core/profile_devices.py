@@ -9,7 +9,10 @@ Each entry of ``devices`` is one PCI function (``kind``):
     An SR-IOV physical function (one port of a NIC). ``vfs: n`` adds its
     ``n`` virtual functions at the next functions after it (function 1 up,
     wrapping to the next slot after function 7), as the kernel numbers an
-    Intel E810's; ``vf_product`` is their product ID.
+    Intel E810's; ``vf_product`` is their product ID. ``vdpa: true`` makes
+    its VFs vDPA devices (a vhost-vdpa device on each, as on a Mellanox
+    ConnectX-6 Dx in switchdev mode): Nova tracks them as ``vdpa`` and
+    gives them to ``vnic_type: vdpa`` ports (a boot's ``port: vdpa``).
 ``vf``
     A virtual function written out; ``pf`` names its physical function's
     address. It must be on its PF's bus, at or after its slot (how a VF's
@@ -48,10 +51,11 @@ from harness.core import errors
 KINDS = ('pci', 'pf', 'vf', 'mdev_gpu')
 DEVICE_KEYS = {'kind': True, 'address': True, 'cell': True, 'vendor': True,
                'product': True, 'name': False, 'vfs': False,
-               'vf_product': False, 'pf': False, 'mdev_types': False}
+               'vf_product': False, 'pf': False, 'mdev_types': False,
+               'vdpa': False}
 # Keys only some kinds take.
 KIND_KEYS = {'vfs': ('pf',), 'vf_product': ('pf',), 'pf': ('vf',),
-             'mdev_types': ('mdev_gpu',)}
+             'mdev_types': ('mdev_gpu',), 'vdpa': ('pf',)}
 # What Nova's fake libvirt can present, in the order it presents them.
 MDEV_TYPES = ('nvidia-11', 'nvidia-12')
 MDEV_INSTANCES = {'nvidia-11': 16, 'nvidia-12': 8}
@@ -90,6 +94,8 @@ class DeviceSpec(object):
     # A VF's PF address.
     pf: str = None
     mdev_types: tuple = ()
+    # A PF whose VFs are vDPA devices, or such a VF (``vdpa: true``).
+    vdpa: bool = False
 
     @property
     def bus_slot_function(self):
@@ -99,6 +105,8 @@ class DeviceSpec(object):
     @property
     def nova_type(self):
         """Nova's ``dev_type`` for it (what the PCI tracker records)."""
+        if self.kind == 'vf' and self.vdpa:
+            return 'vdpa'
         return {'pci': 'type-PCI', 'pf': 'type-PF', 'vf': 'type-VF',
                 'mdev_gpu': 'type-PCI'}[self.kind]
 
@@ -234,6 +242,11 @@ class DeviceValidator(object):
                 device = dataclasses.replace(
                     device, mdev_types=self.mdev_types(
                         field + '.mdev_types', entry.get('mdev_types')))
+            if 'vdpa' in entry:
+                if not isinstance(entry['vdpa'], bool):
+                    self.fail(field + '.vdpa', 'must be true or false, not '
+                              '%s' % errors.show(entry['vdpa']))
+                device = dataclasses.replace(device, vdpa=entry['vdpa'])
             add(device, field)
             if kind == 'pf' and entry.get('vfs'):
                 count = self.base.integer(field + '.vfs', entry['vfs'],
@@ -253,6 +266,12 @@ class DeviceValidator(object):
                                    vendor=device.vendor, product=vf_product,
                                    name='VF of %s' % device.address,
                                    pf=device.address), field + '.vfs')
+        by_address = {device.address: device for device in devices}
+        # A vDPA PF's VFs, written out or not, are its vDPA devices.
+        devices[:] = [dataclasses.replace(device, vdpa=True)
+                      if device.kind == 'vf' and getattr(
+                          by_address.get(device.pf), 'vdpa', False)
+                      else device for device in devices]
         by_address = {device.address: device for device in devices}
         for device in devices:
             if device.kind != 'vf':

@@ -98,6 +98,9 @@ class Domain(object):
     # type='hostdev'>), lower case, and its mediated devices' UUIDs.
     hostdevs: tuple
     mdevs: tuple
+    # PCI addresses (lower case) of the VFs behind its vDPA interfaces
+    # (<interface type='vdpa'>, by the host's vhost-vdpa device).
+    vdpa: tuple = ()
 
 
 def fill(snap, raw, server_names):
@@ -112,12 +115,17 @@ def fill(snap, raw, server_names):
                       instance_record(inst)
                       for inst in raw.get('instances', ())}
     snap.domains = {}
+    vdpa = {}
     for dom in raw.get('domains', ()):
-        # An entry without a UUID marks a host with a hypervisor.
+        # An entry without a UUID marks a host with a hypervisor (and
+        # lists its vDPA devices); it comes before the host's domains.
         on_host = snap.domains.setdefault(dom['host'], {})
-        if dom.get('uuid') is not None:
+        if dom.get('uuid') is None:
+            vdpa[dom['host']] = dom.get('vdpa') or {}
+        else:
             on_host[server_names.get(dom['uuid'], dom['uuid'])] = (
-                parse_domain(dom['host'], dom['xml']))
+                parse_domain(dom['host'], dom['xml'],
+                             vdpa.get(dom['host'])))
 
 
 def node_records(raw_nodes):
@@ -191,12 +199,13 @@ def _pci_address(element):
         for key in ('domain', 'bus', 'slot', 'function'))
 
 
-def parse_domain(host, text):
+def parse_domain(host, text, vdpa=None):
     """A ``Domain`` from a libvirt domain XML document.
 
     What whitebox-tempest-plugin reads of a guest on a real host: vCPU
     and emulator/IO thread pinning, NUMA memory placement, huge page
-    backing, host devices.
+    backing, host devices. ``vdpa`` maps the host's vhost-vdpa devices to
+    their VFs' addresses (a vDPA interface names only its device).
     """
     tree = etree.fromstring(text)
     vcpu = tree.find('./vcpu')
@@ -229,13 +238,18 @@ def parse_domain(host, text):
             hostdevs.append(_pci_address(dev.find('./source/address')))
     for nic in tree.findall("./devices/interface[@type='hostdev']"):
         hostdevs.append(_pci_address(nic.find('./source/address')))
+    vdpa_vfs = []
+    for nic in tree.findall("./devices/interface[@type='vdpa']"):
+        path = nic.find('./source').get('dev')
+        # A device the host does not list is shown by its path.
+        vdpa_vfs.append((vdpa or {}).get(path, path))
     return Domain(
         host=host, uuid=tree.findtext('./uuid'),
         vcpus=int(vcpu.text) if vcpu is not None else 0,
         vcpupin=vcpupin, emulatorpin=emulatorpin, iothreadpin=iothreadpin,
         memnodes=memnodes, hugepages=hugepages,
         hostdevs=tuple(sorted(a for a in hostdevs if a)),
-        mdevs=tuple(sorted(mdevs)))
+        mdevs=tuple(sorted(mdevs)), vdpa=tuple(sorted(vdpa_vfs)))
 
 
 def guest_domain(snap, server):

@@ -150,6 +150,14 @@ class TestEmptyHosts(testing.TestCase):
             ('shared', 4, 98304, ONE_NODE, 0)},
             requests(tracker, provider))
 
+    def test_nfv_2s_10c_smt2_vdpa(self):
+        # The CPUs and memory of pf-vfs: its vDPA devices change neither.
+        tracker, provider = empty_host('nfv-2s-10c-smt2-vdpa')
+        self.assertEqual({
+            ('dedicated', 16, 1, DEDICATED, 0),
+            ('shared', 4, 98304, ONE_NODE, 0)},
+            requests(tracker, provider))
+
     def test_nfv_2s_10c_smt2_reserved(self):
         # As pf-vfs, with 2048 2M and 64 1G pages per cell (4096 + 65536
         # MiB: 28672 MiB of 4K pages left) and reserved_huge_pages: four 1G

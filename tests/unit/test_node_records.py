@@ -163,6 +163,22 @@ class TestRecords(testing.TestCase):
         self.assertEqual(('b5a1f1d4-0000-4000-8000-000000000001',),
                          domain.mdevs)
 
+    def test_a_vdpa_interface_is_read_as_its_vf(self):
+        # As Nova's libvirt driver writes a vDPA port's interface
+        # (designer.set_vif_host_backend_vdpa_config).
+        xml = DOMAIN_XML.replace('<devices>', '''<devices>
+    <interface type="vdpa">
+      <mac address="b5:bc:2e:e7:51:ee"/>
+      <source dev="/dev/vhost-vdpa-3"/>
+    </interface>''')
+        domain = records.parse_domain(
+            'src', xml, {'/dev/vhost-vdpa-3': '0000:06:00.4'})
+        self.assertEqual(('0000:06:00.4',), domain.vdpa)
+        self.assertEqual(('0000:02:00.0',), domain.hostdevs)
+        # One the host does not list shows as its path.
+        self.assertEqual(('/dev/vhost-vdpa-3',),
+                         records.parse_domain('src', xml).vdpa)
+
     def test_pages_of_one_size_on_two_cells_are_one_entry(self):
         xml = DOMAIN_XML.replace(
             '<page size="2048" unit="KiB" nodeset="0"/>',

@@ -106,6 +106,31 @@ class TestDeviceProfiles(testing.TestCase):
         self.assertEqual(('nvidia-11',),
                          by_address['0000:af:00.0'].mdev_types)
 
+    def test_vdpa_pf_makes_its_vfs_vdpa_devices(self):
+        doc = self.variant()
+        doc['devices'][0]['vdpa'] = True
+        # A VF written out under the vDPA PF is one of its vDPA devices.
+        doc['devices'].append({'kind': 'vf', 'address': '0000:3b:00.3',
+                               'cell': 0, 'vendor': '8086',
+                               'product': '1889', 'pf': '0000:3b:00.0'})
+        by_address = {d.address: d for d in profiles.load_profile(
+            self.write(doc)).devices}
+        self.assertEqual(
+            {'0000:3b:00.0': (True, 'type-PF'), '0000:3b:00.1':
+             (True, 'vdpa'), '0000:3b:00.2': (True, 'vdpa'),
+             '0000:3b:00.3': (True, 'vdpa'), '0000:d8:00.0':
+             (False, 'type-PCI'), '0000:af:00.0': (False, 'type-PCI')},
+            {address: (d.vdpa, d.nova_type)
+             for address, d in by_address.items()})
+
+    def test_vdpa_only_on_a_pf_and_true_or_false(self):
+        doc = self.variant()
+        doc['devices'][1]['vdpa'] = True
+        self.assertRefused(doc, 'devices[1].vdpa', 'only a pf device')
+        doc = self.variant()
+        doc['devices'][0]['vdpa'] = 'yes'
+        self.assertRefused(doc, 'devices[0].vdpa', 'true or false')
+
     def test_vfs_wrap_to_the_next_slot(self):
         self.assertEqual(
             ['0000:3b:00.7', '0000:3b:01.0', '0000:3b:01.1'],

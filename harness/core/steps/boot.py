@@ -7,8 +7,13 @@ network stand-in's network (no network otherwise), so its moves bind
 ports and a ``fault: {network: ...}`` can meet them; ``port: direct``
 gives it an SR-IOV port (``vnic_type: direct``) on physnet2, for which
 Nova claims a VF the host's ``[pci] device_spec`` tags with that physical
-network.
+network; ``port: vdpa`` a vDPA port (``vnic_type: vdpa``) there, for
+which Nova claims a vDPA device (a VF of a profile PF with ``vdpa:
+true``).
 """
+
+#: ``port:`` values that are a port of their own vnic type.
+VNIC_PORTS = ('direct', 'vdpa')
 
 from harness.core import errors
 from harness.core import names
@@ -27,10 +32,11 @@ class Boot(base.ServerOperation):
                  'the scheduler chooses otherwise'),
         'image': ('image name', "one of the scenario's ``images:``; the "
                   "image stand-in's default image otherwise"),
-        'port': ('true, false or ``direct``', "true: a port on the network "
-                 "stand-in's network, so its moves bind ports; ``direct``: "
-                 'an SR-IOV port on physnet2, for which Nova claims a VF; '
-                 'no port by default'),
+        'port': ('true, false, ``direct`` or ``vdpa``', "true: a port on "
+                 "the network stand-in's network, so its moves bind ports; "
+                 '``direct``: an SR-IOV port on physnet2, for which Nova '
+                 'claims a VF; ``vdpa``: a vDPA port there, for which Nova '
+                 'claims a vDPA device; no port by default'),
     }
     example = '''\
 - boot: {server: vm1, flavor: pin2, host: src}
@@ -58,9 +64,9 @@ class Boot(base.ServerOperation):
             check.known(args['host'], scenario.hosts, 'host')
         port = args.get('port')
         if port is not None and not isinstance(port, bool) and \
-                port != 'direct':
+                port not in VNIC_PORTS:
             check.fail('port', 'expected true or false (or direct: an '
-                       'SR-IOV port), got %s'
+                       'SR-IOV port; vdpa: a vDPA port), got %s'
                        % errors.show(args['port']))
         if args.get('image') is not None:
             check.known(args['image'], scenario.images, 'image',
@@ -75,8 +81,8 @@ class Boot(base.ServerOperation):
     def run(self, cloud, args):
         cloud.servers.boot(args['server'], args['flavor'],
                            host=args.get('host'), image=args.get('image'),
-                           port=('direct' if args.get('port') == 'direct'
-                                 else bool(args.get('port'))))
+                           port=(args['port'] if args.get('port') in
+                                 VNIC_PORTS else bool(args.get('port'))))
 
 
 KIND = Boot()

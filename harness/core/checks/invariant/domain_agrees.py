@@ -176,12 +176,14 @@ def _devices(snap, server, instance, domain):
     want = sorted(dev.address.lower() for dev in snap.devices.get(
         instance.host, {}).values()
         if dev.server == server and dev.status == 'allocated')
-    got = list(domain.hostdevs)
+    # A vDPA interface is backed by its VF, which the tracker allocated.
+    got = sorted(domain.hostdevs + domain.vdpa)
     if instance.vm_state == 'suspended' and set(got) <= set(want):
         return []
     if got != want:
         return ['PCI host devices %s, its host allocated it %s' % (
-            ', '.join(domain.hostdevs) or 'none',
+            ', '.join(domain.hostdevs + tuple(
+                'vDPA ' + vf for vf in domain.vdpa)) or 'none',
             ', '.join(want) or 'none')]
     return []
 
