@@ -125,9 +125,9 @@ class ServerOps(object):
         port = copy.deepcopy(neutron.sriov_port)
         port_id = str(uuid.uuid5(uuid.NAMESPACE_URL, 'sriov-port/%s' % name))
         digest = uuid.UUID(port_id).bytes
-        port.update({'id': port_id, 'name': '%s-%s' % (
-                         'sriov' if vnic_type == 'direct' else vnic_type,
-                         name), 'binding:vnic_type': vnic_type,
+        prefix = 'sriov' if vnic_type == 'direct' else vnic_type
+        port.update({'id': port_id, 'name': '%s-%s' % (prefix, name),
+                     'binding:vnic_type': vnic_type,
                      'mac_address': '52:54:00:%02x:%02x:%02x' % tuple(
                          digest[:3])})
         if vnic_type == 'vdpa':

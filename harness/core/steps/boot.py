@@ -12,12 +12,12 @@ which Nova claims a vDPA device (a VF of a profile PF with ``vdpa:
 true``).
 """
 
-#: ``port:`` values that are a port of their own vnic type.
-VNIC_PORTS = ('direct', 'vdpa')
-
 from harness.core import errors
 from harness.core import names
 from harness.core.steps import base
+
+#: ``port:`` values that are a port of their own vnic type.
+VNIC_PORTS = ('direct', 'vdpa')
 
 
 class Boot(base.ServerOperation):
