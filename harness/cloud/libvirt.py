@@ -24,6 +24,7 @@ import fixtures
 from oslo_utils import versionutils
 
 import nova.conf
+from nova import exception
 from nova.tests import fixtures as nova_fixtures
 from nova.tests.fixtures import libvirt as fakelibvirt
 from nova.virt.libvirt import config as vconfig
@@ -122,10 +123,16 @@ def devices_info(profile):
             kwargs['parent'] = (pf_bus, pf_slot, pf_function)
         elif device.kind == 'mdev_gpu':
             kwargs['multiple_gpu_types'] = len(device.mdev_types) > 1
-        if device.vdpa:
-            # Nova's vDPA devices are mlx5 functions (libvirt lists the
-            # vdpa device under a VF whose driver is mlx5_core).
+        if device.vdpa or device.serial:
+            # Nova's vDPA devices and DPU functions are mlx5 ones (as in
+            # its VDPAServersTest and RemoteManagedServersTest).
             kwargs['driver_name'] = 'mlx5_core'
+        if device.serial:
+            # The card's VPD, as libvirt shows it (<capability
+            # type='vpd'>); Nova reads its serial for remote-managed ports.
+            kwargs['vpd_fields'] = {
+                'name': device.name or 'PCI device %s' % device.address,
+                'readonly': {'serial_number': device.serial}}
         added = info.add_device(
             dev_type=DEV_TYPES[device.kind], bus=bus, slot=slot,
             function=function, iommu_group=40 + group,
@@ -148,6 +155,22 @@ def is_pf_with_vfs(profile, address):
     return any(device.address == address.lower() and device.kind == 'pf'
                and any(vf.pf == device.address for vf in profile.devices)
                for device in profile.devices)
+
+
+def vf_number(profile, address):
+    """The VF at ``address``'s number on its PF (sysfs' ``virtfn<N>``).
+
+    The kernel numbers a PF's VFs from 0 in the order of their addresses;
+    None for a device that is no VF of the profile.
+    """
+    address = address.lower()
+    vf = next((device for device in profile.devices
+               if device.address == address and device.kind == 'vf'), None)
+    if vf is None:
+        return None
+    siblings = sorted(device.address for device in profile.devices
+                      if device.kind == 'vf' and device.pf == vf.pf)
+    return siblings.index(address)
 
 
 # Profile device kinds -> the fake's dev_type.
@@ -339,6 +362,11 @@ class LibvirtHosts(fixtures.Fixture):
         self.useFixture(fixtures.MonkeyPatch(
             'nova.pci.utils.is_physical_function',
             self._is_physical_function))
+        # A remote-managed port's binding names its VF's number on the
+        # PF (sysfs' virtfn<N>); the profile knows it. Installed after
+        # LibvirtFixture, whose stand-in answers 1 for every VF.
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.pci.utils.get_vf_num_by_pci_address', self._vf_number))
         real_node_uuid = nova.virt.node.get_local_node_uuid
         self.useFixture(fixtures.MonkeyPatch(
             'nova.virt.node.get_local_node_uuid',
@@ -440,6 +468,13 @@ class LibvirtHosts(fixtures.Fixture):
             return False
         return is_pf_with_vfs(profile, '%s:%s:%s.%s' % (
             domain, bus, slot, function))
+
+    def _vf_number(self, pci_addr):
+        profile = self._profiles.get(perhost.current_host())
+        number = vf_number(profile, pci_addr) if profile else None
+        if number is None:
+            raise exception.PciDeviceNotFoundById(id=pci_addr)
+        return number
 
     def _node_uuid(self, real):
         host = perhost.current_host()

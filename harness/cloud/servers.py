@@ -84,11 +84,12 @@ class ServerOps(object):
         ``'direct'`` for one SR-IOV port (``vnic_type: direct``) on its
         VLAN network on physnet2 (a VF of the host, see ``sriov_port``),
         ``'vdpa'`` for one vDPA port there (``vnic_type: vdpa``, a vDPA
-        device of the host); no network otherwise.
+        device of the host), ``'remote-managed'`` for one port of a DPU's
+        VF there; no network otherwise.
         """
         if name in self.uuids:
             raise errors.HarnessError('a server named %r exists' % name)
-        if port in ('direct', 'vdpa'):
+        if port in ('direct', 'vdpa', 'remote-managed'):
             networks = [{'port': self.sriov_port(name, vnic_type=port)}]
         elif port:
             networks = [{'uuid': self._cloud.neutron.network_1['id']}]
@@ -130,10 +131,12 @@ class ServerOps(object):
                      'binding:vnic_type': vnic_type,
                      'mac_address': '52:54:00:%02x:%02x:%02x' % tuple(
                          digest[:3])})
-        if vnic_type == 'vdpa':
-            # An OVS-bound port, as Nova's VDPAServersTest makes it: the
-            # libvirt driver plugs a vdpa vnic of an ovs VIF as a vDPA
-            # interface (an hw_veb VIF would be a macvtap one).
+        if vnic_type in ('vdpa', 'remote-managed'):
+            # An OVS-bound port, as Nova's VDPAServersTest and
+            # RemoteManagedServersTest make them: the libvirt driver plugs
+            # a vdpa vnic of an ovs VIF as a vDPA interface, a
+            # remote-managed one as a hostdev (an hw_veb VIF would make a
+            # vdpa one a macvtap one).
             port.update({'binding:vif_type': 'ovs',
                          'binding:vif_details': {}})
         neutron._ports[port_id] = port

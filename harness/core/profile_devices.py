@@ -13,6 +13,11 @@ Each entry of ``devices`` is one PCI function (``kind``):
     its VFs vDPA devices (a vhost-vdpa device on each, as on a Mellanox
     ConnectX-6 Dx in switchdev mode): Nova tracks them as ``vdpa`` and
     gives them to ``vnic_type: vdpa`` ports (a boot's ``port: vdpa``).
+    ``serial`` is the card's serial number in its PCI VPD (a SmartNIC/DPU
+    such as a BlueField shows one on the PF and its VFs): Nova reads it
+    for remote-managed ports (``[pci] device_spec`` ``remote_managed:
+    "true"`` on the VFs, a boot's ``port: remote-managed``), which need
+    libvirt 7.9.0 or newer (the profile's ``hypervisor``).
 ``vf``
     A virtual function written out; ``pf`` names its physical function's
     address. It must be on its PF's bus, at or after its slot (how a VF's
@@ -52,10 +57,10 @@ KINDS = ('pci', 'pf', 'vf', 'mdev_gpu')
 DEVICE_KEYS = {'kind': True, 'address': True, 'cell': True, 'vendor': True,
                'product': True, 'name': False, 'vfs': False,
                'vf_product': False, 'pf': False, 'mdev_types': False,
-               'vdpa': False}
+               'vdpa': False, 'serial': False}
 # Keys only some kinds take.
 KIND_KEYS = {'vfs': ('pf',), 'vf_product': ('pf',), 'pf': ('vf',),
-             'mdev_types': ('mdev_gpu',), 'vdpa': ('pf',)}
+             'mdev_types': ('mdev_gpu',), 'vdpa': ('pf',), 'serial': ('pf',)}
 # What Nova's fake libvirt can present, in the order it presents them.
 MDEV_TYPES = ('nvidia-11', 'nvidia-12')
 MDEV_INSTANCES = {'nvidia-11': 16, 'nvidia-12': 8}
@@ -80,6 +85,7 @@ _ADDRESS_GLOB = re.compile(r'^[0-9a-f*:.]+$')
 # The fields of Nova's regex form (PciAddressRegexSpec).
 REGEX_ADDRESS_KEYS = ('domain', 'bus', 'slot', 'function')
 _HEX4 = re.compile(r'^[0-9a-f]{4}$')
+_SERIAL = re.compile(r'^[A-Za-z0-9-]{1,32}$')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,6 +102,8 @@ class DeviceSpec(object):
     mdev_types: tuple = ()
     # A PF whose VFs are vDPA devices, or such a VF (``vdpa: true``).
     vdpa: bool = False
+    # The card's serial number in its VPD (``serial``), PF and VFs alike.
+    serial: str = ''
 
     @property
     def bus_slot_function(self):
@@ -247,6 +255,13 @@ class DeviceValidator(object):
                     self.fail(field + '.vdpa', 'must be true or false, not '
                               '%s' % errors.show(entry['vdpa']))
                 device = dataclasses.replace(device, vdpa=entry['vdpa'])
+            if 'serial' in entry:
+                if not isinstance(entry['serial'], str) or \
+                        not _SERIAL.match(entry['serial']):
+                    self.fail(field + '.serial', 'must be a serial number '
+                              '(letters, digits, dashes), not %s'
+                              % errors.show(entry['serial']))
+                device = dataclasses.replace(device, serial=entry['serial'])
             add(device, field)
             if kind == 'pf' and entry.get('vfs'):
                 count = self.base.integer(field + '.vfs', entry['vfs'],
@@ -265,13 +280,16 @@ class DeviceValidator(object):
                     add(DeviceSpec(address=address, kind='vf', cell=cell,
                                    vendor=device.vendor, product=vf_product,
                                    name='VF of %s' % device.address,
-                                   pf=device.address), field + '.vfs')
+                                   pf=device.address, serial=device.serial),
+                        field + '.vfs')
         by_address = {device.address: device for device in devices}
-        # A vDPA PF's VFs, written out or not, are its vDPA devices.
-        devices[:] = [dataclasses.replace(device, vdpa=True)
-                      if device.kind == 'vf' and getattr(
-                          by_address.get(device.pf), 'vdpa', False)
-                      else device for device in devices]
+        # A vDPA PF's VFs, written out or not, are its vDPA devices; a
+        # card's VPD (its serial) shows on every function of it.
+        devices[:] = [dataclasses.replace(
+            device, vdpa=by_address[device.pf].vdpa,
+            serial=by_address[device.pf].serial)
+            if device.kind == 'vf' and device.pf in by_address
+            else device for device in devices]
         by_address = {device.address: device for device in devices}
         for device in devices:
             if device.kind != 'vf':

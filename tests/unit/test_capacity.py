@@ -150,6 +150,14 @@ class TestEmptyHosts(testing.TestCase):
             ('shared', 4, 98304, ONE_NODE, 0)},
             requests(tracker, provider))
 
+    def test_nfv_2s_10c_smt2_dpu(self):
+        # The CPUs and memory of pf-vfs: its DPU changes neither.
+        tracker, provider = empty_host('nfv-2s-10c-smt2-dpu')
+        self.assertEqual({
+            ('dedicated', 16, 1, DEDICATED, 0),
+            ('shared', 4, 98304, ONE_NODE, 0)},
+            requests(tracker, provider))
+
     def test_nfv_2s_10c_smt2_vdpa(self):
         # The CPUs and memory of pf-vfs: its vDPA devices change neither.
         tracker, provider = empty_host('nfv-2s-10c-smt2-vdpa')

@@ -8,6 +8,7 @@ import os
 import fixtures
 import yaml
 
+from harness.cloud import libvirt
 from harness.core import checking
 from harness.core import errors
 from harness.core import expect
@@ -122,6 +123,37 @@ class TestDeviceProfiles(testing.TestCase):
              (False, 'type-PCI'), '0000:af:00.0': (False, 'type-PCI')},
             {address: (d.vdpa, d.nova_type)
              for address, d in by_address.items()})
+
+    def test_serial_shows_on_the_pf_and_its_vfs(self):
+        doc = self.variant()
+        doc['devices'][0]['serial'] = 'MT0000X00001'
+        by_address = {d.address: d for d in profiles.load_profile(
+            self.write(doc)).devices}
+        self.assertEqual(
+            {'0000:3b:00.0': 'MT0000X00001', '0000:3b:00.1': 'MT0000X00001',
+             '0000:3b:00.2': 'MT0000X00001', '0000:d8:00.0': '',
+             '0000:af:00.0': ''},
+            {address: d.serial for address, d in by_address.items()})
+
+    def test_serial_only_on_a_pf_and_a_serial_number(self):
+        doc = self.variant()
+        doc['devices'][1]['serial'] = 'MT1'
+        self.assertRefused(doc, 'devices[1].serial', 'only a pf device')
+        doc = self.variant()
+        doc['devices'][0]['serial'] = 'MT 1'
+        self.assertRefused(doc, 'devices[0].serial', 'a serial number')
+
+    def test_vf_numbers_count_from_0_in_address_order(self):
+        # As the kernel names a PF's VFs in sysfs (virtfn0, virtfn1, ...).
+        doc = self.variant()
+        doc['devices'][0]['vfs'] = 9
+        profile = profiles.load_profile(self.write(doc))
+        self.assertEqual(
+            [0, 1, 6, 7, 8, None, None],
+            [libvirt.vf_number(profile, address) for address in (
+                '0000:3b:00.1', '0000:3B:00.2', '0000:3b:00.7',
+                '0000:3b:01.0', '0000:3b:01.1', '0000:3b:00.0',
+                '0000:d8:00.0')])
 
     def test_vdpa_only_on_a_pf_and_true_or_false(self):
         doc = self.variant()

@@ -9,7 +9,10 @@ gives it an SR-IOV port (``vnic_type: direct``) on physnet2, for which
 Nova claims a VF the host's ``[pci] device_spec`` tags with that physical
 network; ``port: vdpa`` a vDPA port (``vnic_type: vdpa``) there, for
 which Nova claims a vDPA device (a VF of a profile PF with ``vdpa:
-true``).
+true``); ``port: remote-managed`` a port of a SmartNIC/DPU's VF
+(``vnic_type: remote-managed``), for which Nova claims a VF the
+``device_spec`` marks ``remote_managed: "true"`` and sends its card's
+serial number, PF MAC and VF number in the port's binding.
 """
 
 from harness.core import errors
@@ -17,7 +20,7 @@ from harness.core import names
 from harness.core.steps import base
 
 #: ``port:`` values that are a port of their own vnic type.
-VNIC_PORTS = ('direct', 'vdpa')
+VNIC_PORTS = ('direct', 'vdpa', 'remote-managed')
 
 
 class Boot(base.ServerOperation):
@@ -32,11 +35,13 @@ class Boot(base.ServerOperation):
                  'the scheduler chooses otherwise'),
         'image': ('image name', "one of the scenario's ``images:``; the "
                   "image stand-in's default image otherwise"),
-        'port': ('true, false, ``direct`` or ``vdpa``', "true: a port on "
-                 "the network stand-in's network, so its moves bind ports; "
-                 '``direct``: an SR-IOV port on physnet2, for which Nova '
-                 'claims a VF; ``vdpa``: a vDPA port there, for which Nova '
-                 'claims a vDPA device; no port by default'),
+        'port': ('true, false, ``direct``, ``vdpa`` or ``remote-managed``',
+                 "true: a port on the network stand-in's network, so its "
+                 'moves bind ports; ``direct``: an SR-IOV port on physnet2, '
+                 'for which Nova claims a VF; ``vdpa``: a vDPA port there, '
+                 'for which Nova claims a vDPA device; ``remote-managed``: '
+                 "a DPU's port there, for which Nova claims a remote-"
+                 'managed VF; no port by default'),
     }
     example = '''\
 - boot: {server: vm1, flavor: pin2, host: src}
@@ -66,7 +71,8 @@ class Boot(base.ServerOperation):
         if port is not None and not isinstance(port, bool) and \
                 port not in VNIC_PORTS:
             check.fail('port', 'expected true or false (or direct: an '
-                       'SR-IOV port; vdpa: a vDPA port), got %s'
+                       'SR-IOV port; vdpa: a vDPA port; remote-managed: a '
+                       "DPU's port), got %s"
                        % errors.show(args['port']))
         if args.get('image') is not None:
             check.known(args['image'], scenario.images, 'image',
