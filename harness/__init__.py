@@ -13,6 +13,10 @@ developer needs nothing else:
   into test classes for a ``load_tests`` hook (one class per file, one
   test per scenario);
 - ``related_bug``, which ties a test to a Launchpad bug;
+- for a test in Nova's own tree, on Nova's test base classes (no
+  ``Cloud``): ``ProfiledCompute`` (a compute shaped by a host profile),
+  ``RacePoint`` with ``periodic`` and ``kill`` (act at a compute RPC
+  method), ``VirtualClock`` and ``PlacementFault``, and ``ComputeDied``;
 - the errors: ``HarnessError`` (the base of all), ``ScenarioError`` (a bad
   scenario file), ``ProfileError`` (a bad host profile),
   ``OperationFailed`` (Nova did not reach the resting state) and
@@ -45,6 +49,13 @@ _EXPORTS = {
     'build_tests': ('harness.testing.suites', 'build_tests'),
     'run_scenario': ('harness.runners.runner', 'run'),
     'related_bug': ('harness.bugs', 'related_bug'),
+    'ProfiledCompute': ('harness.testing.in_nova', 'ProfiledCompute'),
+    'RacePoint': ('harness.testing.in_nova', 'RacePoint'),
+    'periodic': ('harness.testing.in_nova', 'periodic'),
+    'kill': ('harness.testing.in_nova', 'kill'),
+    'VirtualClock': ('harness.testing.in_nova', 'VirtualClock'),
+    'PlacementFault': ('harness.testing.in_nova', 'PlacementFault'),
+    'ComputeDied': ('harness.testing.in_nova', 'ComputeDied'),
     'HarnessError': ('harness.core.errors', 'HarnessError'),
     'ScenarioError': ('harness.core.errors', 'ScenarioError'),
     'ScenarioFailed': ('harness.core.errors', 'ScenarioFailed'),
@@ -70,6 +81,13 @@ if typing.TYPE_CHECKING:  # pragma: no cover
     from harness.runners.runner import run as run_scenario  # noqa: F401
     from harness.testing.cases import ScenarioTestCase  # noqa: F401
     from harness.testing.cases import TestCase  # noqa: F401
+    from harness.testing.in_nova import ComputeDied  # noqa: F401
+    from harness.testing.in_nova import kill  # noqa: F401
+    from harness.testing.in_nova import periodic  # noqa: F401
+    from harness.testing.in_nova import PlacementFault  # noqa: F401
+    from harness.testing.in_nova import ProfiledCompute  # noqa: F401
+    from harness.testing.in_nova import RacePoint  # noqa: F401
+    from harness.testing.in_nova import VirtualClock  # noqa: F401
     from harness.testing.suites import build_tests  # noqa: F401
 
 

@@ -221,8 +221,22 @@ class PlacementFault(object):
             'detail': 'injected fault: %s' % self, 'request_id': None}]})
         start_response('%d %s' % (self.status, title), [
             ('Content-Type', 'application/json'),
-            ('Content-Length', str(len(body)))])
+            ('Content-Length', str(len(body))),
+            # Placement's microversion middleware answers every request,
+            # errors too, with the version it served (the one asked for,
+            # else 1.0); Nova reads it even from a failed response.
+            ('OpenStack-API-Version', 'placement %s' % _asked_version(
+                environ)),
+            ('Vary', 'OpenStack-API-Version')])
         return [body.encode()]
+
+
+def _asked_version(environ):
+    """The Placement microversion a request asked for (1.0: none)."""
+    asked = environ.get('HTTP_OPENSTACK_API_VERSION', '').split()
+    if len(asked) == 2 and asked[0].lower() == 'placement':
+        return asked[1]
+    return '1.0'
 
 
 #: A Placement fault that answers nothing: the client's read times out.
