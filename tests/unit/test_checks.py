@@ -27,7 +27,8 @@ from tests.unit import test_invariants as helpers
 # the units must give the same names, order and accounting.
 EXPECT_KEYS = ('allocations', 'usages', 'tracker', 'pinned_cpus',
                'guest_cpus', 'servers', 'migrations', 'fault', 'action_events',
-               'logs', 'providers', 'devices', 'guest_devices',
+               'logs', 'providers', 'devices', 'device_providers',
+               'guest_devices',
                'compute_nodes', 'pci', 'hypervisors', 'domain', 'mdevs')
 INVARIANTS = ('usages_add_up', 'allocations_where_server_is',
               'one_compute_node_per_consumer', 'tracker_agrees',

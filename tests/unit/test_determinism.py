@@ -216,7 +216,8 @@ class TestRecords(testing.TestCase):
         snapshot = run['steps'][1]['snapshot']
         self.assertEqual({'name': 'src', 'generation': 3, 'parent': None,
                           'root': 'src', 'inventories': {'VCPU': {
-                              'total': 8}}, 'usages': {'VCPU': 1}},
+                              'total': 8}}, 'usages': {'VCPU': 1},
+                          'traits': []},
                          snapshot['providers']['src'])
         cell = snapshot['trackers']['src']['cells'][0]
         self.assertEqual([2], cell['pinned_cpus'])
