@@ -181,7 +181,12 @@ class TestReference(testing.TestCase):
         text = ref.bugs_rst(known)
         for bug in known:
             self.assertIn('`LP#%s <%s>`__' % (bug.id, bug.link), text)
-            self.assertIn('yes (``harness.bugs.lp%s``)' % bug.id, text)
+            if bug.reintroducible:
+                self.assertIn('yes (``harness.bugs.lp%s``)' % bug.id, text)
+            else:
+                # A bug without one says why (its no_reintroduction).
+                self.assertIn('no: ' + ref.escape(
+                    ' '.join(bug.no_reintroduction.split())), text)
             for item in bug.scenarios:
                 self.assertIn(ref.escape(item.name), text)
 
