@@ -75,11 +75,14 @@ class ServerOps(object):
 
     # -- the operations ---------------------------------------------------
 
-    def boot(self, name, flavor, host=None, image=None, port=False):
+    def boot(self, name, flavor, host=None, image=None, port=False,
+             force=False):
         """Boot ``name`` with ``flavor``, on ``host`` if given; wait ACTIVE.
 
         ``host`` goes in the request (microversion 2.74) so the scheduler
-        still checks that the host fits, as it would for a real admin.
+        still checks that the host fits, as it would for a real admin;
+        with ``force`` it is forced instead (``availability_zone:
+        "nova:<host>"``, the scheduler's filters skipped).
         ``port``: ``True`` for one port on the network stand-in's network,
         ``'direct'`` for one SR-IOV port (``vnic_type: direct``) on its
         VLAN network on physnet2 (a VF of the host, see ``sriov_port``),
@@ -97,7 +100,9 @@ class ServerOps(object):
             networks = 'none'
         body = {'server': {
             'name': name, 'flavorRef': flavor, 'networks': networks}}
-        if host:
+        if host and force:
+            body['server']['availability_zone'] = 'nova:%s' % host
+        elif host:
             body['server']['host'] = host
         body['server']['imageRef'] = self._cloud.image_ref(image)
         server = self._request(

@@ -1,5 +1,11 @@
-"""``boot: {server, flavor, host?, image?, port?}``: create a server, wait
-for ACTIVE.
+"""``boot: {server, flavor, host?, force?, image?, port?}``: create a
+server, wait for ACTIVE.
+
+``host`` goes in the request (microversion 2.74): the scheduler still
+checks that it fits. ``force: true`` forces the host instead, the older
+way (``availability_zone: "nova:<host>"``): the scheduler's filters are
+skipped, and the request spec keeps the forced host, which a later move
+must reset (LP#1845291).
 
 ``image`` names one of the scenario's ``images:`` (the image stand-in's
 default image otherwise); ``port: true`` gives the server a port on the
@@ -33,6 +39,9 @@ class Boot(base.ServerOperation):
         'host': ('host name', 'build there (in the request, microversion '
                  '2.74: the scheduler still checks that it fits); where '
                  'the scheduler chooses otherwise'),
+        'force': ('true or false', 'with ``host``: force the server there '
+                  '(``availability_zone: "nova:<host>"``), skipping the '
+                  "scheduler's filters"),
         'image': ('image name', "one of the scenario's ``images:``; the "
                   "image stand-in's default image otherwise"),
         'port': ('true, false, ``direct``, ``vdpa`` or ``remote-managed``',
@@ -67,6 +76,11 @@ class Boot(base.ServerOperation):
         check.known(args['flavor'], scenario.flavors, 'flavor')
         if args.get('host') is not None:
             check.known(args['host'], scenario.hosts, 'host')
+        force = args.get('force', False)
+        if not isinstance(force, bool):
+            check.fail('force', 'true or false, not %s' % errors.show(force))
+        if force and args.get('host') is None:
+            check.fail('force', 'forcing needs a host to force the server to')
         port = args.get('port')
         if port is not None and not isinstance(port, bool) and \
                 port not in VNIC_PORTS:
@@ -87,6 +101,7 @@ class Boot(base.ServerOperation):
     def run(self, cloud, args):
         cloud.servers.boot(args['server'], args['flavor'],
                            host=args.get('host'), image=args.get('image'),
+                           force=args.get('force', False),
                            port=(args['port'] if args.get('port') in
                                  VNIC_PORTS else bool(args.get('port'))))
 
