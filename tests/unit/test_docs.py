@@ -181,7 +181,13 @@ class TestReference(testing.TestCase):
         text = ref.bugs_rst(known)
         for bug in known:
             self.assertIn('`LP#%s <%s>`__' % (bug.id, bug.link), text)
-            self.assertIn('yes (``harness.bugs.lp%s``)' % bug.id, text)
+            if bug.reintroducible:
+                self.assertIn('yes (``harness.bugs.lp%s``)' % bug.id, text)
+            else:
+                # A bug file that says why its fix cannot be put back
+                # shows that reason instead.
+                self.assertIn('no: ' + ref.escape(' '.join(
+                    bug.no_reintroduction.split())), text)
             for item in bug.scenarios:
                 self.assertIn(ref.escape(item.name), text)
 
