@@ -150,6 +150,30 @@ class TestEmptyHosts(testing.TestCase):
             ('shared', 4, 98304, ONE_NODE, 0)},
             requests(tracker, provider))
 
+    def test_nfv_2s_10c_smt2_pf(self):
+        # pf-vfs's CPUs and memory (its device_spec differs): the same.
+        tracker, provider = empty_host('nfv-2s-10c-smt2-pf')
+        self.assertEqual({
+            ('dedicated', 16, 1, DEDICATED, 0),
+            ('shared', 4, 98304, ONE_NODE, 0)},
+            requests(tracker, provider))
+
+    def test_nfv_2s_10c_smt2_vfs_alias(self):
+        # pf-vfs's CPUs and memory (its device_spec differs): the same.
+        tracker, provider = empty_host('nfv-2s-10c-smt2-vfs-alias')
+        self.assertEqual({
+            ('dedicated', 16, 1, DEDICATED, 0),
+            ('shared', 4, 98304, ONE_NODE, 0)},
+            requests(tracker, provider))
+
+    def test_nfv_2s_10c_smt2_vfs_rc_traits(self):
+        # pf-vfs's CPUs and memory (its device_spec differs): the same.
+        tracker, provider = empty_host('nfv-2s-10c-smt2-vfs-rc-traits')
+        self.assertEqual({
+            ('dedicated', 16, 1, DEDICATED, 0),
+            ('shared', 4, 98304, ONE_NODE, 0)},
+            requests(tracker, provider))
+
     def test_nfv_2s_10c_smt2_reserved(self):
         # As pf-vfs, with 2048 2M and 64 1G pages per cell (4096 + 65536
         # MiB: 28672 MiB of 4K pages left) and reserved_huge_pages: four 1G
