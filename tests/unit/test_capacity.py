@@ -150,21 +150,30 @@ class TestEmptyHosts(testing.TestCase):
             ('shared', 4, 98304, ONE_NODE, 0)},
             requests(tracker, provider))
 
-    def test_nfv_2s_10c_smt2_dpu(self):
-        # The CPUs and memory of pf-vfs: its DPU changes neither.
-        tracker, provider = empty_host('nfv-2s-10c-smt2-dpu')
+    def _assert_as_pf_vfs(self, name):
+        # pf-vfs's CPUs and memory (only the devices and their options
+        # differ): two cells of 16 dedicated and 4 shared CPUs, 98304 MiB,
+        # no pages.
+        tracker, provider = empty_host(name)
         self.assertEqual({
             ('dedicated', 16, 1, DEDICATED, 0),
             ('shared', 4, 98304, ONE_NODE, 0)},
             requests(tracker, provider))
 
+    def test_nfv_2s_10c_smt2_dpu(self):
+        self._assert_as_pf_vfs('nfv-2s-10c-smt2-dpu')
+
     def test_nfv_2s_10c_smt2_vdpa(self):
-        # The CPUs and memory of pf-vfs: its vDPA devices change neither.
-        tracker, provider = empty_host('nfv-2s-10c-smt2-vdpa')
-        self.assertEqual({
-            ('dedicated', 16, 1, DEDICATED, 0),
-            ('shared', 4, 98304, ONE_NODE, 0)},
-            requests(tracker, provider))
+        self._assert_as_pf_vfs('nfv-2s-10c-smt2-vdpa')
+
+    def test_nfv_2s_10c_smt2_pf(self):
+        self._assert_as_pf_vfs('nfv-2s-10c-smt2-pf')
+
+    def test_nfv_2s_10c_smt2_vfs_alias(self):
+        self._assert_as_pf_vfs('nfv-2s-10c-smt2-vfs-alias')
+
+    def test_nfv_2s_10c_smt2_vfs_rc_traits(self):
+        self._assert_as_pf_vfs('nfv-2s-10c-smt2-vfs-rc-traits')
 
     def test_nfv_2s_10c_smt2_reserved(self):
         # As pf-vfs, with 2048 2M and 64 1G pages per cell (4096 + 65536
