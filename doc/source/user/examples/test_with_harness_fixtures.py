@@ -18,6 +18,19 @@ from nova import objects
 
 import harness
 
+HOSTS = ('host1', 'host2')
+
+
+def start_two_profiled_computes(test):
+    """host1 and host2 as dev-1s-8c-smt2 boxes, for cold migrations."""
+    # No disk to move between the fake hosts, as Nova's own NUMA
+    # migration tests stub it.
+    test.useFixture(fixtures.MockPatch(
+        'nova.virt.libvirt.driver.LibvirtDriver.migrate_disk_and_power_off',
+        return_value='{}'))
+    for host in HOSTS:
+        test.useFixture(harness.ProfiledCompute(test, host, 'dev-1s-8c-smt2'))
+
 
 class TestWithHarnessFixtures(base.ServersTestBase):
 
@@ -26,14 +39,7 @@ class TestWithHarnessFixtures(base.ServersTestBase):
 
     def setUp(self):
         super().setUp()
-        # No disk to move between the fake hosts, as Nova's own NUMA
-        # migration tests stub it.
-        self.useFixture(fixtures.MockPatch(
-            'nova.virt.libvirt.driver.LibvirtDriver'
-            '.migrate_disk_and_power_off', return_value='{}'))
-        for host in ('host1', 'host2'):
-            self.useFixture(harness.ProfiledCompute(
-                self, host, 'dev-1s-8c-smt2'))
+        start_two_profiled_computes(self)
         self.pinned = self._create_flavor(
             vcpu=2, memory_mb=512, disk=1,
             extra_spec={'hw:cpu_policy': 'dedicated'})
@@ -102,12 +108,8 @@ class TestVirtualClock(base.ServersTestBase):
         self.clock = self.useFixture(harness.VirtualClock())
         super().setUp()
         self.flags(resize_confirm_window=60)
-        self.useFixture(fixtures.MockPatch(
-            'nova.virt.libvirt.driver.LibvirtDriver'
-            '.migrate_disk_and_power_off', return_value='{}'))
-        for host in ('host1', 'host2'):
-            self.useFixture(harness.ProfiledCompute(
-                self, host, 'dev-1s-8c-smt2'))
+        start_two_profiled_computes(self)
+        for host in HOSTS:
             self.clock.add_service(host, self.computes[host])
 
     def test_resize_confirmed_once_its_window_passed(self):
