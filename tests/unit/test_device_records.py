@@ -144,8 +144,23 @@ class TestPciPools(testing.TestCase):
             'by no entry, pci_pools 8086:* cell * expected 1 free, got 0, '
             'pci_pools *:* cell 1 expected 2 free, got 0', str(problem))
 
+    def test_how_many_pools_an_entry_names(self):
+        # The VF pool split in two, as LP#2098496 split it.
+        snap = records_tests.build(nodes=[records_tests.node(
+            'src', pci_pools=[
+                pool('15b3', '101e', 0, 1, dev_type='type-VF'),
+                pool('15b3', '101e', 0, 1, dev_type='type-VF')])])
+        self.assertEqual([], records_tests.check('compute_nodes', {
+            'src': {'pci_pools': [{'count': 2, 'pools': 2}]}}, snap))
+        [problem] = records_tests.check('compute_nodes', {
+            'src': {'pci_pools': [{'count': 2, 'pools': 1}]}}, snap)
+        self.assertEqual('compute node src: pci_pools *:* cell * expected 1 '
+                         'pool(s) with free devices, got 2', str(problem))
+
     def test_bad_input_names_the_field(self):
         for value, field, words in (
+                ({'src': {'pci_pools': [{'count': 1, 'pools': -1}]}},
+                 'expect.compute_nodes.src.pci_pools.1.pools', 'at least 0'),
                 ({'src': {'pci_pools': [{'vendor_id': '8086'}]}},
                  'expect.compute_nodes.src.pci_pools.1.count', 'missing'),
                 ({'src': {'pci_pools': [{'count': 1, 'cell': 0}]}},

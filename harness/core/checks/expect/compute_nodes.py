@@ -10,7 +10,8 @@ AMOUNTS = ('vcpus', 'vcpus_used', 'memory_mb', 'memory_mb_used', 'local_gb',
            'local_gb_used', 'running_vms')
 FIELDS = ('deleted', 'uuid', 'host', 'stats', 'pci_pools') + AMOUNTS
 #: What picks a PCI pool (``pci_pools``): each is optional but ``count``.
-POOL_KEYS = ('vendor_id', 'product_id', 'numa_node', 'tags', 'count')
+POOL_KEYS = ('vendor_id', 'product_id', 'numa_node', 'tags', 'count',
+             'pools')
 #: ``uuid: provider``: the record's UUID is the one of the resource
 #: provider of the same name (Nova names the node's provider after it).
 SAME_AS_PROVIDER = 'provider'
@@ -37,8 +38,10 @@ class ComputeNodes(base.Expectation):
     product, NUMA cell and tags such as ``dev_type`` and
     ``physical_network``), each named by the keys given (``vendor_id``,
     ``product_id``, ``numa_node``, ``tags``: the tags named must match)
-    with the free ``count`` of the pools it names; exact: a pool that no
-    entry names has no free device, and no pool is named by two entries.
+    with the free ``count`` of the pools it names and, with ``pools``, how
+    many pools those are (Nova keeps one per provider: LP#2098496 split
+    one in two); exact: a pool that no entry names has no free device, and
+    no pool is named by two entries.
     ``null`` for a node
     says it has no record at all. Only the nodes and fields named are
     checked. The tracker saves the stats when it claims or frees a guest
@@ -52,7 +55,7 @@ class ComputeNodes(base.Expectation):
     shape = ('{node: null | {deleted: bool, uuid: UUID | provider, host: '
              'host, vcpus_used: int, ..., pci_pools: [{vendor_id: hex, '
              'product_id: hex, numa_node: int, tags: {tag: value}, count: '
-             'int}], stats: {num_instances: int, '
+             'int, pools: int}], stats: {num_instances: int, '
              'num_vm_<state>: int, num_task_<state>: int, '
              'num_proj_<project>: int, num_os_type_<type>: int, '
              'io_workload: int}}}')
@@ -157,6 +160,8 @@ def read_pools(check, value, field):
         check.mapping(pool, where)
         check.keys(pool, POOL_KEYS, required=('count',), field=where)
         check.integer(pool['count'], where + '.count', minimum=0)
+        if 'pools' in pool:
+            check.integer(pool['pools'], where + '.pools', minimum=0)
         for key in ('vendor_id', 'product_id'):
             if key in pool:
                 check.string(pool[key], '%s.%s' % (where, key))
@@ -168,6 +173,8 @@ def read_pools(check, value, field):
         parsed['tags'] = {str(k): None if v is None else str(v)
                           for k, v in tags.items()}
         parsed['count'] = pool['count']
+        if 'pools' in pool:
+            parsed['pools'] = pool['pools']
         pools.append(parsed)
     return pools
 
@@ -191,6 +198,7 @@ def pool_differences(want, pools):
     """What differs between the expected pools and the node's ``pools``."""
     wrong = []
     counts = [0] * len(want)
+    found = [0] * len(want)
     for pool in pools:
         named = [number for number, entry in enumerate(want)
                  if _names(entry, pool)]
@@ -199,13 +207,18 @@ def pool_differences(want, pools):
                 _shown(pool), ', '.join(str(n + 1) for n in named)))
         elif named:
             counts[named[0]] += pool['count']
+            found[named[0]] += 1 if pool['count'] else 0
         elif pool['count']:
             wrong.append('pci_pools: %s has %d free, named by no entry' % (
                 _shown(pool), pool['count']))
-    for entry, got in zip(want, counts):
+    for entry, got, split in zip(want, counts, found):
         if entry['count'] != got:
             wrong.append('pci_pools %s expected %d free, got %d' % (
                 _shown(entry), entry['count'], got))
+        if 'pools' in entry and entry['pools'] != split:
+            wrong.append('pci_pools %s expected %d pool(s) with free '
+                         'devices, got %d'
+                         % (_shown(entry), entry['pools'], split))
     return wrong
 
 
