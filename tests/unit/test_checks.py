@@ -27,7 +27,8 @@ from tests.unit import test_invariants as helpers
 # the units must give the same names, order and accounting.
 EXPECT_KEYS = ('allocations', 'usages', 'tracker', 'pinned_cpus',
                'guest_cpus', 'servers', 'migrations', 'fault', 'action_events',
-               'logs', 'providers', 'devices', 'device_providers',
+               'logs', 'providers', 'provider_traits', 'devices',
+               'device_providers',
                'guest_devices',
                'compute_nodes', 'pci', 'hypervisors', 'domain', 'mdevs')
 INVARIANTS = ('usages_add_up', 'allocations_where_server_is',
@@ -36,7 +37,8 @@ INVARIANTS = ('usages_add_up', 'allocations_where_server_is',
               'node_stats_count_own_guests', 'nothing_leaks',
               'within_capacity', 'devices_agree', 'domain_agrees')
 NOT_ACCOUNTING = {'servers', 'migrations', 'fault', 'action_events',
-                  'logs', 'hypervisors', 'domain', 'domain_agrees'}
+                  'logs', 'hypervisors', 'domain', 'domain_agrees',
+                  'provider_traits'}
 
 NEW_KEY = '''
 from harness.core.checks import base

@@ -173,3 +173,46 @@ class TestPciPools(testing.TestCase):
                                       'compute_nodes', value)
             self.assertIn('field "%s"' % field, str(error))
             self.assertIn(words, str(error))
+
+
+class TestProviderTraits(testing.TestCase):
+    """src's compute node provider with the traits of a disabled service."""
+
+    def snap(self):
+        snap = records_tests.build()
+        snap.providers['src'].traits = (
+            'COMPUTE_NODE', 'COMPUTE_STATUS_DISABLED')
+        return snap
+
+    def test_traits_had_and_lacked(self):
+        self.assertEqual([], records_tests.check('provider_traits', {
+            'src': {'has': ['COMPUTE_STATUS_DISABLED', 'COMPUTE_NODE']},
+            'dst': {'lacks': ['COMPUTE_STATUS_DISABLED']}}, self.snap()))
+
+    def test_each_difference_is_named(self):
+        problems = records_tests.check('provider_traits', {
+            'src': {'has': ['COMPUTE_NET_ATTACH_INTERFACE'],
+                    'lacks': ['COMPUTE_STATUS_DISABLED']},
+            'dst': {'has': ['COMPUTE_STATUS_DISABLED']}}, self.snap())
+        self.assertEqual(
+            ['traits of dst: lacks COMPUTE_STATUS_DISABLED',
+             'traits of src: lacks COMPUTE_NET_ATTACH_INTERFACE; has '
+             'COMPUTE_STATUS_DISABLED'], [str(p) for p in problems])
+
+    def test_bad_input_names_the_field(self):
+        for value, field, words in (
+                ({'nowhere': {'has': ['X']}}, 'expect.provider_traits.host',
+                 'unknown host'),
+                ({'src': {}}, 'expect.provider_traits.src',
+                 'say has, lacks or both'),
+                ({'src': {'has': []}}, 'expect.provider_traits.src.has',
+                 'name at least one trait'),
+                ({'src': {'has': ['X'], 'lacks': ['X']}},
+                 'expect.provider_traits.src', 'both had and lacked'),
+                ({'src': {'owns': ['X']}}, 'expect.provider_traits.src.owns',
+                 'unknown field')):
+            error = self.assertRaises(errors.ScenarioError,
+                                      records_tests.parse_expect,
+                                      'provider_traits', value)
+            self.assertIn('field "%s"' % field, str(error))
+            self.assertIn(words, str(error))
