@@ -6,6 +6,10 @@ from harness.core.problems import Problem
 
 #: The compute node record's fields it compares.
 TRACKER_KEYS = ('vcpus_used', 'memory_mb_used', 'local_gb_used')
+#: A NUMA cell's usage fields (``cells``): its shared CPUs' usage (the
+#: guests' floating vCPUs placed on it; pinned ones are ``pinned_cpus``)
+#: and its memory.
+CELL_KEYS = ('cpu_usage', 'memory_usage')
 
 
 class Tracker(base.Expectation):
@@ -15,8 +19,14 @@ class Tracker(base.Expectation):
     vCPUs, ``memory_mb_used`` = their RAM plus the host's reserved memory,
     ``local_gb_used`` = their root and ephemeral disk plus the host's
     reserved disk (Placement's ``DISK_GB`` ``reserved``); a mapping gives
-    the record's fields exactly (those named only). ``{}`` or ``0`` says
-    it counts no guest. Exact: a scenario host not named counts nothing.
+    the record's fields exactly (those named only), and ``cells: {cell
+    id: {cpu_usage: n, memory_usage: n}}`` the NUMA cells' usage the
+    tracker saved (``cpu_usage``: the guests' floating vCPUs placed on
+    the cell, as ``hardware.numa_usage_from_instance_numa`` counts them,
+    pinned ones being ``pinned_cpus``'; ``memory_usage`` in MiB; the
+    cells and fields named only).
+    ``{}`` or ``0`` says it counts no guest. Exact: a scenario host not
+    named counts nothing.
 
     On a host with several compute nodes (``nodes:``) each node has its
     own tracker, named instead of the host; the host may be named too:
@@ -29,7 +39,8 @@ class Tracker(base.Expectation):
     order = 30
     summary = "What each host's resource tracker counts."
     shape = ('{host: flavor | [flavor, ...] | {vcpus_used: int, '
-             'memory_mb_used: int, local_gb_used: int}}')
+             'memory_mb_used: int, local_gb_used: int, cells: {cell id: '
+             '{cpu_usage: int, memory_usage: int}}}}')
     example = 'tracker: {src: pin2, dst: pin2b}'
 
     def parse(self, check, value, scenario, state):
@@ -64,6 +75,10 @@ class Tracker(base.Expectation):
             return [Problem(self.name, host, want, None,
                             'tracker of %s: no compute node record' % host)]
         got = {key: getattr(tracker, key) for key in TRACKER_KEYS}
+        if 'cells' in want.get('exact', {}):
+            got['cells'] = {cell.id: {'cpu_usage': cell.cpu_usage,
+                                      'memory_usage': cell.memory_usage}
+                            for cell in tracker.cells}
         want, got = _compared(want, got, [snap.providers.get(host)])
         if want == got:
             return []
@@ -105,10 +120,22 @@ def _read(check, value, scenario, field):
             'memory_mb_used': sum(f.ram for f in flavors),
             'local_gb_used': sum(f.disk + f.ephemeral for f in flavors)}}
     check.mapping(value, field)
-    check.keys(value, TRACKER_KEYS, field=field)
-    return {'exact': {key: check.integer(value[key], '%s.%s' % (field, key),
-                                         minimum=0)
-                      for key in value}}
+    check.keys(value, TRACKER_KEYS + ('cells',), field=field)
+    exact = {key: check.integer(value[key], '%s.%s' % (field, key),
+                                minimum=0)
+             for key in value if key != 'cells'}
+    if 'cells' in value:
+        exact['cells'] = {}
+        for cell, usage in check.mapping(value['cells'],
+                                         field + '.cells').items():
+            where = '%s.cells.%s' % (field, cell)
+            check.integer(cell, where, minimum=0)
+            check.mapping(usage, where)
+            check.keys(usage, CELL_KEYS, field=where)
+            exact['cells'][cell] = {
+                key: check.integer(n, '%s.%s' % (where, key), minimum=0)
+                for key, n in usage.items()}
+    return {'exact': exact}
 
 
 def _compared(want, got, providers):
@@ -120,7 +147,15 @@ def _compared(want, got, providers):
     """
     if 'guests' not in want:
         want = want['exact']
-        return want, {key: got[key] for key in want}
+        got_cells = got.get('cells')
+        got = {key: got[key] for key in want if key != 'cells'}
+        if 'cells' in want:
+            # The cells and fields named only.
+            cells = got_cells or {}
+            got['cells'] = {cell: {key: cells.get(cell, {}).get(key)
+                                   for key in fields}
+                            for cell, fields in want['cells'].items()}
+        return want, got
     want = dict(want['guests'])
     for rp in providers:
         inventories = rp.inventories if rp is not None else {}
@@ -133,7 +168,7 @@ def _compared(want, got, providers):
 
 def _wrong(want, got):
     return ', '.join('%s expected %s, got %s' % (key, want[key], got[key])
-                     for key in TRACKER_KEYS
+                     for key in TRACKER_KEYS + ('cells',)
                      if key in want and want[key] != got[key])
 
 
