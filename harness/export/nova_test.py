@@ -104,6 +104,54 @@ HELPERS = '''
         if host is not None:
             self.assertEqual(host, server['OS-EXT-SRV-ATTR:host'], name)
 
+    def _schedule(self, host):
+        """The compute's periodic tasks and heartbeat, due from now on.
+
+        The test's services start without timers: ``_advance_clock``
+        runs what a started service's timers would, each task first
+        due its spacing after the start, then every spacing.
+        """
+        manager = self.computes[host].manager
+        spacing = {task: manager._periodic_spacing[task]
+                   for task, _ in manager._periodic_tasks}
+        spacing['report_state'] = CONF.report_interval
+        for task, every in spacing.items():
+            self._due[(host, task)] = (self._now + every, every)
+
+    def _unschedule(self, host):
+        for key in [key for key in self._due if key[0] == host]:
+            del self._due[key]
+
+    def _advance_clock(self, seconds):
+        """Move time on; run each task as it comes due on the way.
+
+        In order of due time, then host, then task; the conductor and
+        scheduler have no periodic task enabled by default and their
+        heartbeats decide nothing checked here.
+        """
+        if self._now == 0:
+            timeutils.set_time_override()
+            self.addCleanup(timeutils.clear_time_override)
+        target = self._now + seconds
+        while True:
+            pending = sorted((due, host, task)
+                             for (host, task), (due, _) in self._due.items()
+                             if due <= target)
+            if not pending:
+                break
+            due, host, task = pending[0]
+            timeutils.advance_time_seconds(due - self._now)
+            self._now = due
+            every = self._due[(host, task)][1]
+            self._due[(host, task)] = (due + every, every)
+            service = self.computes[host]
+            if task == 'report_state':
+                service.servicegroup_api._driver._report_state(service)
+            else:
+                getattr(service.manager, task)(self.context)
+        timeutils.advance_time_seconds(target - self._now)
+        self._now = target
+
     def assertLatestMigration(self, name, status):
         self.assertEqual(status, self._migrations_of(name)[-1]['status'],
                          'the latest migration of %s' % name)
@@ -137,7 +185,8 @@ def export(path, bug=None, with_harness=False):
     out = [HEADER, '"""%s"""' % _docstring(bug, title, path), '']
     if with_harness:
         out += ['import os', '']
-    out += ['from oslo_config import cfg', '',
+    out += ['from oslo_config import cfg',
+            'from oslo_utils import timeutils', '',
             'from nova.compute import utils as compute_utils',
             'from nova import context',
             'from nova import objects',
@@ -211,7 +260,10 @@ def _class(path, scenarios, driver, bug, title, with_harness):
     lines += ['        self.context = context.get_admin_context()',
               '        self.computes = {}',
               '        self.flavors = {}',
-              '        self.servers = {}']
+              '        self.servers = {}',
+              '        # Seconds the test moved time on (_advance_clock).',
+              '        self._now = 0',
+              '        self._due = {}']
     lines += HELPERS.rstrip('\n').split('\n')
     for scenario in scenarios:
         lines += _method(path, scenario)
@@ -239,7 +291,8 @@ def _check_scenario(path, scenario, config):
 def _world(scenario):
     """The scenario's hosts and flavors, made at the test's start."""
     lines = [INDENT + 'for host in %r:' % sorted(scenario.hosts),
-             INDENT + '    self.computes[host] = self._start_compute(host)']
+             INDENT + '    self.computes[host] = self._start_compute(host)',
+             INDENT + '    self._schedule(host)']
     for flavor in sorted(scenario.flavors.values(), key=lambda f: f.name):
         lines += [
             INDENT + 'self.flavors[%r] = self._create_flavor(' % flavor.name,

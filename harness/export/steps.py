@@ -116,3 +116,42 @@ def disable_compute(args):
 def enable_compute(args):
     _only(args, ('host',))
     return _service(args['host'], {'status': 'enabled'})
+
+
+@translates('advance_clock')
+def advance_clock(args):
+    _only(args, ('seconds',))
+    return ['self._advance_clock(%r)' % (args['seconds'],)]
+
+
+@translates('stop_compute')
+def stop_compute(args):
+    _only(args, ('host',))
+    # Its records stay; what is cast to it waits on the bus for its start.
+    host = args['host']
+    return ['self.computes[%r].stop()' % host,
+            'self._unschedule(%r)' % host]
+
+
+@translates('start_compute')
+def start_compute(args):
+    # A changed nova.conf has no helper in Nova's tests: refused.
+    _only(args, ('host', 'guests'))
+    host = args['host']
+    kept = args.get('guests', 'kept') == 'kept'
+    return ['self.computes[%r] = self.restart_compute_service(' % host,
+            '    self.computes[%r], keep_hypervisor_state=%r)' % (host, kept),
+            'self._schedule(%r)' % host]
+
+
+@translates('evacuate')
+def evacuate(args):
+    # The test's API is at the latest microversion (2.95 and later): Nova
+    # leaves an evacuated ACTIVE or SHUTOFF server SHUTOFF. force and an
+    # older microversion change that and the scheduling: refused.
+    _only(args, ('server', 'host'))
+    host = args.get('host')
+    post = ', extra_post_args={%r: %r}' % ('host', host) if host else ''
+    return ['self.servers[%r] = self._evacuate_server(' % args['server'],
+            '    %s%s,' % (_server(args['server']), post),
+            '    expected_host=%r, expected_state=%r)' % (host, 'SHUTOFF')]

@@ -74,11 +74,13 @@ class ExportedNovaTestProofs(testing.TestCase):
         return run.returncode, run.stdout
 
     def test_which_bugs_export(self):
-        # The exporter takes Nova's fake-driver hosts and the operations
-        # with integrated_helpers' helpers; the other bugs' scenarios need
-        # a profiled libvirt host, a fault, an injection, or a compute
-        # stopped and started (refused by name: see the unit tests).
-        self.assertEqual(['1818914', '1886418'], sorted(exportable()))
+        # The exporter takes Nova's fake-driver hosts, the operations
+        # with integrated_helpers' helpers, computes stopped and started
+        # and time moved on; the other bugs' scenarios need a profiled
+        # libvirt host, a fault, an injection, a service deleted or a
+        # step expected to fail (refused by name: see the unit tests).
+        self.assertEqual(['1679750', '1709902', '1724172', '1818914',
+                          '1886418'], sorted(exportable()))
 
     def test_exported_tests_pass_on_nova_and_fail_with_the_bug_back(self):
         for bug, source in sorted(exportable().items()):

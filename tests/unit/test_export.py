@@ -64,7 +64,7 @@ class ExportTestCase(testing.TestCase):
         source = self.export(steps)
         method = source[source.index('    def test_the_scenario'):]
         return [line.strip() for line in method.splitlines()
-                if line.strip()][10:]
+                if line.strip()][11:]
 
     def assertRefused(self, steps, *words, head=HEAD):
         exc = self.assertRaises(refusal.Refused, nova_test.export,
@@ -153,9 +153,10 @@ class StepTranslationTest(ExportTestCase):
         from harness.core import steps as kinds
         self.assertLessEqual(set(step_units.names()), set(kinds.names()))
         self.assertEqual(
-            ('boot', 'confirm', 'delete', 'disable_compute',
-             'enable_compute', 'live_migrate', 'migrate', 'resize',
-             'revert', 'run_periodic'), step_units.names())
+            ('advance_clock', 'boot', 'confirm', 'delete',
+             'disable_compute', 'enable_compute', 'evacuate',
+             'live_migrate', 'migrate', 'resize', 'revert', 'run_periodic',
+             'start_compute', 'stop_compute'), step_units.names())
 
     def test_disable_and_enable_a_compute(self):
         body = self.body('- disable_compute: {host: src, reason: m}\n'
@@ -168,6 +169,45 @@ class StepTranslationTest(ExportTestCase):
             + ["'status': 'disabled',", "'disabled_reason': 'm',", '})',
                '# 2. enable compute src'] + service
             + ["'status': 'enabled',", '})'], body)
+
+    def test_stop_and_start_a_compute(self):
+        # Stopped: its timers stop too; started: a new manager over the
+        # same hypervisor (or an empty one), its timers from now on.
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '- stop_compute: src\n'
+                         '- start_compute: src\n'
+                         '- stop_compute: src\n'
+                         '- start_compute: {host: src, guests: gone}')
+        self.assertEqual(
+            ['# 2. stop compute src', "self.computes['src'].stop()",
+             "self._unschedule('src')",
+             '# 3. start compute src',
+             "self.computes['src'] = self.restart_compute_service(",
+             "self.computes['src'], keep_hypervisor_state=True)",
+             "self._schedule('src')"], body[4:11])
+        self.assertIn("self.computes['src'], keep_hypervisor_state=False)",
+                      body)
+
+    def test_advance_clock(self):
+        body = self.body('- advance_clock: 61')
+        self.assertEqual(['# 1. advance clock 61s',
+                          'self._advance_clock(61)'], body)
+
+    def test_evacuate(self):
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '- stop_compute: src\n'
+                         '- advance_clock: 61\n'
+                         '- evacuate: {server: vm1, host: dst}')
+        self.assertEqual(
+            ["self.servers['vm1'] = self._evacuate_server(",
+             "self.servers['vm1'], extra_post_args={'host': 'dst'},",
+             "expected_host='dst', expected_state='SHUTOFF')"], body[-3:])
+
+    def test_the_clock_helpers_are_defined(self):
+        source = self.export('- advance_clock: 61')
+        for helper in ('_schedule', '_unschedule', '_advance_clock'):
+            self.assertIn('    def %s(self' % helper, source)
+        self.assertIn('from oslo_utils import timeutils', source)
 
 
 class ExpectTranslationTest(ExportTestCase):
@@ -233,9 +273,21 @@ class RefusalTest(ExportTestCase):
 
     def test_a_step_kind_without_translation(self):
         self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
-                           '- stop_compute: src',
-                           "step 2 (stop_compute)", "step kind "
-                           "'stop_compute'")
+                           '- shelve: vm1',
+                           "step 2 (shelve)", "step kind 'shelve'")
+
+    def test_a_compute_started_with_a_changed_config(self):
+        self.assertRefused('- stop_compute: src\n'
+                           '- start_compute: {host: src, config: '
+                           '{DEFAULT: {cpu_allocation_ratio: 2.0}}}',
+                           'step 2 (start_compute)', "field 'config'")
+
+    def test_a_forced_evacuation(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '- stop_compute: src\n'
+                           '- advance_clock: 61\n'
+                           '- evacuate: {server: vm1, host: dst, force: '
+                           'true}', 'step 4 (evacuate)', "field 'force'")
 
     def test_a_step_expected_to_fail(self):
         self.assertRefused('- boot: {server: vm1, flavor: small}\n'
@@ -326,8 +378,8 @@ class CliTest(ExportTestCase):
         self.assertIn('class TestBug7(', out)
 
     def test_a_refusal_is_bad_input(self):
-        path = self.path('- stop_compute: src')
+        path = self.path('- boot: {server: vm1, flavor: small}\n'
+                         '- shelve: vm1')
         code, out, err = self.run_cli('export', 'nova-test', path)
         self.assertEqual((2, ''), (code, out))
-        self.assertIn("step 1 (stop_compute): no faithful Nova "
-                      "translation", err)
+        self.assertIn("step 2 (shelve): no faithful Nova translation", err)
