@@ -16,6 +16,7 @@ run after every step of a scenario; only the scenario's own
 expectations are translated.
 """
 
+import functools
 import re
 import textwrap
 
@@ -29,8 +30,12 @@ INDENT = ' ' * 8
 # The assertion helpers every exported class carries: the expectation
 # units' lines call them. Each reads what the harness's key reads.
 HELPERS = '''
-    def _provider(self, host):
-        return self._get_provider_uuid_by_host(host)
+    def _providers(self):
+        """Host -> its resource provider (none once its service is gone)."""
+        providers = self.placement.get(
+            '/resource_providers').body['resource_providers']
+        return {rp['name']: rp['uuid'] for rp in providers
+                if rp['name'] in self.computes}
 
     def _migrations_of(self, name):
         """The server's migrations, oldest first."""
@@ -43,7 +48,7 @@ HELPERS = '''
         """What a consumer holds, by host name (none: left out)."""
         by_provider = self.placement.get(
             '/allocations/%s' % consumer_uuid).body['allocations']
-        hosts = {self._provider(host): host for host in self.computes}
+        hosts = {rp: host for host, rp in self._providers().items()}
         return {hosts[rp]: allocation['resources']
                 for rp, allocation in by_provider.items()}
 
@@ -68,12 +73,19 @@ HELPERS = '''
 
     def assertUsages(self, expected):
         """Exactly each host provider's usage (a host not named: none)."""
+        providers = self._providers()
         for host in sorted(self.computes):
-            usages = self._get_provider_usages(self._provider(host))
+            usages = (self._get_provider_usages(providers[host])
+                      if host in providers else {})
             self.assertEqual(
                 expected.get(host, {}),
                 {rc: used for rc, used in usages.items() if used},
                 'usages of %s' % host)
+
+    def assertProviders(self, expected):
+        """Exactly the hosts that have a resource provider."""
+        self.assertEqual(sorted(expected), sorted(self._providers()),
+                         'the hosts with a resource provider')
 
     def assertTrackers(self, expected):
         """What each host's compute node record counts.
@@ -88,8 +100,12 @@ HELPERS = '''
                 CONF.reserved_host_disk_mb),
         }
         for host in sorted(self.computes):
-            node = objects.ComputeNode.get_by_host_and_nodename(
-                self.context, host, host)
+            try:
+                node = objects.ComputeNode.get_by_host_and_nodename(
+                    self.context, host, host)
+            except exception.ComputeHostNotFound:
+                self.fail('the resource tracker of %s: no compute node '
+                          'record' % host)
             guests = expected.get(host, {})
             self.assertEqual(
                 {key: guests.get(key, 0) + extra
@@ -182,6 +198,7 @@ def export(path, bug=None, with_harness=False):
                               '--with-harness needs a bug (--bug N)')
     driver = _driver(path, scenarios)
     title = ' '.join(str(meta.get('title', '')).split())
+    body = _class(path, scenarios, driver, bug, title, with_harness)
     out = [HEADER, '"""%s"""' % _docstring(bug, title, path), '']
     if with_harness:
         out += ['import os', '']
@@ -189,12 +206,15 @@ def export(path, bug=None, with_harness=False):
             'from oslo_utils import timeutils', '',
             'from nova.compute import utils as compute_utils',
             'from nova import context',
-            'from nova import objects',
-            'from nova.tests.functional import integrated_helpers']
+            'from nova import exception',
+            'from nova import objects']
+    if any('client.OpenStackApiException' in line for line in body):
+        out += ['from nova.tests.functional.api import client']
+    out += ['from nova.tests.functional import integrated_helpers']
     if with_harness:
         out += ['', 'from harness import bugs']
     out += ['', 'CONF = cfg.CONF', '', '']
-    out += _class(path, scenarios, driver, bug, title, with_harness)
+    out += body
     return '\n'.join(out).rstrip('\n') + '\n'
 
 
@@ -315,8 +335,11 @@ def _method(path, scenario):
             raise refusal.Refused(path, scenario.name, what,
                                   'step kind %r' % step.kind)
         if step.error is not None:
-            raise refusal.Refused(path, scenario.name, what + ': error',
-                                  'a step expected to fail')
+            unit = step_units.get_failing(step.kind)
+            if unit is None:
+                raise refusal.Refused(path, scenario.name, what + ': error',
+                                      'a step expected to fail')
+            unit = functools.partial(unit, error=step.error)
         try:
             body = unit(step.args)
         except step_units.Unsupported as exc:

@@ -13,6 +13,10 @@ _REGISTRY = registry.Registry()
 translates = _REGISTRY.translates
 get = _REGISTRY.get
 names = _REGISTRY.names
+# Step kinds expected to fail (``error:``): ``(args, error) -> lines``.
+_FAILING = registry.Registry()
+get_failing = _FAILING.get
+failing_names = _FAILING.names
 Unsupported = registry.Unsupported
 
 
@@ -94,13 +98,17 @@ def run_periodic(args):
             '        self.context)']
 
 
+def _service_id(host):
+    return ["service = self.admin_api.get_services(",
+            "    binary='nova-compute', host=%r)[0]" % host]
+
+
 def _service(host, body):
     # The API's PUT calls the up compute's set_host_enabled (an RPC
     # call): the COMPUTE_STATUS_DISABLED trait is set when it returns.
-    return ["service = self.admin_api.get_services(",
-            "    binary='nova-compute', host=%r)[0]" % host,
-            "self.admin_api.put_service(service['id'], {"] + [
-                '    %r: %r,' % item for item in body.items()] + ['})']
+    return _service_id(host) + [
+        "self.admin_api.put_service(service['id'], {"] + [
+        '    %r: %r,' % item for item in body.items()] + ['})']
 
 
 @translates('disable_compute')
@@ -155,3 +163,31 @@ def evacuate(args):
     return ['self.servers[%r] = self._evacuate_server(' % args['server'],
             '    %s%s,' % (_server(args['server']), post),
             '    expected_host=%r, expected_state=%r)' % (host, 'SHUTOFF')]
+
+
+@translates('force_down')
+def force_down(args):
+    _only(args, ('host',))
+    return _service(args['host'], {'forced_down': True})
+
+
+@translates('delete_service')
+def delete_service(args):
+    _only(args, ('host',))
+    # Nova's API deletes the service, its compute nodes and providers
+    # before it answers.
+    return _service_id(args['host']) + [
+        "self.admin_api.api_delete('/os-services/%s' % service['id'])"]
+
+
+@_FAILING.translates('delete_service')
+def delete_service_refused(args, error):
+    # Nova refuses (409) while the host has instances or migrations in
+    # progress; the error's text is in the response's body.
+    _only(args, ('host',))
+    return _service_id(args['host']) + [
+        'exc = self.assertRaises(',
+        '    client.OpenStackApiException, self.admin_api.api_delete,',
+        "    '/os-services/%s' % service['id'])",
+        'self.assertEqual(409, exc.response.status_code)',
+        'self.assertIn(%r, exc.response.text)' % error]

@@ -153,8 +153,8 @@ class StepTranslationTest(ExportTestCase):
         from harness.core import steps as kinds
         self.assertLessEqual(set(step_units.names()), set(kinds.names()))
         self.assertEqual(
-            ('advance_clock', 'boot', 'confirm', 'delete',
-             'disable_compute', 'enable_compute', 'evacuate',
+            ('advance_clock', 'boot', 'confirm', 'delete', 'delete_service',
+             'disable_compute', 'enable_compute', 'evacuate', 'force_down',
              'live_migrate', 'migrate', 'resize', 'revert', 'run_periodic',
              'start_compute', 'stop_compute'), step_units.names())
 
@@ -187,6 +187,38 @@ class StepTranslationTest(ExportTestCase):
              "self._schedule('src')"], body[4:11])
         self.assertIn("self.computes['src'], keep_hypervisor_state=False)",
                       body)
+
+    def test_force_down_and_delete_a_service(self):
+        body = self.body('- stop_compute: src\n'
+                         '- force_down: src\n'
+                         '- delete_service: src')
+        service = ['service = self.admin_api.get_services(',
+                   "binary='nova-compute', host='src')[0]"]
+        self.assertEqual(
+            ['# 2. force down src'] + service
+            + ["self.admin_api.put_service(service['id'], {",
+               "'forced_down': True,", '})', '# 3. delete service src']
+            + service
+            + ["self.admin_api.api_delete('/os-services/%s' % "
+               "service['id'])"], body[3:])
+        self.assertEqual(('delete_service',), step_units.failing_names())
+
+    def test_a_service_delete_nova_refuses(self):
+        source = self.export('- boot: {server: vm1, flavor: small, '
+                             'host: src}\n'
+                             '- stop_compute: src\n'
+                             '- delete_service: src\n'
+                             '  error: hosting instances')
+        self.assertIn('from nova.tests.functional.api import client\n',
+                      source)
+        self.assertIn(
+            "        exc = self.assertRaises(\n"
+            "            client.OpenStackApiException, "
+            "self.admin_api.api_delete,\n"
+            "            '/os-services/%s' % service['id'])\n"
+            "        self.assertEqual(409, exc.response.status_code)\n"
+            "        self.assertIn('hosting instances', "
+            "exc.response.text)\n", source)
 
     def test_advance_clock(self):
         body = self.body('- advance_clock: 61')
@@ -263,10 +295,17 @@ class ExpectTranslationTest(ExportTestCase):
         source = self.export('- boot: {server: vm1, flavor: small}')
         for helper in ('assertAllocations', 'assertUsages',
                        'assertTrackers', 'assertServer',
-                       'assertLatestMigration'):
+                       'assertLatestMigration', 'assertProviders'):
             self.assertIn('    def %s(self' % helper, source)
-        self.assertEqual(('allocations', 'migrations', 'servers',
-                          'tracker', 'usages'), expect_units.names())
+        self.assertEqual(('allocations', 'migrations', 'providers',
+                          'servers', 'tracker', 'usages'),
+                         expect_units.names())
+
+    def test_providers(self):
+        body = self.body('- stop_compute: src\n'
+                         '- delete_service: src\n'
+                         '  expect: {providers: [dst]}')
+        self.assertEqual("self.assertProviders(['dst'])", body[-1])
 
 
 class RefusalTest(ExportTestCase):
@@ -300,9 +339,9 @@ class RefusalTest(ExportTestCase):
 
     def test_an_expectation_key_without_translation(self):
         self.assertRefused('- boot: {server: vm1, flavor: small}\n'
-                           '  expect: {providers: [src, dst]}',
-                           'step 1 (boot): expect: providers',
-                           "expectation key 'providers'")
+                           '  expect: {fault: {vm1: null}}',
+                           'step 1 (boot): expect: fault',
+                           "expectation key 'fault'")
 
     def test_a_server_node(self):
         self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
