@@ -173,6 +173,58 @@ HELPERS = '''
                          'the latest migration of %s' % name)
 '''
 
+# The injection helpers, in a class whose scenarios inject: Nova's
+# tests wrap the method at the race point so the periodic runs there.
+INJECTION_HELPERS = '''
+    def _inject(self, when, method, task, on):
+        """Run the periodic ``task`` on ``on`` once, at the next pass.
+
+        The next time a compute passes ``ComputeManager.<method>``
+        (``when``: just before or just after it). ``on`` is a host or a
+        role of the move in flight: 'source' or 'dest' (the server's
+        migration), 'server_host' (the server's host as it passes).
+        """
+        if method not in self._wrapped:
+            self._wrapped.add(method)
+            real = getattr(compute_manager.ComputeManager, method)
+
+            def wrapper(manager, *args, **kwargs):
+                self._fire('before', method, manager, args, kwargs)
+                result = real(manager, *args, **kwargs)
+                self._fire('after', method, manager, args, kwargs)
+                return result
+
+            self.useFixture(fixtures.MonkeyPatch(
+                'nova.compute.manager.ComputeManager.%s' % method, wrapper))
+        self._injections.setdefault((when, method), []).append((task, on))
+
+    def _fire(self, when, method, manager, args, kwargs):
+        due = self._injections.pop((when, method), [])
+        for task, on in due:
+            host = self._host(on, manager, list(args) + list(kwargs.values()))
+            getattr(self.computes[host].manager, task)(self.context)
+
+    def _host(self, on, manager, passed):
+        if on not in ('source', 'dest', 'server_host'):
+            return on
+        instance = [arg for arg in passed
+                    if isinstance(arg, objects.Instance)][0]
+        if on == 'server_host':
+            return instance.host
+        migrations = [arg for arg in passed
+                      if isinstance(arg, objects.Migration)] or sorted(
+            objects.MigrationList.get_by_filters(
+                self.context, {'instance_uuid': instance.uuid}),
+            key=lambda migration: migration.id)[-1:]
+        host = getattr(migrations[0], '%s_compute' % on)
+        if host is None and on == 'dest' and (
+                manager.host != migrations[0].source_compute):
+            # Recorded only in the destination's prep_resize: before, a
+            # compute other than the source that takes the move is it.
+            host = manager.host
+        return host
+'''
+
 HEADER = '''\
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
 # not use this file except in compliance with the License. You may obtain
@@ -199,12 +251,17 @@ def export(path, bug=None, with_harness=False):
     driver = _driver(path, scenarios)
     title = ' '.join(str(meta.get('title', '')).split())
     body = _class(path, scenarios, driver, bug, title, with_harness)
+    injects = any('self._inject(' in line for line in body)
     out = [HEADER, '"""%s"""' % _docstring(bug, title, path), '']
     if with_harness:
         out += ['import os', '']
+    if injects:
+        out += ['import fixtures']
     out += ['from oslo_config import cfg',
-            'from oslo_utils import timeutils', '',
-            'from nova.compute import utils as compute_utils',
+            'from oslo_utils import timeutils', '']
+    if injects:
+        out += ['from nova.compute import manager as compute_manager']
+    out += ['from nova.compute import utils as compute_utils',
             'from nova import context',
             'from nova import exception',
             'from nova import objects']
@@ -285,6 +342,13 @@ def _class(path, scenarios, driver, bug, title, with_harness):
               '        self._now = 0',
               '        self._due = {}']
     lines += HELPERS.rstrip('\n').split('\n')
+    if any(step.kind == 'inject' for scenario in scenarios
+           for step in scenario.steps):
+        lines[lines.index('        self._due = {}') + 1:0] = [
+            '        # Injections armed: (when, method) -> [(task, on)].',
+            '        self._injections = {}',
+            '        self._wrapped = set()']
+        lines += INJECTION_HELPERS.rstrip('\n').split('\n')
     for scenario in scenarios:
         lines += _method(path, scenario)
     return lines

@@ -191,3 +191,24 @@ def delete_service_refused(args, error):
         "    '/os-services/%s' % service['id'])",
         'self.assertEqual(409, exc.response.status_code)',
         'self.assertIn(%r, exc.response.text)' % error]
+
+
+@translates('inject')
+def inject(args):
+    # A periodic at a compute manager's method; the other actions and
+    # points (conductor, scheduler, a record's change) have no single
+    # method of the compute to wrap, or need more than the periodic.
+    for key in ('do', 'check', 'stop', 'restart', 'refused', 'server',
+                'at_host'):
+        if args.get(key) is not None:
+            raise Unsupported('field %r' % key)
+    if args.get('times') != 1:
+        raise Unsupported('times %r' % args.get('times'))
+    point = args['point']
+    if not point.isidentifier() or point == 'is_node_deleted':
+        raise Unsupported('point %r (no single compute method to wrap)'
+                          % point)
+    if not args['run'].isidentifier():
+        raise Unsupported('task %r' % args['run'])
+    return ['self._inject(%r, %r, %r, %r)'
+            % (args['when'], point, args['run'], args['on'])]

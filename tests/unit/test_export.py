@@ -155,8 +155,9 @@ class StepTranslationTest(ExportTestCase):
         self.assertEqual(
             ('advance_clock', 'boot', 'confirm', 'delete', 'delete_service',
              'disable_compute', 'enable_compute', 'evacuate', 'force_down',
-             'live_migrate', 'migrate', 'resize', 'revert', 'run_periodic',
-             'start_compute', 'stop_compute'), step_units.names())
+             'inject', 'live_migrate', 'migrate', 'resize', 'revert',
+             'run_periodic', 'start_compute', 'stop_compute'),
+            step_units.names())
 
     def test_disable_and_enable_a_compute(self):
         body = self.body('- disable_compute: {host: src, reason: m}\n'
@@ -219,6 +220,33 @@ class StepTranslationTest(ExportTestCase):
             "        self.assertEqual(409, exc.response.status_code)\n"
             "        self.assertIn('hosting instances', "
             "exc.response.text)\n", source)
+
+    def test_a_periodic_injected_at_a_compute_method(self):
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- inject: {before: resize_instance, run: '
+            'update_available_resource, on: src}\n'
+            '- inject: {after: finish_resize, run: '
+            'update_available_resource, on: dest}\n'
+            '- resize: {server: vm1, flavor: large}')
+        self.assertIn("        self._inject('before', 'resize_instance', "
+                      "'update_available_resource', 'src')\n", source)
+        self.assertIn("        self._inject('after', 'finish_resize', "
+                      "'update_available_resource', 'dest')\n", source)
+        # Wrapped on Nova's class as its tests do; armed in order, each
+        # fires once.
+        self.assertIn("'nova.compute.manager.ComputeManager.%s' % method, "
+                      "wrapper))", source)
+        self.assertIn('due = self._injections.pop((when, method), [])',
+                      source)
+        self.assertIn('import fixtures\n', source)
+        self.assertIn('from nova.compute import manager as compute_manager',
+                      source)
+
+    def test_no_injection_helpers_without_injections(self):
+        source = self.export('- boot: {server: vm1, flavor: small}')
+        self.assertNotIn('_inject', source)
+        self.assertNotIn('import fixtures', source)
 
     def test_advance_clock(self):
         body = self.body('- advance_clock: 61')
@@ -320,6 +348,21 @@ class RefusalTest(ExportTestCase):
                            '- start_compute: {host: src, config: '
                            '{DEFAULT: {cpu_allocation_ratio: 2.0}}}',
                            'step 2 (start_compute)', "field 'config'")
+
+    def test_an_injection_without_a_compute_method(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '- inject: {before: migration.status=finished, '
+                           'run: update_available_resource, on: src}\n'
+                           '- resize: {server: vm1, flavor: large}',
+                           'step 2 (inject)', 'no single compute method')
+
+    def test_an_injection_other_than_a_periodic(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '- inject: {before: resize_instance, '
+                           'restart: src}\n'
+                           '- resize: {server: vm1, flavor: large}\n'
+                           '  error: did not reach its resting state',
+                           'step 2 (inject)', "field 'restart'")
 
     def test_a_forced_evacuation(self):
         self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
