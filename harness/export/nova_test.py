@@ -225,6 +225,45 @@ INJECTION_HELPERS = '''
         return host
 '''
 
+# The fault helper, in a class whose scenarios arm faults: Nova's tests
+# patch the driver's method (mock.patch.object with a side effect).
+FAULT_HELPERS = '''
+    def _fault(self, host, method, times):
+        """The next ``times`` calls of ``method`` on ``host`` fail.
+
+        A virt driver method raises as a failing hypervisor would;
+        'claim': the resource tracker's next claim raises
+        ComputeResourcesUnavailable, as a host that no longer fits does.
+        Armed on the compute as it runs: started again, it has none.
+        """
+        manager = self.computes[host].manager
+        reason = 'injected fault (%s) on %s' % (method, host)
+        if method == 'claim':
+            error = exception.ComputeResourcesUnavailable(reason=reason)
+            targets = [(manager.rt, claim) for claim in (
+                'instance_claim', 'resize_claim', 'rebuild_claim',
+                'live_migration_claim')]
+        elif method.startswith('check_can_live_migrate_'):
+            error = exception.MigrationPreCheckError(reason=reason)
+            targets = [(manager.driver, method)]
+        else:
+            error = exception.NovaException(reason)
+            targets = [(manager.driver, method)]
+        left = [times]
+
+        def failing(real):
+            def call(*args, **kwargs):
+                if left[0] and self.computes[host].manager is manager:
+                    left[0] -= 1
+                    raise error
+                return real(*args, **kwargs)
+            return call
+
+        for target, name in targets:
+            self.useFixture(fixtures.MockPatchObject(
+                target, name, side_effect=failing(getattr(target, name))))
+'''
+
 HEADER = '''\
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
 # not use this file except in compliance with the License. You may obtain
@@ -252,10 +291,11 @@ def export(path, bug=None, with_harness=False):
     title = ' '.join(str(meta.get('title', '')).split())
     body = _class(path, scenarios, driver, bug, title, with_harness)
     injects = any('self._inject(' in line for line in body)
+    wraps = injects or any('self._fault(' in line for line in body)
     out = [HEADER, '"""%s"""' % _docstring(bug, title, path), '']
     if with_harness:
         out += ['import os', '']
-    if injects:
+    if wraps:
         out += ['import fixtures']
     out += ['from oslo_config import cfg',
             'from oslo_utils import timeutils', '']
@@ -349,6 +389,9 @@ def _class(path, scenarios, driver, bug, title, with_harness):
             '        self._injections = {}',
             '        self._wrapped = set()']
         lines += INJECTION_HELPERS.rstrip('\n').split('\n')
+    if any(step.kind == 'fault' for scenario in scenarios
+           for step in scenario.steps):
+        lines += FAULT_HELPERS.rstrip('\n').split('\n')
     for scenario in scenarios:
         lines += _method(path, scenario)
     return lines
@@ -403,7 +446,8 @@ def _method(path, scenario):
             if unit is None:
                 raise refusal.Refused(path, scenario.name, what + ': error',
                                       'a step expected to fail')
-            unit = functools.partial(unit, error=step.error)
+            unit = functools.partial(unit, error=step.error,
+                                     expect=step.expect)
         try:
             body = unit(step.args)
         except step_units.Unsupported as exc:

@@ -7,13 +7,16 @@ test class defines: ``self.servers`` (name -> the server's API body),
 compute service). A step kind without a unit is refused by name.
 """
 
+import re
+
 from harness.export import registry
 
 _REGISTRY = registry.Registry()
 translates = _REGISTRY.translates
 get = _REGISTRY.get
 names = _REGISTRY.names
-# Step kinds expected to fail (``error:``): ``(args, error) -> lines``.
+# Step kinds expected to fail (``error:``): ``(args, error, expect) ->
+# lines``, ``expect`` the step's parsed expectations.
 _FAILING = registry.Registry()
 get_failing = _FAILING.get
 failing_names = _FAILING.names
@@ -181,7 +184,7 @@ def delete_service(args):
 
 
 @_FAILING.translates('delete_service')
-def delete_service_refused(args, error):
+def delete_service_refused(args, error, expect):
     # Nova refuses (409) while the host has instances or migrations in
     # progress; the error's text is in the response's body.
     _only(args, ('host',))
@@ -212,3 +215,82 @@ def inject(args):
         raise Unsupported('task %r' % args['run'])
     return ['self._inject(%r, %r, %r, %r)'
             % (args['when'], point, args['run'], args['on'])]
+
+
+@translates('fault')
+def fault(args):
+    # A compute's driver method or its claims; the network's calls and
+    # Placement's answers have no helper in Nova's tests: refused.
+    _only(args, ('host', 'method', 'times'))
+    if args.get('host') is None:
+        raise Unsupported('a fault of another service than a compute')
+    if args.get('times') is None or not args['method'].isidentifier():
+        raise Unsupported('times %r' % args.get('times'))
+    return ['self._fault(%r, %r, %r)'
+            % (args['host'], args['method'], args['times'])]
+
+
+# The harness's words for an operation that ended short of its resting
+# state (harness.cloud.servers): Nova put the server somewhere else.
+_UNRESTED = re.compile(r'^(did not reach its resting state'
+                       r'|status is [A-Z_]+, not [A-Z_]+)$')
+
+
+def _unrested(name, error, expect):
+    """Wait for where the step's expectations say the server ended."""
+    if not _UNRESTED.match(error):
+        raise Unsupported('error %r (not an operation that ended short of '
+                          'its resting state)' % error)
+    status = ((expect.get('servers') or {}).get(name) or {}).get('status')
+    if status is None:
+        raise Unsupported("error: no status expected for %s (the state "
+                          "to wait for)" % name)
+    lines = []
+    migration = (expect.get('migrations') or {}).get(name)
+    if migration:
+        lines.append('self._wait_for_migration_status(%s, [%r])'
+                     % (_server(name), migration))
+    return lines + [
+        'self.servers[%r] = self._wait_for_server_parameter(' % name,
+        '    %s, {%r: %r, %r: None})' % (
+            _server(name), 'status', status, 'OS-EXT-STS:task_state')]
+
+
+@_FAILING.translates('boot')
+def boot_unrested(args, error, expect):
+    _only(args, ('server', 'flavor', 'host'))
+    waits = _unrested(args['server'], error, expect)
+    status = waits[-1].split("'status': ")[1].split(',')[0]
+    return ['self.servers[%r] = self._create_server(' % args['server'],
+            '    name=%r, flavor_id=self.flavors[%r],'
+            % (args['server'], args['flavor']),
+            "    host=%r, networks='none', expected_state=%s)"
+            % (args.get('host'), status)] + waits
+
+
+def _action_unrested(name, body, error, expect):
+    return ['self.api.post_server_action(%s[%r], %s)'
+            % (_server(name), 'id', body)] + _unrested(name, error, expect)
+
+
+@_FAILING.translates('resize')
+def resize_unrested(args, error, expect):
+    _only(args, ('server', 'flavor'))
+    return _action_unrested(
+        args['server'], "{'resize': {'flavorRef': self.flavors[%r]}}"
+        % args['flavor'], error, expect)
+
+
+@_FAILING.translates('migrate')
+def migrate_unrested(args, error, expect):
+    _only(args, ('server', 'host'))
+    return _action_unrested(args['server'], "{'migrate': %r}" % (
+        {'host': args['host']} if args.get('host') else None,), error,
+        expect)
+
+
+@_FAILING.translates('evacuate')
+def evacuate_unrested(args, error, expect):
+    _only(args, ('server', 'host'))
+    return _action_unrested(args['server'], "{'evacuate': %r}" % (
+        {'host': args['host']} if args.get('host') else {},), error, expect)

@@ -154,9 +154,9 @@ class StepTranslationTest(ExportTestCase):
         self.assertLessEqual(set(step_units.names()), set(kinds.names()))
         self.assertEqual(
             ('advance_clock', 'boot', 'confirm', 'delete', 'delete_service',
-             'disable_compute', 'enable_compute', 'evacuate', 'force_down',
-             'inject', 'live_migrate', 'migrate', 'resize', 'revert',
-             'run_periodic', 'start_compute', 'stop_compute'),
+             'disable_compute', 'enable_compute', 'evacuate', 'fault',
+             'force_down', 'inject', 'live_migrate', 'migrate', 'resize',
+             'revert', 'run_periodic', 'start_compute', 'stop_compute'),
             step_units.names())
 
     def test_disable_and_enable_a_compute(self):
@@ -202,7 +202,8 @@ class StepTranslationTest(ExportTestCase):
             + service
             + ["self.admin_api.api_delete('/os-services/%s' % "
                "service['id'])"], body[3:])
-        self.assertEqual(('delete_service',), step_units.failing_names())
+        self.assertEqual(('boot', 'delete_service', 'evacuate', 'migrate',
+                          'resize'), step_units.failing_names())
 
     def test_a_service_delete_nova_refuses(self):
         source = self.export('- boot: {server: vm1, flavor: small, '
@@ -247,6 +248,48 @@ class StepTranslationTest(ExportTestCase):
         source = self.export('- boot: {server: vm1, flavor: small}')
         self.assertNotIn('_inject', source)
         self.assertNotIn('import fixtures', source)
+
+    def test_a_fault_on_a_compute(self):
+        source = self.export(
+            '- fault: {host: src, method: spawn}\n'
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '  error: did not reach its resting state\n'
+            '  expect: {servers: {vm1: ERROR}}')
+        self.assertIn("        self._fault('src', 'spawn', 1)\n", source)
+        # Each patched method fails while calls are left and the compute
+        # is the one it was armed on.
+        self.assertIn('    def _fault(self, host, method, times):', source)
+        self.assertIn('if left[0] and self.computes[host].manager is '
+                      'manager:', source)
+
+    def test_a_boot_that_ends_short_of_its_resting_state(self):
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '  error: did not reach its resting state\n'
+                         '  expect: {servers: {vm1: ERROR}}')
+        self.assertEqual(
+            ['# 1. boot vm1 (small) on src',
+             "self.servers['vm1'] = self._create_server(",
+             "name='vm1', flavor_id=self.flavors['small'],",
+             "host='src', networks='none', expected_state='ERROR')",
+             "self.servers['vm1'] = self._wait_for_server_parameter(",
+             "self.servers['vm1'], {'status': 'ERROR', "
+             "'OS-EXT-STS:task_state': None})"], body[:6])
+
+    def test_a_move_that_ends_short_of_its_resting_state(self):
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '- resize: {server: vm1, flavor: large}\n'
+                         '  error: did not reach its resting state\n'
+                         '  expect:\n'
+                         '    servers: {vm1: {status: ERROR, host: src}}\n'
+                         '    migrations: {vm1: error}')
+        self.assertEqual(
+            ["self.api.post_server_action(self.servers['vm1']['id'], "
+             "{'resize': {'flavorRef': self.flavors['large']}})",
+             "self._wait_for_migration_status(self.servers['vm1'], "
+             "['error'])",
+             "self.servers['vm1'] = self._wait_for_server_parameter(",
+             "self.servers['vm1'], {'status': 'ERROR', "
+             "'OS-EXT-STS:task_state': None})"], body[5:9])
 
     def test_advance_clock(self):
         body = self.body('- advance_clock: 61')
@@ -373,8 +416,27 @@ class RefusalTest(ExportTestCase):
 
     def test_a_step_expected_to_fail(self):
         self.assertRefused('- boot: {server: vm1, flavor: small}\n'
+                           '- resize: {server: vm1, flavor: large}\n'
+                           '- confirm: vm1\n'
+                           '  error: Conflict',
+                           'step 3 (confirm): error', 'expected to fail')
+
+    def test_an_error_of_the_api(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small}\n'
                            '  error: No valid host',
-                           'step 1 (boot): error', 'expected to fail')
+                           'step 1 (boot)', "error 'No valid host' (not an "
+                           "operation that ended short of its resting "
+                           "state)")
+
+    def test_an_unrested_step_without_the_status_to_wait_for(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small}\n'
+                           '  error: did not reach its resting state',
+                           'step 1 (boot)', 'no status expected for vm1')
+
+    def test_a_fault_of_placement(self):
+        self.assertRefused("- fault: {placement: 'PUT /allocations/*'}\n"
+                           '- boot: {server: vm1, flavor: small}',
+                           'step 1 (fault)', "field 'placement'")
 
     def test_a_field_without_translation(self):
         self.assertRefused('- boot: {server: vm1, flavor: small, '
