@@ -20,6 +20,7 @@ import functools
 import re
 import textwrap
 
+from harness.core import names
 from harness.core import scenario as scenario_mod
 from harness.export import expect as expect_units
 from harness.export import refusal
@@ -231,6 +232,8 @@ FAULT_HELPERS = '''
     def _fault(self, host, method, times):
         """The next ``times`` calls of ``method`` on ``host`` fail.
 
+        ``times`` None: every call, as a driver whose method always
+        fails (kept with the driver across a restart).
         A virt driver method raises as a failing hypervisor would;
         'claim': the resource tracker's next claim raises
         ComputeResourcesUnavailable, as a host that no longer fits does.
@@ -247,12 +250,15 @@ FAULT_HELPERS = '''
             error = exception.MigrationPreCheckError(reason=reason)
             targets = [(manager.driver, method)]
         else:
-            error = exception.NovaException(reason)
+            error = exception.NovaException(
+                'injected hypervisor fault: %s failed on %s' % (method, host))
             targets = [(manager.driver, method)]
         left = [times]
 
         def failing(real):
             def call(*args, **kwargs):
+                if left[0] is None:
+                    raise error
                 if left[0] and self.computes[host].manager is manager:
                     left[0] -= 1
                     raise error
@@ -323,10 +329,29 @@ def _docstring(bug, title, path):
         % re.sub(r'.*/(harness/)', r'\1', path), ''])
 
 
+def _failing_method(driver):
+    """The driver method a ``fail:`` host's driver fails in, or None."""
+    for method in names.FAULT_METHODS:
+        if driver == names.fault_driver_name(method):
+            return method
+    return None
+
+
 def _driver(path, scenarios):
     drivers = set()
     for scenario in scenarios:
         for host in scenario.hosts.values():
+            if _failing_method(host.driver):
+                # Nova's fake driver, its method failing on that host
+                # (as Nova's tests patch FakeDriver's methods).
+                if any(step.kind == 'start_compute'
+                       and step.args['host'] == host.name
+                       for step in scenario.steps):
+                    raise refusal.Refused(
+                        path, scenario.name, 'host %r' % host.name,
+                        'a failing driver (fail:) started again')
+                drivers.add(names.DRIVERS['fake'])
+                continue
             if host.profile:
                 raise refusal.Refused(
                     path, scenario.name, 'host %r' % host.name,
@@ -390,7 +415,9 @@ def _class(path, scenarios, driver, bug, title, with_harness):
             '        self._wrapped = set()']
         lines += INJECTION_HELPERS.rstrip('\n').split('\n')
     if any(step.kind == 'fault' for scenario in scenarios
-           for step in scenario.steps):
+           for step in scenario.steps) or any(
+               _failing_method(host.driver) for scenario in scenarios
+               for host in scenario.hosts.values()):
         lines += FAULT_HELPERS.rstrip('\n').split('\n')
     for scenario in scenarios:
         lines += _method(path, scenario)
@@ -402,6 +429,13 @@ def _check_scenario(path, scenario, config):
         raise refusal.Refused(path, scenario.name, 'config', 'differs '
                               'from the first scenario\'s; one test '
                               'class has one setUp')
+    offload = scenario.config.get('DEFAULT', {}).get('shelved_offload_time')
+    if offload not in (None, 0) and any(
+            step.kind == 'shelve' for step in scenario.steps):
+        raise refusal.Refused(path, scenario.name, 'config', 'a shelve '
+                              'with shelved_offload_time %r (the '
+                              'translation waits for the offload)'
+                              % offload)
     if scenario.images:
         raise refusal.Refused(path, scenario.name, 'images', 'images with '
                               'properties are not translated')
@@ -420,6 +454,11 @@ def _world(scenario):
     lines = [INDENT + 'for host in %r:' % sorted(scenario.hosts),
              INDENT + '    self.computes[host] = self._start_compute(host)',
              INDENT + '    self._schedule(host)']
+    for host in sorted(scenario.hosts.values(), key=lambda h: h.name):
+        method = _failing_method(host.driver)
+        if method:
+            lines.append(INDENT + 'self._fault(%r, %r, None)'
+                         % (host.name, method))
     for flavor in sorted(scenario.flavors.values(), key=lambda f: f.name):
         lines += [
             INDENT + 'self.flavors[%r] = self._create_flavor(' % flavor.name,

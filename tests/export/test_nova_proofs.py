@@ -74,18 +74,19 @@ class ExportedNovaTestProofs(testing.TestCase):
         return run.returncode, run.stdout
 
     def test_which_bugs_export(self):
-        # The exporter takes Nova's fake-driver hosts, the operations
-        # with integrated_helpers' helpers, computes stopped, started,
-        # forced down and their services deleted, time moved on, periodics
-        # injected at compute methods, faults on a compute and the moves
-        # they leave short of their resting state; the other bugs'
-        # scenarios need a profiled libvirt host, a failing driver, a
-        # shelve or a multi-node compute (refused by name: see the unit
-        # tests).
+        # The exporter takes Nova's fake-driver hosts (a failing driver
+        # too), the operations with integrated_helpers' helpers, computes
+        # stopped, started, forced down and their services deleted, time
+        # moved on, periodics injected at compute methods, faults on a
+        # compute and the steps they leave short of their resting state,
+        # shelve and unshelve; the other bugs' scenarios need a profiled
+        # libvirt host or a multi-node compute (refused by name: see the
+        # unit tests).
         self.assertEqual(['1679750', '1707071', '1709902', '1712718',
-                          '1713786', '1724172', '1749215', '1756179',
-                          '1763183', '1818914', '1829479', '1852610',
-                          '1886418'], sorted(exportable()))
+                          '1713786', '1713796', '1724172', '1749215',
+                          '1756179', '1763183', '1818914', '1821594',
+                          '1825537', '1829479', '1852610', '1886418'],
+                         sorted(exportable()))
 
     def test_exported_tests_pass_on_nova_and_fail_with_the_bug_back(self):
         for bug, source in sorted(exportable().items()):

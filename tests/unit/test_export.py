@@ -49,8 +49,8 @@ class ExportTestCase(testing.TestCase):
                                    for line in steps.splitlines()))
         return path
 
-    def export(self, steps, **kwargs):
-        source = nova_test.export(self.path(steps), **kwargs)
+    def export(self, steps, head=HEAD, **kwargs):
+        source = nova_test.export(self.path(steps, head), **kwargs)
         # The module compiles, and is one class on Nova's base.
         module = ast.parse(source)
         classes = [n for n in module.body if isinstance(n, ast.ClassDef)]
@@ -156,7 +156,8 @@ class StepTranslationTest(ExportTestCase):
             ('advance_clock', 'boot', 'confirm', 'delete', 'delete_service',
              'disable_compute', 'enable_compute', 'evacuate', 'fault',
              'force_down', 'inject', 'live_migrate', 'migrate', 'resize',
-             'revert', 'run_periodic', 'start_compute', 'stop_compute'),
+             'revert', 'run_periodic', 'shelve', 'start_compute',
+             'stop_compute', 'unshelve'),
             step_units.names())
 
     def test_disable_and_enable_a_compute(self):
@@ -202,8 +203,9 @@ class StepTranslationTest(ExportTestCase):
             + service
             + ["self.admin_api.api_delete('/os-services/%s' % "
                "service['id'])"], body[3:])
-        self.assertEqual(('boot', 'delete_service', 'evacuate', 'migrate',
-                          'resize'), step_units.failing_names())
+        self.assertEqual(('boot', 'confirm', 'delete_service', 'evacuate',
+                          'migrate', 'resize', 'revert', 'unshelve'),
+                         step_units.failing_names())
 
     def test_a_service_delete_nova_refuses(self):
         source = self.export('- boot: {server: vm1, flavor: small, '
@@ -230,10 +232,12 @@ class StepTranslationTest(ExportTestCase):
             '- inject: {after: finish_resize, run: '
             'update_available_resource, on: dest}\n'
             '- resize: {server: vm1, flavor: large}')
-        self.assertIn("        self._inject('before', 'resize_instance', "
-                      "'update_available_resource', 'src')\n", source)
-        self.assertIn("        self._inject('after', 'finish_resize', "
-                      "'update_available_resource', 'dest')\n", source)
+        self.assertIn("        self._inject('before', 'resize_instance',\n"
+                      "                     'update_available_resource', "
+                      "'src')\n", source)
+        self.assertIn("        self._inject('after', 'finish_resize',\n"
+                      "                     'update_available_resource', "
+                      "'dest')\n", source)
         # Wrapped on Nova's class as its tests do; armed in order, each
         # fires once.
         self.assertIn("'nova.compute.manager.ComputeManager.%s' % method, "
@@ -283,13 +287,51 @@ class StepTranslationTest(ExportTestCase):
                          '    servers: {vm1: {status: ERROR, host: src}}\n'
                          '    migrations: {vm1: error}')
         self.assertEqual(
-            ["self.api.post_server_action(self.servers['vm1']['id'], "
+            ['self.api.post_server_action(',
+             "self.servers['vm1']['id'], "
              "{'resize': {'flavorRef': self.flavors['large']}})",
              "self._wait_for_migration_status(self.servers['vm1'], "
              "['error'])",
              "self.servers['vm1'] = self._wait_for_server_parameter(",
              "self.servers['vm1'], {'status': 'ERROR', "
-             "'OS-EXT-STS:task_state': None})"], body[5:9])
+             "'OS-EXT-STS:task_state': None})"], body[5:10])
+
+    def test_shelve_and_unshelve(self):
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '- shelve: vm1\n'
+                         '- unshelve: {server: vm1, host: dst}')
+        self.assertEqual(
+            ['# 2. shelve vm1',
+             "self.servers['vm1'] = self._shelve_server(",
+             "self.servers['vm1'], expected_state='SHELVED_OFFLOADED')",
+             '# 3. unshelve vm1 to dst',
+             'self.api.post_server_action(',
+             "self.servers['vm1']['id'], {'unshelve': {'host': 'dst'}})",
+             "self.servers['vm1'] = self._wait_for_state_change(",
+             "self.servers['vm1'], 'ACTIVE')"], body[4:])
+
+    def test_a_host_whose_driver_fails(self):
+        head = HEAD.replace('src: {driver: fake}',
+                            'src: {driver: fake, fail: confirm_migration}')
+        source = self.export('- boot: {server: vm1, flavor: small, '
+                             'host: src}\n'
+                             '- resize: {server: vm1, flavor: large}\n'
+                             '- confirm: vm1\n'
+                             "  error: 'injected hypervisor fault: "
+                             "confirm_migration failed on src'\n"
+                             '  expect: {servers: {vm1: ERROR}}',
+                             head=head)
+        self.assertIn("compute_driver = 'fake.MediumFakeDriver'", source)
+        # Every call fails, from the start.
+        self.assertIn("            self._schedule(host)\n"
+                      "        self._fault('src', 'confirm_migration', "
+                      "None)\n", source)
+        self.assertIn("        self.api.post_server_action(\n"
+                      "            self.servers['vm1']['id'], "
+                      "{'confirmResize': None})\n", source)
+        self.assertIn("        self.assertIn('injected hypervisor fault: "
+                      "confirm_migration failed on src', "
+                      "self.servers['vm1']['fault']['message'])\n", source)
 
     def test_advance_clock(self):
         body = self.body('- advance_clock: 61')
@@ -383,8 +425,8 @@ class RefusalTest(ExportTestCase):
 
     def test_a_step_kind_without_translation(self):
         self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
-                           '- shelve: vm1',
-                           "step 2 (shelve)", "step kind 'shelve'")
+                           '- rebuild: vm1',
+                           "step 2 (rebuild)", "step kind 'rebuild'")
 
     def test_a_compute_started_with_a_changed_config(self):
         self.assertRefused('- stop_compute: src\n'
@@ -416,10 +458,10 @@ class RefusalTest(ExportTestCase):
 
     def test_a_step_expected_to_fail(self):
         self.assertRefused('- boot: {server: vm1, flavor: small}\n'
-                           '- resize: {server: vm1, flavor: large}\n'
-                           '- confirm: vm1\n'
-                           '  error: Conflict',
-                           'step 3 (confirm): error', 'expected to fail')
+                           '- live_migrate: {server: vm1}\n'
+                           '  error: No valid host',
+                           'step 2 (live_migrate): error',
+                           'expected to fail')
 
     def test_an_error_of_the_api(self):
         self.assertRefused('- boot: {server: vm1, flavor: small}\n'
@@ -432,6 +474,20 @@ class RefusalTest(ExportTestCase):
         self.assertRefused('- boot: {server: vm1, flavor: small}\n'
                            '  error: did not reach its resting state',
                            'step 1 (boot)', 'no status expected for vm1')
+
+    def test_a_failing_driver_started_again(self):
+        head = HEAD.replace('src: {driver: fake}',
+                            'src: {driver: fake, fail: confirm_migration}')
+        self.assertRefused('- stop_compute: src\n- start_compute: src',
+                           "host 'src'", 'a failing driver (fail:) started '
+                           'again', head=head)
+
+    def test_a_shelve_offloaded_later(self):
+        head = HEAD.replace('    hosts:\n', '    config:\n      DEFAULT: '
+                            '{shelved_offload_time: -1}\n    hosts:\n')
+        self.assertRefused('- boot: {server: vm1, flavor: small}\n'
+                           '- shelve: vm1', 'config', 'shelved_offload_time'
+                           ' -1', head=head)
 
     def test_a_fault_of_placement(self):
         self.assertRefused("- fault: {placement: 'PUT /allocations/*'}\n"
@@ -523,7 +579,7 @@ class CliTest(ExportTestCase):
 
     def test_a_refusal_is_bad_input(self):
         path = self.path('- boot: {server: vm1, flavor: small}\n'
-                         '- shelve: vm1')
+                         '- rebuild: vm1')
         code, out, err = self.run_cli('export', 'nova-test', path)
         self.assertEqual((2, ''), (code, out))
-        self.assertIn("step 2 (shelve): no faithful Nova translation", err)
+        self.assertIn("step 2 (rebuild): no faithful Nova translation", err)
