@@ -141,8 +141,10 @@ def build_parser():
     export = sub.add_parser(
         'export', help='write scenarios as tests in another project',
         parents=[options.common_options(options.OUTPUT)])
-    export.add_argument('format', choices=('nova-test',),
-                        help='nova-test: a Nova functional regression test')
+    export.add_argument('format', choices=('nova-test', 'report'),
+                        help='nova-test: a Nova functional regression test; '
+                        "report: a finding as a bug report in Nova's "
+                        'Launchpad template (runs it)')
     export.add_argument('file', metavar='FILE')
     export.add_argument('--bug', metavar='N', default=None,
                         help='the bug the test is for (default: the '
@@ -270,10 +272,17 @@ def main(argv=None, out=None):
 
 
 def cmd_export(args, out):
-    """Write the file's scenarios as a Nova test (refusals: exit 2)."""
-    from harness.export import nova_test
-    source = nova_test.export(args.file, bug=args.bug,
-                              with_harness=args.with_harness)
+    """Write the file's scenarios as a Nova test (refusals: exit 2).
+
+    Or, ``report``, the finding as a bug report (after a run of it).
+    """
+    if args.format == 'report':
+        from harness.export import report
+        source = report.render(args.file, report.run(args.file))
+    else:
+        from harness.export import nova_test
+        source = nova_test.export(args.file, bug=args.bug,
+                                  with_harness=args.with_harness)
     if args.output:
         with open(args.output, 'w') as stream:
             stream.write(source)
