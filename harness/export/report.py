@@ -9,16 +9,16 @@ behaviour), the actual result (the step that fails, what differs, and
 the allocation timeline up to it, from a run on the installed Nova) and
 the environment (Nova's version and the concurrency mode it ran in).
 
-``render`` builds the text from what a run gave (``Outcome``); ``run``
-runs the finding's scenario once, expectations only (the findings fail
-alike with and without the invariants), on a cloud of its own.
+``render`` builds the text from what a run gave (``Outcome``), which the
+command line's ``harness export report`` makes by running the finding's
+scenario once, expectations only (the findings fail alike with and
+without the invariants); this module runs nothing.
 """
 
 import dataclasses
 import re
 import typing
 
-from harness.core import errors
 from harness.core import scenario as scenario_mod
 from harness.export import nova_test
 from harness.export import refusal
@@ -139,23 +139,3 @@ def _hypervisors(scenarios):
                       % host.profile if host.profile
                       else 'the fake driver (%s)' % host.driver)
     return '; '.join(sorted(kinds))
-
-
-def run(path):
-    """Run the finding's scenarios; the ``Outcome`` of the first failing.
-
-    Expectations only, each scenario on a cloud of its own.
-    """
-    from harness.core import concurrency
-    from harness.core import versions
-    from harness.runners import runner
-    version = '.'.join(str(part) for part in versions.nova_version())
-    mode = concurrency.chosen()
-    timeline = ''
-    for scenario in scenario_mod.load(path):
-        try:
-            timeline = runner.run(scenario).render()
-        except errors.ScenarioFailed as exc:
-            failure = exc.args[0].split('\n\ntimeline so far:\n')[0]
-            return Outcome(failure, exc.timeline.render(), version, mode)
-    return Outcome(None, timeline, version, mode)

@@ -278,7 +278,7 @@ def cmd_export(args, out):
     """
     if args.format == 'report':
         from harness.export import report
-        source = report.render(args.file, report.run(args.file))
+        source = report.render(args.file, _finding_outcome(args.file))
     else:
         from harness.export import nova_test
         source = nova_test.export(args.file, bug=args.bug,
@@ -289,6 +289,29 @@ def cmd_export(args, out):
     else:
         out.write(source)
     return EXIT_PASS
+
+
+def _finding_outcome(path):
+    """The report's ``Outcome`` of a finding's first failing scenario.
+
+    Expectations only, each scenario on a cloud of its own.
+    """
+    from harness.core import concurrency
+    from harness.core import scenario as scenario_mod
+    from harness.core import versions
+    from harness.export import report
+    from harness.runners import runner
+    version = '.'.join(str(part) for part in versions.nova_version())
+    mode = concurrency.chosen()
+    timeline = ''
+    for scenario in scenario_mod.load(path):
+        try:
+            timeline = runner.run(scenario).render()
+        except errors.ScenarioFailed as exc:
+            failure = exc.args[0].split('\n\ntimeline so far:\n')[0]
+            return report.Outcome(failure, exc.timeline.render(), version,
+                                  mode)
+    return report.Outcome(None, timeline, version, mode)
 
 
 # The log file of this process, once one is chosen (printed on failure).
