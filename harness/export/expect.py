@@ -93,3 +93,9 @@ def servers(value, scenario):
 def migrations(value, scenario):
     return ['self.assertLatestMigration(%r, %r)' % item
             for item in sorted(value.items())]
+
+
+@translates('providers')
+def providers(value, scenario):
+    _check_plain_hosts(scenario)
+    return ['self.assertProviders(%r)' % (sorted(value),)]

@@ -16,9 +16,11 @@ run after every step of a scenario; only the scenario's own
 expectations are translated.
 """
 
+import functools
 import re
 import textwrap
 
+from harness.core import names
 from harness.core import scenario as scenario_mod
 from harness.export import expect as expect_units
 from harness.export import refusal
@@ -29,8 +31,12 @@ INDENT = ' ' * 8
 # The assertion helpers every exported class carries: the expectation
 # units' lines call them. Each reads what the harness's key reads.
 HELPERS = '''
-    def _provider(self, host):
-        return self._get_provider_uuid_by_host(host)
+    def _providers(self):
+        """Host -> its resource provider (none once its service is gone)."""
+        providers = self.placement.get(
+            '/resource_providers').body['resource_providers']
+        return {rp['name']: rp['uuid'] for rp in providers
+                if rp['name'] in self.computes}
 
     def _migrations_of(self, name):
         """The server's migrations, oldest first."""
@@ -43,7 +49,7 @@ HELPERS = '''
         """What a consumer holds, by host name (none: left out)."""
         by_provider = self.placement.get(
             '/allocations/%s' % consumer_uuid).body['allocations']
-        hosts = {self._provider(host): host for host in self.computes}
+        hosts = {rp: host for host, rp in self._providers().items()}
         return {hosts[rp]: allocation['resources']
                 for rp, allocation in by_provider.items()}
 
@@ -68,12 +74,19 @@ HELPERS = '''
 
     def assertUsages(self, expected):
         """Exactly each host provider's usage (a host not named: none)."""
+        providers = self._providers()
         for host in sorted(self.computes):
-            usages = self._get_provider_usages(self._provider(host))
+            usages = (self._get_provider_usages(providers[host])
+                      if host in providers else {})
             self.assertEqual(
                 expected.get(host, {}),
                 {rc: used for rc, used in usages.items() if used},
                 'usages of %s' % host)
+
+    def assertProviders(self, expected):
+        """Exactly the hosts that have a resource provider."""
+        self.assertEqual(sorted(expected), sorted(self._providers()),
+                         'the hosts with a resource provider')
 
     def assertTrackers(self, expected):
         """What each host's compute node record counts.
@@ -88,8 +101,12 @@ HELPERS = '''
                 CONF.reserved_host_disk_mb),
         }
         for host in sorted(self.computes):
-            node = objects.ComputeNode.get_by_host_and_nodename(
-                self.context, host, host)
+            try:
+                node = objects.ComputeNode.get_by_host_and_nodename(
+                    self.context, host, host)
+            except exception.ComputeHostNotFound:
+                self.fail('the resource tracker of %s: no compute node '
+                          'record' % host)
             guests = expected.get(host, {})
             self.assertEqual(
                 {key: guests.get(key, 0) + extra
@@ -104,9 +121,153 @@ HELPERS = '''
         if host is not None:
             self.assertEqual(host, server['OS-EXT-SRV-ATTR:host'], name)
 
+    def _schedule(self, host):
+        """The compute's periodic tasks and heartbeat, due from now on.
+
+        The test's services start without timers: ``_advance_clock``
+        runs what a started service's timers would, each task first
+        due its spacing after the start, then every spacing.
+        """
+        manager = self.computes[host].manager
+        spacing = {task: manager._periodic_spacing[task]
+                   for task, _ in manager._periodic_tasks}
+        spacing['report_state'] = CONF.report_interval
+        for task, every in spacing.items():
+            self._due[(host, task)] = (self._now + every, every)
+
+    def _unschedule(self, host):
+        for key in [key for key in self._due if key[0] == host]:
+            del self._due[key]
+
+    def _advance_clock(self, seconds):
+        """Move time on; run each task as it comes due on the way.
+
+        In order of due time, then host, then task; the conductor and
+        scheduler have no periodic task enabled by default and their
+        heartbeats decide nothing checked here.
+        """
+        if self._now == 0:
+            timeutils.set_time_override()
+            self.addCleanup(timeutils.clear_time_override)
+        target = self._now + seconds
+        while True:
+            pending = sorted((due, host, task)
+                             for (host, task), (due, _) in self._due.items()
+                             if due <= target)
+            if not pending:
+                break
+            due, host, task = pending[0]
+            timeutils.advance_time_seconds(due - self._now)
+            self._now = due
+            every = self._due[(host, task)][1]
+            self._due[(host, task)] = (due + every, every)
+            service = self.computes[host]
+            if task == 'report_state':
+                service.servicegroup_api._driver._report_state(service)
+            else:
+                getattr(service.manager, task)(self.context)
+        timeutils.advance_time_seconds(target - self._now)
+        self._now = target
+
     def assertLatestMigration(self, name, status):
         self.assertEqual(status, self._migrations_of(name)[-1]['status'],
                          'the latest migration of %s' % name)
+'''
+
+# The injection helpers, in a class whose scenarios inject: Nova's
+# tests wrap the method at the race point so the periodic runs there.
+INJECTION_HELPERS = '''
+    def _inject(self, when, method, task, on):
+        """Run the periodic ``task`` on ``on`` once, at the next pass.
+
+        The next time a compute passes ``ComputeManager.<method>``
+        (``when``: just before or just after it). ``on`` is a host or a
+        role of the move in flight: 'source' or 'dest' (the server's
+        migration), 'server_host' (the server's host as it passes).
+        """
+        if method not in self._wrapped:
+            self._wrapped.add(method)
+            real = getattr(compute_manager.ComputeManager, method)
+
+            def wrapper(manager, *args, **kwargs):
+                self._fire('before', method, manager, args, kwargs)
+                result = real(manager, *args, **kwargs)
+                self._fire('after', method, manager, args, kwargs)
+                return result
+
+            self.useFixture(fixtures.MonkeyPatch(
+                'nova.compute.manager.ComputeManager.%s' % method, wrapper))
+        self._injections.setdefault((when, method), []).append((task, on))
+
+    def _fire(self, when, method, manager, args, kwargs):
+        due = self._injections.pop((when, method), [])
+        for task, on in due:
+            host = self._host(on, manager, list(args) + list(kwargs.values()))
+            getattr(self.computes[host].manager, task)(self.context)
+
+    def _host(self, on, manager, passed):
+        if on not in ('source', 'dest', 'server_host'):
+            return on
+        instance = [arg for arg in passed
+                    if isinstance(arg, objects.Instance)][0]
+        if on == 'server_host':
+            return instance.host
+        migrations = [arg for arg in passed
+                      if isinstance(arg, objects.Migration)] or sorted(
+            objects.MigrationList.get_by_filters(
+                self.context, {'instance_uuid': instance.uuid}),
+            key=lambda migration: migration.id)[-1:]
+        host = getattr(migrations[0], '%s_compute' % on)
+        if host is None and on == 'dest' and (
+                manager.host != migrations[0].source_compute):
+            # Recorded only in the destination's prep_resize: before, a
+            # compute other than the source that takes the move is it.
+            host = manager.host
+        return host
+'''
+
+# The fault helper, in a class whose scenarios arm faults: Nova's tests
+# patch the driver's method (mock.patch.object with a side effect).
+FAULT_HELPERS = '''
+    def _fault(self, host, method, times):
+        """The next ``times`` calls of ``method`` on ``host`` fail.
+
+        ``times`` None: every call, as a driver whose method always
+        fails (kept with the driver across a restart).
+        A virt driver method raises as a failing hypervisor would;
+        'claim': the resource tracker's next claim raises
+        ComputeResourcesUnavailable, as a host that no longer fits does.
+        Armed on the compute as it runs: started again, it has none.
+        """
+        manager = self.computes[host].manager
+        reason = 'injected fault (%s) on %s' % (method, host)
+        if method == 'claim':
+            error = exception.ComputeResourcesUnavailable(reason=reason)
+            targets = [(manager.rt, claim) for claim in (
+                'instance_claim', 'resize_claim', 'rebuild_claim',
+                'live_migration_claim')]
+        elif method.startswith('check_can_live_migrate_'):
+            error = exception.MigrationPreCheckError(reason=reason)
+            targets = [(manager.driver, method)]
+        else:
+            error = exception.NovaException(
+                'injected hypervisor fault: %s failed on %s' % (method, host))
+            targets = [(manager.driver, method)]
+        left = [times]
+
+        def failing(real):
+            def call(*args, **kwargs):
+                if left[0] is None:
+                    raise error
+                if left[0] and self.computes[host].manager is manager:
+                    left[0] -= 1
+                    raise error
+                return real(*args, **kwargs)
+            return call
+
+        for target, name in targets:
+            self.useFixture(fixtures.MockPatchObject(
+                target, name, side_effect=failing(getattr(target, name))))
 '''
 
 HEADER = '''\
@@ -134,18 +295,29 @@ def export(path, bug=None, with_harness=False):
                               '--with-harness needs a bug (--bug N)')
     driver = _driver(path, scenarios)
     title = ' '.join(str(meta.get('title', '')).split())
+    body = _class(path, scenarios, driver, bug, title, with_harness)
+    injects = any('self._inject(' in line for line in body)
+    wraps = injects or any('self._fault(' in line for line in body)
     out = [HEADER, '"""%s"""' % _docstring(bug, title, path), '']
     if with_harness:
         out += ['import os', '']
-    out += ['from oslo_config import cfg', '',
-            'from nova.compute import utils as compute_utils',
+    if wraps:
+        out += ['import fixtures']
+    out += ['from oslo_config import cfg',
+            'from oslo_utils import timeutils', '']
+    if injects:
+        out += ['from nova.compute import manager as compute_manager']
+    out += ['from nova.compute import utils as compute_utils',
             'from nova import context',
-            'from nova import objects',
-            'from nova.tests.functional import integrated_helpers']
+            'from nova import exception',
+            'from nova import objects']
+    if any('client.OpenStackApiException' in line for line in body):
+        out += ['from nova.tests.functional.api import client']
+    out += ['from nova.tests.functional import integrated_helpers']
     if with_harness:
         out += ['', 'from harness import bugs']
     out += ['', 'CONF = cfg.CONF', '', '']
-    out += _class(path, scenarios, driver, bug, title, with_harness)
+    out += body
     return '\n'.join(out).rstrip('\n') + '\n'
 
 
@@ -157,10 +329,29 @@ def _docstring(bug, title, path):
         % re.sub(r'.*/(harness/)', r'\1', path), ''])
 
 
+def _failing_method(driver):
+    """The driver method a ``fail:`` host's driver fails in, or None."""
+    for method in names.FAULT_METHODS:
+        if driver == names.fault_driver_name(method):
+            return method
+    return None
+
+
 def _driver(path, scenarios):
     drivers = set()
     for scenario in scenarios:
         for host in scenario.hosts.values():
+            if _failing_method(host.driver):
+                # Nova's fake driver, its method failing on that host
+                # (as Nova's tests patch FakeDriver's methods).
+                if any(step.kind == 'start_compute'
+                       and step.args['host'] == host.name
+                       for step in scenario.steps):
+                    raise refusal.Refused(
+                        path, scenario.name, 'host %r' % host.name,
+                        'a failing driver (fail:) started again')
+                drivers.add(names.DRIVERS['fake'])
+                continue
             if host.profile:
                 raise refusal.Refused(
                     path, scenario.name, 'host %r' % host.name,
@@ -211,8 +402,23 @@ def _class(path, scenarios, driver, bug, title, with_harness):
     lines += ['        self.context = context.get_admin_context()',
               '        self.computes = {}',
               '        self.flavors = {}',
-              '        self.servers = {}']
+              '        self.servers = {}',
+              '        # Seconds the test moved time on (_advance_clock).',
+              '        self._now = 0',
+              '        self._due = {}']
     lines += HELPERS.rstrip('\n').split('\n')
+    if any(step.kind == 'inject' for scenario in scenarios
+           for step in scenario.steps):
+        lines[lines.index('        self._due = {}') + 1:0] = [
+            '        # Injections armed: (when, method) -> [(task, on)].',
+            '        self._injections = {}',
+            '        self._wrapped = set()']
+        lines += INJECTION_HELPERS.rstrip('\n').split('\n')
+    if any(step.kind == 'fault' for scenario in scenarios
+           for step in scenario.steps) or any(
+               _failing_method(host.driver) for scenario in scenarios
+               for host in scenario.hosts.values()):
+        lines += FAULT_HELPERS.rstrip('\n').split('\n')
     for scenario in scenarios:
         lines += _method(path, scenario)
     return lines
@@ -223,6 +429,13 @@ def _check_scenario(path, scenario, config):
         raise refusal.Refused(path, scenario.name, 'config', 'differs '
                               'from the first scenario\'s; one test '
                               'class has one setUp')
+    offload = scenario.config.get('DEFAULT', {}).get('shelved_offload_time')
+    if offload not in (None, 0) and any(
+            step.kind == 'shelve' for step in scenario.steps):
+        raise refusal.Refused(path, scenario.name, 'config', 'a shelve '
+                              'with shelved_offload_time %r (the '
+                              'translation waits for the offload)'
+                              % offload)
     if scenario.images:
         raise refusal.Refused(path, scenario.name, 'images', 'images with '
                               'properties are not translated')
@@ -239,7 +452,13 @@ def _check_scenario(path, scenario, config):
 def _world(scenario):
     """The scenario's hosts and flavors, made at the test's start."""
     lines = [INDENT + 'for host in %r:' % sorted(scenario.hosts),
-             INDENT + '    self.computes[host] = self._start_compute(host)']
+             INDENT + '    self.computes[host] = self._start_compute(host)',
+             INDENT + '    self._schedule(host)']
+    for host in sorted(scenario.hosts.values(), key=lambda h: h.name):
+        method = _failing_method(host.driver)
+        if method:
+            lines.append(INDENT + 'self._fault(%r, %r, None)'
+                         % (host.name, method))
     for flavor in sorted(scenario.flavors.values(), key=lambda f: f.name):
         lines += [
             INDENT + 'self.flavors[%r] = self._create_flavor(' % flavor.name,
@@ -262,8 +481,12 @@ def _method(path, scenario):
             raise refusal.Refused(path, scenario.name, what,
                                   'step kind %r' % step.kind)
         if step.error is not None:
-            raise refusal.Refused(path, scenario.name, what + ': error',
-                                  'a step expected to fail')
+            unit = step_units.get_failing(step.kind)
+            if unit is None:
+                raise refusal.Refused(path, scenario.name, what + ': error',
+                                      'a step expected to fail')
+            unit = functools.partial(unit, error=step.error,
+                                     expect=step.expect)
         try:
             body = unit(step.args)
         except step_units.Unsupported as exc:

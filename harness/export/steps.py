@@ -7,12 +7,19 @@ test class defines: ``self.servers`` (name -> the server's API body),
 compute service). A step kind without a unit is refused by name.
 """
 
+import re
+
 from harness.export import registry
 
 _REGISTRY = registry.Registry()
 translates = _REGISTRY.translates
 get = _REGISTRY.get
 names = _REGISTRY.names
+# Step kinds expected to fail (``error:``): ``(args, error, expect) ->
+# lines``, ``expect`` the step's parsed expectations.
+_FAILING = registry.Registry()
+get_failing = _FAILING.get
+failing_names = _FAILING.names
 Unsupported = registry.Unsupported
 
 
@@ -94,13 +101,17 @@ def run_periodic(args):
             '        self.context)']
 
 
+def _service_id(host):
+    return ["service = self.admin_api.get_services(",
+            "    binary='nova-compute', host=%r)[0]" % host]
+
+
 def _service(host, body):
     # The API's PUT calls the up compute's set_host_enabled (an RPC
     # call): the COMPUTE_STATUS_DISABLED trait is set when it returns.
-    return ["service = self.admin_api.get_services(",
-            "    binary='nova-compute', host=%r)[0]" % host,
-            "self.admin_api.put_service(service['id'], {"] + [
-                '    %r: %r,' % item for item in body.items()] + ['})']
+    return _service_id(host) + [
+        "self.admin_api.put_service(service['id'], {"] + [
+        '    %r: %r,' % item for item in body.items()] + ['})']
 
 
 @translates('disable_compute')
@@ -116,3 +127,230 @@ def disable_compute(args):
 def enable_compute(args):
     _only(args, ('host',))
     return _service(args['host'], {'status': 'enabled'})
+
+
+@translates('advance_clock')
+def advance_clock(args):
+    _only(args, ('seconds',))
+    return ['self._advance_clock(%r)' % (args['seconds'],)]
+
+
+@translates('stop_compute')
+def stop_compute(args):
+    _only(args, ('host',))
+    # Its records stay; what is cast to it waits on the bus for its start.
+    host = args['host']
+    return ['self.computes[%r].stop()' % host,
+            'self._unschedule(%r)' % host]
+
+
+@translates('start_compute')
+def start_compute(args):
+    # A changed nova.conf has no helper in Nova's tests: refused.
+    _only(args, ('host', 'guests'))
+    host = args['host']
+    kept = args.get('guests', 'kept') == 'kept'
+    return ['self.computes[%r] = self.restart_compute_service(' % host,
+            '    self.computes[%r], keep_hypervisor_state=%r)' % (host, kept),
+            'self._schedule(%r)' % host]
+
+
+@translates('evacuate')
+def evacuate(args):
+    # The test's API is at the latest microversion (2.95 and later): Nova
+    # leaves an evacuated ACTIVE or SHUTOFF server SHUTOFF. force and an
+    # older microversion change that and the scheduling: refused.
+    _only(args, ('server', 'host'))
+    host = args.get('host')
+    post = ', extra_post_args={%r: %r}' % ('host', host) if host else ''
+    return ['self.servers[%r] = self._evacuate_server(' % args['server'],
+            '    %s%s,' % (_server(args['server']), post),
+            '    expected_host=%r, expected_state=%r)' % (host, 'SHUTOFF')]
+
+
+@translates('force_down')
+def force_down(args):
+    _only(args, ('host',))
+    return _service(args['host'], {'forced_down': True})
+
+
+@translates('delete_service')
+def delete_service(args):
+    _only(args, ('host',))
+    # Nova's API deletes the service, its compute nodes and providers
+    # before it answers.
+    return _service_id(args['host']) + [
+        "self.admin_api.api_delete('/os-services/%s' % service['id'])"]
+
+
+@_FAILING.translates('delete_service')
+def delete_service_refused(args, error, expect):
+    # Nova refuses (409) while the host has instances or migrations in
+    # progress; the error's text is in the response's body.
+    _only(args, ('host',))
+    return _service_id(args['host']) + [
+        'exc = self.assertRaises(',
+        '    client.OpenStackApiException, self.admin_api.api_delete,',
+        "    '/os-services/%s' % service['id'])",
+        'self.assertEqual(409, exc.response.status_code)',
+        'self.assertIn(%r, exc.response.text)' % error]
+
+
+@translates('inject')
+def inject(args):
+    # A periodic at a compute manager's method; the other actions and
+    # points (conductor, scheduler, a record's change) have no single
+    # method of the compute to wrap, or need more than the periodic.
+    for key in ('do', 'check', 'stop', 'restart', 'refused', 'server',
+                'at_host'):
+        if args.get(key) is not None:
+            raise Unsupported('field %r' % key)
+    if args.get('times') != 1:
+        raise Unsupported('times %r' % args.get('times'))
+    point = args['point']
+    if not point.isidentifier() or point == 'is_node_deleted':
+        raise Unsupported('point %r (no single compute method to wrap)'
+                          % point)
+    if not args['run'].isidentifier():
+        raise Unsupported('task %r' % args['run'])
+    return ['self._inject(%r, %r,' % (args['when'], point),
+            '             %r, %r)' % (args['run'], args['on'])]
+
+
+@translates('shelve')
+def shelve(args):
+    # Offloaded in the same call: the exporter refuses a scenario whose
+    # [DEFAULT] shelved_offload_time is not Nova's default, 0.
+    _only(args, ('server',))
+    return ['self.servers[%r] = self._shelve_server(' % args['server'],
+            '    %s, expected_state=%r)'
+            % (_server(args['server']), 'SHELVED_OFFLOADED')]
+
+
+def _post_action(name, body):
+    return ['self.api.post_server_action(',
+            '    %s[%r], %s)' % (_server(name), 'id', body)]
+
+
+def _unshelve_body(args):
+    # A host (microversion 2.91) is a requested destination.
+    return "{'unshelve': %r}" % (
+        {'host': args['host']} if args.get('host') else None,)
+
+
+@translates('unshelve')
+def unshelve(args):
+    _only(args, ('server', 'host'))
+    return _post_action(args['server'], _unshelve_body(args)) + [
+        'self.servers[%r] = self._wait_for_state_change(' % args['server'],
+        '    %s, %r)' % (_server(args['server']), 'ACTIVE')]
+
+
+@translates('fault')
+def fault(args):
+    # A compute's driver method or its claims; the network's calls and
+    # Placement's answers have no helper in Nova's tests: refused.
+    _only(args, ('host', 'method', 'times'))
+    if args.get('host') is None:
+        raise Unsupported('a fault of another service than a compute')
+    if args.get('times') is None or not args['method'].isidentifier():
+        raise Unsupported('times %r' % args.get('times'))
+    return ['self._fault(%r, %r, %r)'
+            % (args['host'], args['method'], args['times'])]
+
+
+# The harness's words for an operation that ended short of its resting
+# state (harness.cloud.servers): Nova put the server somewhere else.
+_UNRESTED = re.compile(r'^(did not reach its resting state'
+                       r'|status is [A-Z_]+, not [A-Z_]+)$')
+
+
+# A failing driver's error (a fault step's, or a fail: host's), which
+# Nova records as the server's fault.
+_FAULTED = re.compile(r'^injected hypervisor fault: \w+ failed on [\w-]+$')
+
+
+def _unrested(name, error, expect):
+    """Wait for where the step's expectations say the server ended."""
+    faulted = _FAULTED.match(error)
+    if not (_UNRESTED.match(error) or faulted):
+        raise Unsupported('error %r (not an operation that ended short of '
+                          'its resting state)' % error)
+    status = ((expect.get('servers') or {}).get(name) or {}).get('status')
+    if status is None:
+        raise Unsupported("error: no status expected for %s (the state "
+                          "to wait for)" % name)
+    lines = []
+    migration = (expect.get('migrations') or {}).get(name)
+    if migration:
+        lines.append('self._wait_for_migration_status(%s, [%r])'
+                     % (_server(name), migration))
+    lines += [
+        'self.servers[%r] = self._wait_for_server_parameter(' % name,
+        '    %s, {%r: %r, %r: None})' % (
+            _server(name), 'status', status, 'OS-EXT-STS:task_state')]
+    if faulted:
+        # The failing driver's error, recorded as the server's fault.
+        lines.append("self.assertIn(%r, %s['fault']['message'])"
+                     % (error, _server(name)))
+    return lines
+
+
+@_FAILING.translates('boot')
+def boot_unrested(args, error, expect):
+    _only(args, ('server', 'flavor', 'host'))
+    waits = _unrested(args['server'], error, expect)
+    status = waits[-1].split("'status': ")[1].split(',')[0]
+    return ['self.servers[%r] = self._create_server(' % args['server'],
+            '    name=%r, flavor_id=self.flavors[%r],'
+            % (args['server'], args['flavor']),
+            "    host=%r, networks='none', expected_state=%s)"
+            % (args.get('host'), status)] + waits
+
+
+def _action_unrested(name, body, error, expect):
+    return _post_action(name, body) + _unrested(name, error, expect)
+
+
+@_FAILING.translates('confirm')
+def confirm_unrested(args, error, expect):
+    _only(args, ('server',))
+    return _action_unrested(args['server'], "{'confirmResize': None}",
+                            error, expect)
+
+
+@_FAILING.translates('revert')
+def revert_unrested(args, error, expect):
+    _only(args, ('server',))
+    return _action_unrested(args['server'], "{'revertResize': None}",
+                            error, expect)
+
+
+@_FAILING.translates('resize')
+def resize_unrested(args, error, expect):
+    _only(args, ('server', 'flavor'))
+    return _action_unrested(
+        args['server'], "{'resize': {'flavorRef': self.flavors[%r]}}"
+        % args['flavor'], error, expect)
+
+
+@_FAILING.translates('migrate')
+def migrate_unrested(args, error, expect):
+    _only(args, ('server', 'host'))
+    return _action_unrested(args['server'], "{'migrate': %r}" % (
+        {'host': args['host']} if args.get('host') else None,), error,
+        expect)
+
+
+@_FAILING.translates('evacuate')
+def evacuate_unrested(args, error, expect):
+    _only(args, ('server', 'host'))
+    return _action_unrested(args['server'], "{'evacuate': %r}" % (
+        {'host': args['host']} if args.get('host') else {},), error, expect)
+
+
+@_FAILING.translates('unshelve')
+def unshelve_unrested(args, error, expect):
+    _only(args, ('server', 'host'))
+    return _action_unrested(args['server'], _unshelve_body(args), error,
+                            expect)

@@ -141,8 +141,10 @@ def build_parser():
     export = sub.add_parser(
         'export', help='write scenarios as tests in another project',
         parents=[options.common_options(options.OUTPUT)])
-    export.add_argument('format', choices=('nova-test',),
-                        help='nova-test: a Nova functional regression test')
+    export.add_argument('format', choices=('nova-test', 'report'),
+                        help='nova-test: a Nova functional regression test; '
+                        "report: a finding as a bug report in Nova's "
+                        'Launchpad template (runs it)')
     export.add_argument('file', metavar='FILE')
     export.add_argument('--bug', metavar='N', default=None,
                         help='the bug the test is for (default: the '
@@ -270,16 +272,46 @@ def main(argv=None, out=None):
 
 
 def cmd_export(args, out):
-    """Write the file's scenarios as a Nova test (refusals: exit 2)."""
-    from harness.export import nova_test
-    source = nova_test.export(args.file, bug=args.bug,
-                              with_harness=args.with_harness)
+    """Write the file's scenarios as a Nova test (refusals: exit 2).
+
+    Or, ``report``, the finding as a bug report (after a run of it).
+    """
+    if args.format == 'report':
+        from harness.export import report
+        source = report.render(args.file, _finding_outcome(args.file))
+    else:
+        from harness.export import nova_test
+        source = nova_test.export(args.file, bug=args.bug,
+                                  with_harness=args.with_harness)
     if args.output:
         with open(args.output, 'w') as stream:
             stream.write(source)
     else:
         out.write(source)
     return EXIT_PASS
+
+
+def _finding_outcome(path):
+    """The report's ``Outcome`` of a finding's first failing scenario.
+
+    Expectations only, each scenario on a cloud of its own.
+    """
+    from harness.core import concurrency
+    from harness.core import scenario as scenario_mod
+    from harness.core import versions
+    from harness.export import report
+    from harness.runners import runner
+    version = '.'.join(str(part) for part in versions.nova_version())
+    mode = concurrency.chosen()
+    timeline = ''
+    for scenario in scenario_mod.load(path):
+        try:
+            timeline = runner.run(scenario).render()
+        except errors.ScenarioFailed as exc:
+            failure = exc.args[0].split('\n\ntimeline so far:\n')[0]
+            return report.Outcome(failure, exc.timeline.render(), version,
+                                  mode)
+    return report.Outcome(None, timeline, version, mode)
 
 
 # The log file of this process, once one is chosen (printed on failure).

@@ -49,8 +49,8 @@ class ExportTestCase(testing.TestCase):
                                    for line in steps.splitlines()))
         return path
 
-    def export(self, steps, **kwargs):
-        source = nova_test.export(self.path(steps), **kwargs)
+    def export(self, steps, head=HEAD, **kwargs):
+        source = nova_test.export(self.path(steps, head), **kwargs)
         # The module compiles, and is one class on Nova's base.
         module = ast.parse(source)
         classes = [n for n in module.body if isinstance(n, ast.ClassDef)]
@@ -64,7 +64,7 @@ class ExportTestCase(testing.TestCase):
         source = self.export(steps)
         method = source[source.index('    def test_the_scenario'):]
         return [line.strip() for line in method.splitlines()
-                if line.strip()][10:]
+                if line.strip()][11:]
 
     def assertRefused(self, steps, *words, head=HEAD):
         exc = self.assertRaises(refusal.Refused, nova_test.export,
@@ -153,9 +153,12 @@ class StepTranslationTest(ExportTestCase):
         from harness.core import steps as kinds
         self.assertLessEqual(set(step_units.names()), set(kinds.names()))
         self.assertEqual(
-            ('boot', 'confirm', 'delete', 'disable_compute',
-             'enable_compute', 'live_migrate', 'migrate', 'resize',
-             'revert', 'run_periodic'), step_units.names())
+            ('advance_clock', 'boot', 'confirm', 'delete', 'delete_service',
+             'disable_compute', 'enable_compute', 'evacuate', 'fault',
+             'force_down', 'inject', 'live_migrate', 'migrate', 'resize',
+             'revert', 'run_periodic', 'shelve', 'start_compute',
+             'stop_compute', 'unshelve'),
+            step_units.names())
 
     def test_disable_and_enable_a_compute(self):
         body = self.body('- disable_compute: {host: src, reason: m}\n'
@@ -168,6 +171,188 @@ class StepTranslationTest(ExportTestCase):
             + ["'status': 'disabled',", "'disabled_reason': 'm',", '})',
                '# 2. enable compute src'] + service
             + ["'status': 'enabled',", '})'], body)
+
+    def test_stop_and_start_a_compute(self):
+        # Stopped: its timers stop too; started: a new manager over the
+        # same hypervisor (or an empty one), its timers from now on.
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '- stop_compute: src\n'
+                         '- start_compute: src\n'
+                         '- stop_compute: src\n'
+                         '- start_compute: {host: src, guests: gone}')
+        self.assertEqual(
+            ['# 2. stop compute src', "self.computes['src'].stop()",
+             "self._unschedule('src')",
+             '# 3. start compute src',
+             "self.computes['src'] = self.restart_compute_service(",
+             "self.computes['src'], keep_hypervisor_state=True)",
+             "self._schedule('src')"], body[4:11])
+        self.assertIn("self.computes['src'], keep_hypervisor_state=False)",
+                      body)
+
+    def test_force_down_and_delete_a_service(self):
+        body = self.body('- stop_compute: src\n'
+                         '- force_down: src\n'
+                         '- delete_service: src')
+        service = ['service = self.admin_api.get_services(',
+                   "binary='nova-compute', host='src')[0]"]
+        self.assertEqual(
+            ['# 2. force down src'] + service
+            + ["self.admin_api.put_service(service['id'], {",
+               "'forced_down': True,", '})', '# 3. delete service src']
+            + service
+            + ["self.admin_api.api_delete('/os-services/%s' % "
+               "service['id'])"], body[3:])
+        self.assertEqual(('boot', 'confirm', 'delete_service', 'evacuate',
+                          'migrate', 'resize', 'revert', 'unshelve'),
+                         step_units.failing_names())
+
+    def test_a_service_delete_nova_refuses(self):
+        source = self.export('- boot: {server: vm1, flavor: small, '
+                             'host: src}\n'
+                             '- stop_compute: src\n'
+                             '- delete_service: src\n'
+                             '  error: hosting instances')
+        self.assertIn('from nova.tests.functional.api import client\n',
+                      source)
+        self.assertIn(
+            "        exc = self.assertRaises(\n"
+            "            client.OpenStackApiException, "
+            "self.admin_api.api_delete,\n"
+            "            '/os-services/%s' % service['id'])\n"
+            "        self.assertEqual(409, exc.response.status_code)\n"
+            "        self.assertIn('hosting instances', "
+            "exc.response.text)\n", source)
+
+    def test_a_periodic_injected_at_a_compute_method(self):
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- inject: {before: resize_instance, run: '
+            'update_available_resource, on: src}\n'
+            '- inject: {after: finish_resize, run: '
+            'update_available_resource, on: dest}\n'
+            '- resize: {server: vm1, flavor: large}')
+        self.assertIn("        self._inject('before', 'resize_instance',\n"
+                      "                     'update_available_resource', "
+                      "'src')\n", source)
+        self.assertIn("        self._inject('after', 'finish_resize',\n"
+                      "                     'update_available_resource', "
+                      "'dest')\n", source)
+        # Wrapped on Nova's class as its tests do; armed in order, each
+        # fires once.
+        self.assertIn("'nova.compute.manager.ComputeManager.%s' % method, "
+                      "wrapper))", source)
+        self.assertIn('due = self._injections.pop((when, method), [])',
+                      source)
+        self.assertIn('import fixtures\n', source)
+        self.assertIn('from nova.compute import manager as compute_manager',
+                      source)
+
+    def test_no_injection_helpers_without_injections(self):
+        source = self.export('- boot: {server: vm1, flavor: small}')
+        self.assertNotIn('_inject', source)
+        self.assertNotIn('import fixtures', source)
+
+    def test_a_fault_on_a_compute(self):
+        source = self.export(
+            '- fault: {host: src, method: spawn}\n'
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '  error: did not reach its resting state\n'
+            '  expect: {servers: {vm1: ERROR}}')
+        self.assertIn("        self._fault('src', 'spawn', 1)\n", source)
+        # Each patched method fails while calls are left and the compute
+        # is the one it was armed on.
+        self.assertIn('    def _fault(self, host, method, times):', source)
+        self.assertIn('if left[0] and self.computes[host].manager is '
+                      'manager:', source)
+
+    def test_a_boot_that_ends_short_of_its_resting_state(self):
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '  error: did not reach its resting state\n'
+                         '  expect: {servers: {vm1: ERROR}}')
+        self.assertEqual(
+            ['# 1. boot vm1 (small) on src',
+             "self.servers['vm1'] = self._create_server(",
+             "name='vm1', flavor_id=self.flavors['small'],",
+             "host='src', networks='none', expected_state='ERROR')",
+             "self.servers['vm1'] = self._wait_for_server_parameter(",
+             "self.servers['vm1'], {'status': 'ERROR', "
+             "'OS-EXT-STS:task_state': None})"], body[:6])
+
+    def test_a_move_that_ends_short_of_its_resting_state(self):
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '- resize: {server: vm1, flavor: large}\n'
+                         '  error: did not reach its resting state\n'
+                         '  expect:\n'
+                         '    servers: {vm1: {status: ERROR, host: src}}\n'
+                         '    migrations: {vm1: error}')
+        self.assertEqual(
+            ['self.api.post_server_action(',
+             "self.servers['vm1']['id'], "
+             "{'resize': {'flavorRef': self.flavors['large']}})",
+             "self._wait_for_migration_status(self.servers['vm1'], "
+             "['error'])",
+             "self.servers['vm1'] = self._wait_for_server_parameter(",
+             "self.servers['vm1'], {'status': 'ERROR', "
+             "'OS-EXT-STS:task_state': None})"], body[5:10])
+
+    def test_shelve_and_unshelve(self):
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '- shelve: vm1\n'
+                         '- unshelve: {server: vm1, host: dst}')
+        self.assertEqual(
+            ['# 2. shelve vm1',
+             "self.servers['vm1'] = self._shelve_server(",
+             "self.servers['vm1'], expected_state='SHELVED_OFFLOADED')",
+             '# 3. unshelve vm1 to dst',
+             'self.api.post_server_action(',
+             "self.servers['vm1']['id'], {'unshelve': {'host': 'dst'}})",
+             "self.servers['vm1'] = self._wait_for_state_change(",
+             "self.servers['vm1'], 'ACTIVE')"], body[4:])
+
+    def test_a_host_whose_driver_fails(self):
+        head = HEAD.replace('src: {driver: fake}',
+                            'src: {driver: fake, fail: confirm_migration}')
+        source = self.export('- boot: {server: vm1, flavor: small, '
+                             'host: src}\n'
+                             '- resize: {server: vm1, flavor: large}\n'
+                             '- confirm: vm1\n'
+                             "  error: 'injected hypervisor fault: "
+                             "confirm_migration failed on src'\n"
+                             '  expect: {servers: {vm1: ERROR}}',
+                             head=head)
+        self.assertIn("compute_driver = 'fake.MediumFakeDriver'", source)
+        # Every call fails, from the start.
+        self.assertIn("            self._schedule(host)\n"
+                      "        self._fault('src', 'confirm_migration', "
+                      "None)\n", source)
+        self.assertIn("        self.api.post_server_action(\n"
+                      "            self.servers['vm1']['id'], "
+                      "{'confirmResize': None})\n", source)
+        self.assertIn("        self.assertIn('injected hypervisor fault: "
+                      "confirm_migration failed on src', "
+                      "self.servers['vm1']['fault']['message'])\n", source)
+
+    def test_advance_clock(self):
+        body = self.body('- advance_clock: 61')
+        self.assertEqual(['# 1. advance clock 61s',
+                          'self._advance_clock(61)'], body)
+
+    def test_evacuate(self):
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '- stop_compute: src\n'
+                         '- advance_clock: 61\n'
+                         '- evacuate: {server: vm1, host: dst}')
+        self.assertEqual(
+            ["self.servers['vm1'] = self._evacuate_server(",
+             "self.servers['vm1'], extra_post_args={'host': 'dst'},",
+             "expected_host='dst', expected_state='SHUTOFF')"], body[-3:])
+
+    def test_the_clock_helpers_are_defined(self):
+        source = self.export('- advance_clock: 61')
+        for helper in ('_schedule', '_unschedule', '_advance_clock'):
+            self.assertIn('    def %s(self' % helper, source)
+        self.assertIn('from oslo_utils import timeutils', source)
 
 
 class ExpectTranslationTest(ExportTestCase):
@@ -223,24 +408,91 @@ class ExpectTranslationTest(ExportTestCase):
         source = self.export('- boot: {server: vm1, flavor: small}')
         for helper in ('assertAllocations', 'assertUsages',
                        'assertTrackers', 'assertServer',
-                       'assertLatestMigration'):
+                       'assertLatestMigration', 'assertProviders'):
             self.assertIn('    def %s(self' % helper, source)
-        self.assertEqual(('allocations', 'migrations', 'servers',
-                          'tracker', 'usages'), expect_units.names())
+        self.assertEqual(('allocations', 'migrations', 'providers',
+                          'servers', 'tracker', 'usages'),
+                         expect_units.names())
+
+    def test_providers(self):
+        body = self.body('- stop_compute: src\n'
+                         '- delete_service: src\n'
+                         '  expect: {providers: [dst]}')
+        self.assertEqual("self.assertProviders(['dst'])", body[-1])
 
 
 class RefusalTest(ExportTestCase):
 
     def test_a_step_kind_without_translation(self):
         self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
-                           '- stop_compute: src',
-                           "step 2 (stop_compute)", "step kind "
-                           "'stop_compute'")
+                           '- rebuild: vm1',
+                           "step 2 (rebuild)", "step kind 'rebuild'")
+
+    def test_a_compute_started_with_a_changed_config(self):
+        self.assertRefused('- stop_compute: src\n'
+                           '- start_compute: {host: src, config: '
+                           '{DEFAULT: {cpu_allocation_ratio: 2.0}}}',
+                           'step 2 (start_compute)', "field 'config'")
+
+    def test_an_injection_without_a_compute_method(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '- inject: {before: migration.status=finished, '
+                           'run: update_available_resource, on: src}\n'
+                           '- resize: {server: vm1, flavor: large}',
+                           'step 2 (inject)', 'no single compute method')
+
+    def test_an_injection_other_than_a_periodic(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '- inject: {before: resize_instance, '
+                           'restart: src}\n'
+                           '- resize: {server: vm1, flavor: large}\n'
+                           '  error: did not reach its resting state',
+                           'step 2 (inject)', "field 'restart'")
+
+    def test_a_forced_evacuation(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '- stop_compute: src\n'
+                           '- advance_clock: 61\n'
+                           '- evacuate: {server: vm1, host: dst, force: '
+                           'true}', 'step 4 (evacuate)', "field 'force'")
 
     def test_a_step_expected_to_fail(self):
         self.assertRefused('- boot: {server: vm1, flavor: small}\n'
+                           '- live_migrate: {server: vm1}\n'
                            '  error: No valid host',
-                           'step 1 (boot): error', 'expected to fail')
+                           'step 2 (live_migrate): error',
+                           'expected to fail')
+
+    def test_an_error_of_the_api(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small}\n'
+                           '  error: No valid host',
+                           'step 1 (boot)', "error 'No valid host' (not an "
+                           "operation that ended short of its resting "
+                           "state)")
+
+    def test_an_unrested_step_without_the_status_to_wait_for(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small}\n'
+                           '  error: did not reach its resting state',
+                           'step 1 (boot)', 'no status expected for vm1')
+
+    def test_a_failing_driver_started_again(self):
+        head = HEAD.replace('src: {driver: fake}',
+                            'src: {driver: fake, fail: confirm_migration}')
+        self.assertRefused('- stop_compute: src\n- start_compute: src',
+                           "host 'src'", 'a failing driver (fail:) started '
+                           'again', head=head)
+
+    def test_a_shelve_offloaded_later(self):
+        head = HEAD.replace('    hosts:\n', '    config:\n      DEFAULT: '
+                            '{shelved_offload_time: -1}\n    hosts:\n')
+        self.assertRefused('- boot: {server: vm1, flavor: small}\n'
+                           '- shelve: vm1', 'config', 'shelved_offload_time'
+                           ' -1', head=head)
+
+    def test_a_fault_of_placement(self):
+        self.assertRefused("- fault: {placement: 'PUT /allocations/*'}\n"
+                           '- boot: {server: vm1, flavor: small}',
+                           'step 1 (fault)', "field 'placement'")
 
     def test_a_field_without_translation(self):
         self.assertRefused('- boot: {server: vm1, flavor: small, '
@@ -248,9 +500,9 @@ class RefusalTest(ExportTestCase):
 
     def test_an_expectation_key_without_translation(self):
         self.assertRefused('- boot: {server: vm1, flavor: small}\n'
-                           '  expect: {providers: [src, dst]}',
-                           'step 1 (boot): expect: providers',
-                           "expectation key 'providers'")
+                           '  expect: {fault: {vm1: null}}',
+                           'step 1 (boot): expect: fault',
+                           "expectation key 'fault'")
 
     def test_a_server_node(self):
         self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
@@ -326,8 +578,8 @@ class CliTest(ExportTestCase):
         self.assertIn('class TestBug7(', out)
 
     def test_a_refusal_is_bad_input(self):
-        path = self.path('- stop_compute: src')
+        path = self.path('- boot: {server: vm1, flavor: small}\n'
+                         '- rebuild: vm1')
         code, out, err = self.run_cli('export', 'nova-test', path)
         self.assertEqual((2, ''), (code, out))
-        self.assertIn("step 1 (stop_compute): no faithful Nova "
-                      "translation", err)
+        self.assertIn("step 2 (rebuild): no faithful Nova translation", err)
