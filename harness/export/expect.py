@@ -99,3 +99,11 @@ def migrations(value, scenario):
 def providers(value, scenario):
     _check_plain_hosts(scenario)
     return ['self.assertProviders(%r)' % (sorted(value),)]
+
+
+@translates('provider_traits')
+def provider_traits(value, scenario):
+    _check_plain_hosts(scenario)
+    return ['self.assertProviderTraits(%r, %s)' % (host, ', '.join(
+        '%s=%r' % (mode, traits) for mode, traits in sorted(want.items())))
+        for host, want in sorted(value.items())]

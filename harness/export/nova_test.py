@@ -88,6 +88,14 @@ HELPERS = '''
         self.assertEqual(sorted(expected), sorted(self._providers()),
                          'the hosts with a resource provider')
 
+    def assertProviderTraits(self, host, has=(), lacks=()):
+        """The host's provider carries the traits ``has``, not ``lacks``."""
+        traits = set(self._get_provider_traits(self._providers()[host]))
+        self.assertEqual(sorted(has), sorted(traits & set(has)),
+                         'traits %s has' % host)
+        self.assertEqual([], sorted(traits & set(lacks)),
+                         'traits %s lacks' % host)
+
     def assertTrackers(self, expected):
         """What each host's compute node record counts.
 

@@ -408,10 +408,11 @@ class ExpectTranslationTest(ExportTestCase):
         source = self.export('- boot: {server: vm1, flavor: small}')
         for helper in ('assertAllocations', 'assertUsages',
                        'assertTrackers', 'assertServer',
-                       'assertLatestMigration', 'assertProviders'):
+                       'assertLatestMigration', 'assertProviders',
+                       'assertProviderTraits'):
             self.assertIn('    def %s(self' % helper, source)
-        self.assertEqual(('allocations', 'migrations', 'providers',
-                          'servers', 'tracker', 'usages'),
+        self.assertEqual(('allocations', 'migrations', 'provider_traits',
+                          'providers', 'servers', 'tracker', 'usages'),
                          expect_units.names())
 
     def test_providers(self):
@@ -419,6 +420,17 @@ class ExpectTranslationTest(ExportTestCase):
                          '- delete_service: src\n'
                          '  expect: {providers: [dst]}')
         self.assertEqual("self.assertProviders(['dst'])", body[-1])
+
+    def test_provider_traits(self):
+        body = self.body('- disable_compute: src\n'
+                         '  expect: {provider_traits: {src: {has: '
+                         '[COMPUTE_STATUS_DISABLED]}, dst: {lacks: '
+                         '[COMPUTE_STATUS_DISABLED]}}}')
+        self.assertEqual(
+            ["self.assertProviderTraits('dst', "
+             "lacks=['COMPUTE_STATUS_DISABLED'])",
+             "self.assertProviderTraits('src', "
+             "has=['COMPUTE_STATUS_DISABLED'])"], body[-2:])
 
 
 class RefusalTest(ExportTestCase):
