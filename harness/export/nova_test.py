@@ -319,6 +319,8 @@ def export(path, bug=None, with_harness=False):
             'from nova import context',
             'from nova import exception',
             'from nova import objects']
+    if any('nova_fixtures.' in line for line in body):
+        out += ['from nova.tests import fixtures as nova_fixtures']
     if any('client.OpenStackApiException' in line for line in body):
         out += ['from nova.tests.functional.api import client']
     out += ['from nova.tests.functional import integrated_helpers']
@@ -386,7 +388,7 @@ def _class(path, scenarios, driver, bug, title, with_harness):
     name = 'TestBug%s' % bug if bug else 'TestScenarios'
     config = scenarios[0].config
     for scenario in scenarios:
-        _check_scenario(path, scenario, config)
+        _check_scenario(path, scenario, config, scenarios[0].weights)
     lines = ['class %s(integrated_helpers.ProviderUsageBaseTestCase):'
              % name]
     if title:
@@ -394,8 +396,15 @@ def _class(path, scenarios, driver, bug, title, with_harness):
         lines += ['    """%s' % ('Bug %s.' % bug if bug else 'Scenarios.'),
                   ''] + ['    %s' % line for line in text] + ['    """', '']
     lines += ["    compute_driver = %r" % driver, '',
-              '    def setUp(self):',
-              '        super().setUp()']
+              '    def setUp(self):']
+    if scenarios[0].weights:
+        # The scheduler loads its weighers when it starts (in the base
+        # class's setUp): the weights go first.
+        lines += ['        self.useFixture(nova_fixtures.'
+                  'HostNameWeigherFixture(',
+                  '            %r))'
+                  % dict(sorted(scenarios[0].weights.items()))]
+    lines += ['        super().setUp()']
     if with_harness:
         lines += ["        # HARNESS_REINTRODUCE=1: the bug put back into "
                   "Nova.",
@@ -432,9 +441,13 @@ def _class(path, scenarios, driver, bug, title, with_harness):
     return lines
 
 
-def _check_scenario(path, scenario, config):
+def _check_scenario(path, scenario, config, weights):
     if scenario.config != config:
         raise refusal.Refused(path, scenario.name, 'config', 'differs '
+                              'from the first scenario\'s; one test '
+                              'class has one setUp')
+    if scenario.weights != weights:
+        raise refusal.Refused(path, scenario.name, 'weights', 'differ '
                               'from the first scenario\'s; one test '
                               'class has one setUp')
     offload = scenario.config.get('DEFAULT', {}).get('shelved_offload_time')

@@ -433,6 +433,21 @@ class ExpectTranslationTest(ExportTestCase):
              "has=['COMPUTE_STATUS_DISABLED'])"], body[-2:])
 
 
+class WeightsTest(ExportTestCase):
+
+    def test_weights_go_before_the_services_start(self):
+        source = self.export('- boot: {server: vm1, flavor: small}',
+                             head=HEAD.replace(
+                                 '    steps:', '    weights: {src: 100, '
+                                 'dst: 50}\n    steps:'))
+        self.assertIn(
+            '        self.useFixture(nova_fixtures.HostNameWeigherFixture(\n'
+            "            {'dst': 50, 'src': 100}))\n"
+            '        super().setUp()\n', source)
+        self.assertIn('from nova.tests import fixtures as nova_fixtures\n',
+                      source)
+
+
 class RefusalTest(ExportTestCase):
 
     def test_a_step_kind_without_translation(self):
