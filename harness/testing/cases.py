@@ -163,7 +163,7 @@ class ScenarioTestCase(TestCase):
         # A known open bug's breaks are the state the scenario asserts.
         checker = known_bugs.KnownBreaks(invariants.Checker(
             periodic_idempotence=self.periodic_idempotence,
-            enabled=self.invariants))
+            enabled=self.invariants, probe_by_default=True))
         declared = _DeclaredPoints()
         # What a failure's report needs that the timeline does not keep
         # (whose pinned CPUs, what fired where), when reports are wanted.
