@@ -748,6 +748,7 @@ def _explore_report(report_dir, scenario, explored, reintroduce, say):
     A reproducer's report comes from running it once more, watched.
     """
     from harness import bugs
+    from harness.core import invariants
     from harness.core import scenario as scenario_mod
     from harness import report
     from harness.runners import runner
@@ -761,7 +762,9 @@ def _explore_report(report_dir, scenario, explored, reintroduce, say):
                         if reintroduce else [])
             timeline, failure = None, None
             try:
-                timeline = runner.run(shrunk, checks=_checks(),
+                # The explorer's checks: the probe only if asked for.
+                checks = _checks(capacity_probe=invariants.probe_wanted())
+                timeline = runner.run(shrunk, checks=checks,
                                       fixtures=fixtures,
                                       observers=[recorder])
             except errors.ScenarioFailed as exc:
