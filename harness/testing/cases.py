@@ -3,8 +3,10 @@
 import os
 import sys
 
+import fixtures
 import testtools
 from testtools import content
+import yaml
 
 from harness.core import errors
 from harness.core import invariants
@@ -69,6 +71,13 @@ class TestCase(testtools.TestCase):
         self.useFixture(harness.testing.leaks.LeakCheck(self.id()))
         if not self.uses_kept_cloud:
             self.addCleanup(_release_kept_cloud)
+
+    def write_yaml(self, document, name):
+        """``document`` as YAML in a directory of this test; its path."""
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path, name)
+        with open(path, 'w') as out:
+            yaml.safe_dump(document, out)
+        return path
 
 
 class ScenarioTestCase(TestCase):

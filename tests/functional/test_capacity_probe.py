@@ -17,7 +17,6 @@ import io
 import os
 
 import fixtures
-import yaml
 
 from harness.cloud import reuse
 from harness.core import invariants
@@ -99,11 +98,7 @@ class TestTheSwitch(testing.TestCase):
         doc['known_finding'] = {'finding': FINDING, 'breaks': [
             {'check': 'capacity_probe', 'subject': 'host dest, dedicated',
              'step': step} for step in steps]}
-        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
-                            'declared.yaml')
-        with open(path, 'w') as out:
-            yaml.safe_dump(doc, out)
-        return path
+        return self.write_yaml(doc, 'declared.yaml')
 
     def test_a_known_finding_passes_while_it_shows(self):
         # The delete and the refused boot (the window is still open).
