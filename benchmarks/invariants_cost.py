@@ -12,11 +12,11 @@ read the snapshot the step already took) and, separately, of invariant 5
 With ``--capacity-probe`` the capacity probe runs too, and its time is
 printed apart (``probe``): where the gate runs it (after a step that
 leaves a tracker window open and after a scenario's last step), or with
-``--capacity-probe every`` after every step (the periodic job's
+``--capacity-probe --every-step`` after every step (the periodic job's
 ``HARNESS_CAPACITY_PROBE=every``). The load average is printed before
 and after: the figures are wall time on a shared machine.
 
-    python benchmarks/invariants_cost.py --capacity-probe every FILE...
+    python benchmarks/invariants_cost.py --capacity-probe --every-step FILE...
 """
 
 import argparse
@@ -46,13 +46,14 @@ def main(argv=None):
     parser.add_argument('paths', nargs='+')
     parser.add_argument('--no-periodic', action='store_true',
                         help='leave invariant 5 off')
-    parser.add_argument('--capacity-probe', nargs='?', const='gate',
-                        choices=('gate', 'every'),
-                        help='run the capacity probe too, timed apart: '
-                        'where the gate does (the default) or after every '
-                        'step')
+    parser.add_argument('--capacity-probe', action='store_true',
+                        help='run the capacity probe too, timed apart, '
+                        'where the gate does')
+    parser.add_argument('--every-step', action='store_true',
+                        help='with --capacity-probe: after every step '
+                        '(the periodic job\'s HARNESS_CAPACITY_PROBE=every)')
     args = parser.parse_args(argv)
-    if args.capacity_probe == 'every':
+    if args.every_step:
         os.environ[invariants.PROBE_ENV] = 'every'
     print(load_average('before'), flush=True)
     wall = cheap = periodic = probe = 0.0
@@ -61,7 +62,7 @@ def main(argv=None):
         for scenario in scenario_mod.load(path):
             checker = invariants.Checker(
                 periodic_idempotence=not args.no_periodic,
-                capacity_probe=bool(args.capacity_probe))
+                capacity_probe=args.capacity_probe)
             started = time.perf_counter()
             timeline = runner.run(scenario, checks=[checker],
                                   keep_going=True)
