@@ -10,8 +10,13 @@ read the snapshot the step already took) and, separately, of invariant 5
     python benchmarks/invariants_cost.py --capacity-probe FILE...
 
 With ``--capacity-probe`` the capacity probe runs too, and its time is
-printed apart (``probe``; it runs only where a tracker window is open
-and after a scenario's last step).
+printed apart (``probe``): where the gate runs it (after a step that
+leaves a tracker window open and after a scenario's last step), or with
+``--capacity-probe --every-step`` after every step (the periodic job's
+``HARNESS_CAPACITY_PROBE=every``). The load average is printed before
+and after: the figures are wall time on a shared machine.
+
+    python benchmarks/invariants_cost.py --capacity-probe --every-step FILE...
 """
 
 import argparse
@@ -42,8 +47,15 @@ def main(argv=None):
     parser.add_argument('--no-periodic', action='store_true',
                         help='leave invariant 5 off')
     parser.add_argument('--capacity-probe', action='store_true',
-                        help='run the capacity probe too, timed apart')
+                        help='run the capacity probe too, timed apart, '
+                        'where the gate does')
+    parser.add_argument('--every-step', action='store_true',
+                        help='with --capacity-probe: after every step '
+                        '(the periodic job\'s HARNESS_CAPACITY_PROBE=every)')
     args = parser.parse_args(argv)
+    if args.every_step:
+        os.environ[invariants.PROBE_ENV] = 'every'
+    print(load_average('before'), flush=True)
     wall = cheap = periodic = probe = 0.0
     steps = 0
     for path in scenario_files(args.paths):
@@ -69,7 +81,7 @@ def main(argv=None):
                       scenario.id[:70], elapsed, checker.calls,
                       spent * 1000, 100 * spent / elapsed, p5,
                       100 * p5 / elapsed, probed * 1000,
-                      '  PROBLEMS' if timeline.failed else ''), flush=True)
+                      problems_text(timeline)), flush=True)
     print('total: %.1f s, %d steps; invariants 1-4, 6, 7: %.3f s (%.2f%% '
           'of wall, %.2f ms/step); invariant 5: %.1f s (%.1f%% of wall, '
           '%.0f ms/step); capacity probe: %.3f s (%.2f%% of wall, %.2f '
@@ -79,6 +91,22 @@ def main(argv=None):
               100 * periodic / max(wall, 1e-9),
               1000 * periodic / max(steps, 1), probe,
               100 * probe / max(wall, 1e-9), 1000 * probe / max(steps, 1)))
+    print(load_average('after'))
+
+
+def problems_text(timeline):
+    """``  PROBLEMS step 3 capacity_probe (host dst, dedicated); ...``."""
+    if not timeline.failed:
+        return ''
+    return '  PROBLEMS ' + '; '.join(
+        'step %d %s (%s)' % (entry.index, problem.check, problem.subject)
+        for entry in timeline.failed for problem in entry.problems)
+
+
+def load_average(when):
+    """``load average before: 1, 5, 15 min``, as the system says it."""
+    return 'load average %s: %.2f, %.2f, %.2f (1, 5, 15 min; %d CPUs)' % (
+        (when,) + os.getloadavg() + (os.cpu_count(),))
 
 
 if __name__ == '__main__':

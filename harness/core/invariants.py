@@ -20,6 +20,7 @@ import time
 from harness.core import checks
 from harness.core.checks import base
 from harness.core.checks.invariant import allocations_where_server_is as _aws
+from harness.core.checks.invariant import capacity_probe as _probe
 from harness.core.checks.invariant import devices_agree as _devices
 from harness.core.checks.invariant import nothing_leaks as _leaks
 from harness.core.checks.invariant import one_compute_node_per_consumer \
@@ -55,12 +56,20 @@ def __getattr__(name):
 
 #: ``HARNESS_CAPACITY_PROBE=1``: every ``Checker`` made without saying
 #: otherwise runs the capacity probe (``harness run`` and the tests).
-PROBE_ENV = 'HARNESS_CAPACITY_PROBE'
+PROBE_ENV = _probe.PROBE_ENV
 
 
-def probe_wanted():
-    """Whether the environment asks for the capacity probe."""
-    return os.environ.get(PROBE_ENV, '') not in ('', '0')
+def probe_wanted(default=False):
+    """Whether the environment asks for the capacity probe.
+
+    ``HARNESS_CAPACITY_PROBE`` unset or empty: ``default``; ``0``: off;
+    anything else on (``every``: after every step, the periodic job's;
+    see ``checks.invariant.capacity_probe``).
+    """
+    value = os.environ.get(PROBE_ENV, '')
+    if value == '':
+        return default
+    return value != '0'
 
 
 class Checker(object):
@@ -89,10 +98,13 @@ class Checker(object):
     with ``missing_breaks(scenario)`` (the expected invariants that never
     broke) being empty.
 
-    ``capacity_probe`` (off unless asked for: ``True``, ``enabled``
-    naming it, or ``HARNESS_CAPACITY_PROBE=1`` in the environment, read
-    by ``probe_wanted``) asks each host's tracker whether it takes what
-    Placement says still fits (``checks.invariant.capacity_probe``).
+    ``capacity_probe`` asks each host's tracker whether it takes what
+    Placement says still fits (``checks.invariant.capacity_probe``):
+    ``True`` or ``False``; else on if ``enabled`` names it; else what
+    ``HARNESS_CAPACITY_PROBE`` says (``probe_wanted``), and when it says
+    nothing, ``probe_by_default``: the gate's checkers (the scenario and
+    regression tests, ``harness run``) pass True, others (the explorer,
+    its known findings) leave the probe off unless asked.
 
     ``timings`` holds the seconds spent per invariant, its windows
     included (``periodics_idempotent`` includes the copy, the periodics,
@@ -100,7 +112,7 @@ class Checker(object):
     """
 
     def __init__(self, periodic_idempotence=True, enabled=None,
-                 capacity_probe=None):
+                 capacity_probe=None, probe_by_default=False):
         units = checks.invariants()
         unknown = set(enabled or ()) - set(units)
         if unknown:
@@ -113,7 +125,8 @@ class Checker(object):
         if capacity_probe is None:
             # Named in ``enabled`` when given, else the environment's.
             capacity_probe = ('capacity_probe' in enabled
-                              if enabled is not None else probe_wanted())
+                              if enabled is not None
+                              else probe_wanted(probe_by_default))
         if capacity_probe:
             self.enabled.add('capacity_probe')
         else:

@@ -105,6 +105,7 @@ from harness.core import checking
 from harness.core import checks
 from harness.core import errors
 from harness.core import expect as expect_mod
+from harness.core import known_bugs
 from harness.core import names
 from harness.core import profiles
 from harness.core import steps as steps_mod
@@ -279,6 +280,25 @@ class KnownOpenBug(object):
     bug: str
     breaks: tuple
 
+    @property
+    def label(self):
+        return 'LP#%s' % self.bug
+
+
+@dataclasses.dataclass(frozen=True)
+class KnownFinding(object):
+    """A recorded finding with no Launchpad bug yet, and its breaks.
+
+    ``findings/<finding>.yaml``; the verdict is a known open bug's,
+    ``finding <finding> looks fixed`` once one stops.
+    """
+    finding: str
+    breaks: tuple
+
+    @property
+    def label(self):
+        return 'finding %s' % self.finding
+
 
 @dataclasses.dataclass
 class Scenario(object):
@@ -299,6 +319,8 @@ class Scenario(object):
     weights: dict = dataclasses.field(default_factory=dict)
     # An open bug whose breaks the scenario shows (``known_open_bug:``).
     known_open_bug: typing.Optional['KnownOpenBug'] = None
+    # A recorded finding whose breaks it shows (``known_finding:``).
+    known_finding: typing.Optional['KnownFinding'] = None
     # The scenario as written, so it can be changed and written back out.
     raw: dict = dataclasses.field(default_factory=dict, repr=False)
 
@@ -464,7 +486,7 @@ def parse(doc, where, path=None):
     check.mapping(doc, 'the scenario')
     check.keys(doc, ('name', 'bugs', 'config', 'hosts', 'flavors', 'images',
                      'steps', 'expected_breaks', 'known_open_bug',
-                     'description', 'limits', 'weights'),
+                     'known_finding', 'description', 'limits', 'weights'),
                required=('name', 'hosts', 'steps'))
     name = check.string(doc['name'], 'name')
     bugs = [str(check.integer(bug, 'bugs')) for bug in
@@ -606,6 +628,9 @@ def parse(doc, where, path=None):
     if 'known_open_bug' in doc:
         scenario.known_open_bug = _known_open_bug(
             check, doc['known_open_bug'], scenario)
+    if 'known_finding' in doc:
+        scenario.known_finding = _known_finding(
+            check, doc['known_finding'], scenario)
     return scenario
 
 
@@ -619,6 +644,27 @@ def _known_open_bug(check, value, scenario):
     if bug not in scenario.bugs:
         check.fail(field + '.bug', "bug %s is not among this scenario's "
                    "bugs" % bug)
+    return KnownOpenBug(bug, _breaks(check, value, field, scenario))
+
+
+def _known_finding(check, value, scenario):
+    """``known_finding: {finding: NAME, breaks: [...]}``.
+
+    ``NAME``: a ``findings/NAME.yaml`` of this checkout.
+    """
+    field = 'known_finding'
+    check.mapping(value, field)
+    check.keys(value, ('finding', 'breaks'), required=('finding', 'breaks'),
+               field=field)
+    finding = check.string(value['finding'], field + '.finding')
+    if not known_bugs.finding_exists(finding):
+        check.fail(field + '.finding', 'no finding %s: expected %s' % (
+            finding, known_bugs.finding_path(finding)))
+    return KnownFinding(finding, _breaks(check, value, field, scenario))
+
+
+def _breaks(check, value, field, scenario):
+    """The ``breaks`` of a known open bug or finding, checked."""
     invariants = checks.invariants()
     breaks = []
     listed = check.sequence(value['breaks'], field + '.breaks')
@@ -645,7 +691,7 @@ def _known_open_bug(check, value, scenario):
         if found in breaks:
             check.fail(where, 'the same break is named twice')
         breaks.append(found)
-    return KnownOpenBug(bug, tuple(breaks))
+    return tuple(breaks)
 
 
 def _check_multi_node(check, spec, field, count):

@@ -3,8 +3,10 @@
 import os
 import sys
 
+import fixtures
 import testtools
 from testtools import content
+import yaml
 
 from harness.core import errors
 from harness.core import invariants
@@ -69,6 +71,13 @@ class TestCase(testtools.TestCase):
         self.useFixture(harness.testing.leaks.LeakCheck(self.id()))
         if not self.uses_kept_cloud:
             self.addCleanup(_release_kept_cloud)
+
+    def write_yaml(self, document, name):
+        """``document`` as YAML in a directory of this test; its path."""
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path, name)
+        with open(path, 'w') as out:
+            yaml.safe_dump(document, out)
+        return path
 
 
 class ScenarioTestCase(TestCase):
@@ -163,7 +172,7 @@ class ScenarioTestCase(TestCase):
         # A known open bug's breaks are the state the scenario asserts.
         checker = known_bugs.KnownBreaks(invariants.Checker(
             periodic_idempotence=self.periodic_idempotence,
-            enabled=self.invariants))
+            enabled=self.invariants, probe_by_default=True))
         declared = _DeclaredPoints()
         # What a failure's report needs that the timeline does not keep
         # (whose pinned CPUs, what fired where), when reports are wanted.

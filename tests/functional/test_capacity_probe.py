@@ -16,6 +16,8 @@ agree with the rules.
 import io
 import os
 
+import fixtures
+
 from harness.cloud import reuse
 from harness.core import invariants
 from harness.core import scenario as scenario_mod
@@ -25,6 +27,7 @@ from harness import testing
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCENARIO = os.path.join(HERE, 'capacity', 'live_migrate_then_delete.yaml')
+FINDING = 'delete_after_move_keeps_pinned_cpus_until_periodic'
 
 
 class TestLiveMigrationThenDelete(testing.TestCase):
@@ -63,22 +66,56 @@ class TestLiveMigrationThenDelete(testing.TestCase):
 
 
 class TestTheSwitch(testing.TestCase):
-    """``harness run --capacity-probe`` turns the probe on for the run."""
+    """``harness run``: the probe on unless turned off; known findings."""
 
-    def run_cli(self, *argv):
+    def setUp(self):
+        super().setUp()
+        # The run's default, whatever the environment of this test says.
+        self.useFixture(fixtures.EnvironmentVariable(invariants.PROBE_ENV))
+
+    def run_cli(self, *argv, path=SCENARIO):
         out = io.StringIO()
         # The periodic check is not what this is about: the run is shorter
         # without it, and the probe's verdict does not depend on it.
         code = cli.main(['run', '--no-periodic-check'] + list(argv)
-                        + [SCENARIO], out=out)
+                        + [path], out=out)
         return code, out.getvalue()
 
-    def test_on_it_fails_at_the_delete(self):
-        code, out = self.run_cli('--capacity-probe')
+    def test_on_by_default_it_fails_at_the_delete(self):
+        code, out = self.run_cli()
         self.assertEqual(cli.EXIT_FAIL, code, out)
         self.assertIn('FAILED step 3 (delete vm1)', out)
         self.assertIn('host dest refuses 2 dedicated CPUs', out)
 
-    def test_off_by_default(self):
-        code, out = self.run_cli()
+    def test_turned_off_it_passes(self):
+        code, out = self.run_cli('--no-capacity-probe')
         self.assertEqual(cli.EXIT_PASS, code, out)
+
+    def with_finding(self, *steps):
+        """The scenario declaring the finding's probe break at ``steps``."""
+        [scenario] = scenario_mod.load(SCENARIO)
+        doc = scenario.document()
+        doc['known_finding'] = {'finding': FINDING, 'breaks': [
+            {'check': 'capacity_probe', 'subject': 'host dest, dedicated',
+             'step': step} for step in steps]}
+        return self.write_yaml(doc, 'declared.yaml')
+
+    def test_a_known_finding_passes_while_it_shows(self):
+        # The delete and the refused boot (the window is still open).
+        code, out = self.run_cli(path=self.with_finding(3, 4))
+        self.assertEqual(cli.EXIT_PASS, code, out)
+
+    def test_a_known_finding_whose_break_stops_looks_fixed(self):
+        # Nothing is refused after dest's periodic (step 5).
+        code, out = self.run_cli(path=self.with_finding(3, 4, 5))
+        self.assertEqual(cli.EXIT_FAIL, code, out)
+        self.assertIn('finding %s looks fixed: capacity_probe on host dest, '
+                      'dedicated no longer breaks at step 5' % FINDING, out)
+
+    def test_a_known_finding_with_the_probe_off_is_a_note(self):
+        # Turned off by the user: the break cannot show, nothing is fixed.
+        code, out = self.run_cli('--no-capacity-probe',
+                                 path=self.with_finding(3, 4))
+        self.assertEqual(cli.EXIT_PASS, code, out)
+        self.assertIn('note: finding %s: capacity_probe is not checked in '
+                      'this run' % FINDING, out)

@@ -11,9 +11,6 @@ another kind of step.
 
 import os
 
-import fixtures
-import yaml
-
 from harness.runners import explorer
 from harness.runners import known
 # Nova patches the process for eventlet when it is first imported: load it
@@ -45,11 +42,7 @@ def reproducer(role):
 class TestKnownFindings(testing.TestCase):
 
     def write(self, document):
-        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
-                            'shrunk.yaml')
-        with open(path, 'w') as out:
-            yaml.safe_dump(document, out)
-        return path
+        return self.write_yaml(document, 'shrunk.yaml')
 
     def test_the_finding_is_named_and_nothing_else(self):
         findings = known.Known(FINDINGS)

@@ -341,6 +341,18 @@ class TestSwitch(testing.TestCase):
         self.assertIn('capacity_probe', invariants.Checker(
             enabled={'capacity_probe'}).enabled)
 
+    def test_on_by_default_in_the_gate(self):
+        # The gate's checkers (scenario tests, harness run) say
+        # probe_by_default; the environment still turns it off.
+        self.useFixture(fixtures.EnvironmentVariable(invariants.PROBE_ENV))
+        self.assertIn('capacity_probe', invariants.Checker(
+            probe_by_default=True).enabled)
+        self.useFixture(fixtures.EnvironmentVariable(
+            invariants.PROBE_ENV, '0'))
+        self.assertNotIn('capacity_probe', invariants.Checker(
+            probe_by_default=True).enabled)
+        self.assertFalse(invariants.probe_wanted(default=True))
+
     def test_the_environment_asks_for_it(self):
         self.useFixture(fixtures.EnvironmentVariable(
             invariants.PROBE_ENV, '1'))

@@ -1,4 +1,4 @@
-"""``known_open_bug``: parsing, and the verdict (``known_bugs``).
+"""``known_open_bug``, ``known_finding``: parsing, and the verdict.
 
 A scenario names an open bug and the breaks it makes; it passes while
 exactly those happen, fails with "LP#<bug> looks fixed" when one stops,
@@ -155,6 +155,110 @@ class TestVerdict(testing.TestCase):
         checker.checker = _Checker({})
         checker(None, loaded.steps[1], None, 'second run', loaded)
         self.assertEqual(2, len(checker.looks_fixed(loaded)))
+
+
+FINDING_NAME = 'delete_after_move_keeps_pinned_cpus_until_periodic'
+FINDING = """\
+known_finding:
+  finding: %s
+  breaks:
+    - {check: capacity_probe, subject: "host host1, dedicated", step: 2}
+""" % FINDING_NAME
+
+
+def _probe(subject='host host1, dedicated'):
+    return Problem('capacity_probe', subject)
+
+
+class TestKnownFinding(testing.TestCase):
+    """A recorded finding (no Launchpad bug) declared like an open bug."""
+
+    def test_the_declaration(self):
+        loaded = _load(STEPS + FINDING)
+        self.assertEqual(scenario.KnownFinding(FINDING_NAME, (
+            scenario.Break('capacity_probe', 'host host1, dedicated', 2),)),
+            loaded.known_finding)
+        self.assertIsNone(loaded.known_open_bug)
+        self.assertIsNone(_load(STEPS).known_finding)
+
+    def test_bad_input_names_the_field(self):
+        for text, field, fragment in (
+                (FINDING.replace(FINDING_NAME, 'no_such_finding'),
+                 'known_finding.finding', 'no finding no_such_finding: '
+                 'expected %s' % known_bugs.finding_path('no_such_finding')),
+                # A path is not a finding's name.
+                (FINDING.replace(FINDING_NAME, '../findings/' + FINDING_NAME),
+                 'known_finding.finding', 'no finding ../findings/'),
+                (FINDING.replace('finding: ', 'bug: '),
+                 'known_finding.bug', 'unknown field'),
+                (FINDING.replace('capacity_probe', 'capacity'),
+                 'known_finding.breaks.1.check',
+                 "unknown invariant 'capacity'"),
+                (FINDING.replace('step: 2', 'step: 9'),
+                 'known_finding.breaks.1.step', 'must be at most 2')):
+            error = self.assertRaises(errors.ScenarioError, _load,
+                                      STEPS + text)
+            self.assertIn('bug.yaml, field "%s"' % field, str(error), text)
+            self.assertIn(fragment, str(error), text)
+
+    def test_passes_while_the_break_happens(self):
+        reported, fixed = _run({2: [_probe()]}, STEPS + FINDING)
+        self.assertEqual(({}, []), (reported, fixed))
+
+    def test_a_break_that_stops_looks_fixed(self):
+        reported, fixed = _run({}, STEPS + FINDING)
+        self.assertEqual(['finding %s looks fixed: capacity_probe on host '
+                          'host1, dedicated no longer breaks at step 2'
+                          % FINDING_NAME], fixed)
+
+    def test_other_problems_are_reported(self):
+        other = _probe('host host1, shared')
+        reported, fixed = _run({1: [_probe()], 2: [_probe(), other]},
+                               STEPS + FINDING)
+        self.assertEqual({1: [_probe()], 2: [other]}, reported)
+        self.assertEqual([], fixed)
+
+    def test_a_bug_and_a_finding_each_have_their_verdict(self):
+        text = STEPS + BUG + FINDING
+        reported, fixed = _run({2: [_leak(), _lag('vcpus')]}, text)
+        self.assertEqual({}, reported)
+        self.assertEqual(['finding %s looks fixed: capacity_probe on host '
+                          'host1, dedicated no longer breaks at step 2'
+                          % FINDING_NAME], fixed)
+        reported, fixed = _run({2: [_probe(), _lag('vcpus')]}, text)
+        self.assertEqual(['LP#1848343 looks fixed: nothing_leaks on vm1 no '
+                          'longer breaks at step 2'], fixed)
+
+
+class TestVerdictOfARun(testing.TestCase):
+    """``known_bugs.wrap`` and ``verdict``: what ``harness run`` reads."""
+
+    def test_fixed_and_unchecked_apart(self):
+        loaded = _load(STEPS + BUG)
+        inner = _Checker({})
+        inner.enabled = {'nothing_leaks'}
+        checks = known_bugs.wrap([inner])
+        self.assertIsInstance(checks[0], known_bugs.KnownBreaks)
+        for step in loaded.steps:
+            checks[0](None, step, None, 'run', loaded)
+        fixed, unchecked = known_bugs.verdict(checks, loaded)
+        self.assertEqual(['LP#1848343 looks fixed: nothing_leaks on vm1 no '
+                          'longer breaks at step 2'], fixed)
+        self.assertEqual(['LP#1848343: tracker_agrees is not checked in '
+                          'this run, so its break on host host1, * cannot '
+                          'show'], unchecked)
+
+    def test_the_wrapped_checker_answers_for_the_rest(self):
+        inner = _Checker({})
+        inner.enabled = set()
+        inner.missing_breaks = lambda scenario: ['usages_add_up']
+        [wrapped] = known_bugs.wrap([inner])
+        self.assertEqual(['usages_add_up'], wrapped.missing_breaks(None))
+        # Wrapping twice is wrapping once; a check that is no invariants'
+        # checker is left alone.
+        self.assertIs(wrapped, known_bugs.wrap([wrapped])[0])
+        plain = object()
+        self.assertIs(plain, known_bugs.wrap([plain])[0])
 
 
 class TestBugFiles(testing.TestCase):
