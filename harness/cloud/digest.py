@@ -149,7 +149,8 @@ class _Walk(object):
             self.write('c')
             self.walk(value.to_dict())
             self.walk(getattr(value, 'cell_uuid', None))
-        elif hasattr(value, 'obj_fields') and hasattr(value, 'obj_attr_is_set'):
+        elif (hasattr(value, 'obj_fields')
+              and hasattr(value, 'obj_attr_is_set')):
             self._versioned_object(value)
         elif hasattr(value, '__dict__') or hasattr(value, '__slots__'):
             self._object(value)
@@ -235,8 +236,10 @@ def _is_lock(value):
 
 
 def tables(connection):
-    """``(table, rows)`` of an SQLite database: tables by name, rows by
-    rowid (the order they were written in)."""
+    """``(table, rows)`` of an SQLite database, tables by name.
+
+    Rows by rowid: the order they were written in.
+    """
     names = [row[0] for row in connection.execute(
         "SELECT name FROM sqlite_master WHERE type = 'table' "
         "ORDER BY name")]
@@ -258,8 +261,9 @@ def of(cloud, extra=()):
     """
     shared = []
     for host, service in sorted(cloud.computes.items()):
-        shared.extend(('%s.%s' % (host, name), thing)
-                      for name, thing in checkpoint._shared(service.manager.rt))
+        shared.extend(
+            ('%s.%s' % (host, name), thing)
+            for name, thing in checkpoint._shared(service.manager.rt))
     walk = _Walk(shared)
     try:
         for key, engine in cloud.env.engines:
