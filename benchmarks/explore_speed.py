@@ -21,6 +21,14 @@ then), each trial once however it ran (from the start, or forked).
 the file without ``--name``): one with more steps before its moves
 gives shrinking more to do.
 
+``--depth 2`` (or ``--depth 1 --pruning``) explores the scenario twice
+instead, both branched, side by side: in full (every interleaving
+replayed to its end) and with state caching (``Explorer(prune=True)``,
+``harness.cloud.digest``); for each the replays run, the interleavings
+pruned and why, the wall time; then whether both found the same
+outcomes (every verdict, signature and shrunk reproducer:
+``explorer.comparable``), and last ``pruned/full time: X``.
+
 ``--concurrency threading|eventlet`` runs Nova in that mode (default:
 the installed release's); ``--concurrency both`` runs the bench once per
 mode, each in a process of its own, and ends with both rates side by side
@@ -29,6 +37,7 @@ mode, each in a process of its own, and ends with both rates side by side
     python benchmarks/explore_speed.py [--workers N] [--reintroduce BUG]
         [--only branched|from-start] [--scenario FILE [--name NAME]]
         [--concurrency threading|eventlet|both]
+    python benchmarks/explore_speed.py --depth 2 [--pruning] ...
 """
 
 import argparse
@@ -84,7 +93,17 @@ def main(argv=None):
     parser.add_argument('--name', default=None)
     parser.add_argument('--concurrency', default=None,
                         choices=concurrency.MODES + ('both',))
+    parser.add_argument('--depth', type=int, choices=(1, 2), default=None,
+                        help='compare the full and the pruned exploration '
+                        'at this depth')
+    parser.add_argument('--pruning', action='store_true',
+                        help='compare the full and the pruned exploration '
+                        '(at --depth, 1 unless given)')
+    parser.add_argument('--limit', type=int, default=None,
+                        help='with --pruning: the first N interleavings')
     args = parser.parse_args(argv)
+    if args.depth is not None or args.pruning:
+        return _pruning(args)
     if args.concurrency == 'both':
         return _both_modes(sys.argv[1:] if argv is None else argv)
     if args.concurrency:
@@ -102,7 +121,7 @@ def main(argv=None):
             reports[mode] = report = explorer.Explorer(
                 reintroduce=args.reintroduce, workers=args.workers,
                 out_dir=out, invariants=not args.no_invariants,
-                branch=mode == 'branched',
+                branch=mode == 'branched', prune=False,
                 progress=lambda line: None).explore(scenario)
         replays = report.tried + report.inapplicable
         print('%s: %s' % (mode, report.summary()))
@@ -139,6 +158,46 @@ def main(argv=None):
               'cores busy with replays alone (this machine has %d)' % (
                   modes[-1], work, 200 * work / 60.0, os.cpu_count()))
     print('interleavings/min: %.1f' % _rate(last))
+
+
+def _pruning(args):
+    """The full and the pruned exploration side by side.
+
+    Of every scenario of ``--scenario``'s file unless ``--name`` picks one.
+    """
+    if args.concurrency and args.concurrency != 'both':
+        concurrency.choose(args.concurrency)
+    global explorer
+    from harness.runners import explorer
+    scenarios = [s for s in scenario_mod.load(args.scenario)
+                 if args.name in (None, s.name)]
+    seconds = {'full': 0.0, 'pruned': 0.0}
+    equal = True
+    for scenario in scenarios:
+        found = {}
+        for mode in ('full', 'pruned'):
+            with tempfile.TemporaryDirectory() as out:
+                report = explorer.Explorer(
+                    depth=args.depth or 1, reintroduce=args.reintroduce,
+                    workers=args.workers, out_dir=out, limit=args.limit,
+                    invariants=not args.no_invariants,
+                    prune=mode == 'pruned',
+                    progress=lambda line: None).explore(scenario)
+                found[mode] = explorer.comparable(report)
+            seconds[mode] += report.seconds
+            print('%s: %s' % (mode, report.summary()))
+            print('%s: %d replays run, %d pruned, wall time %.1f s '
+                  '(load %s)' % (
+                      mode, report.run, sum(report.pruned.values()),
+                      report.seconds, ' '.join(
+                          '%.1f' % load for load in os.getloadavg())))
+        same = found['full'] == found['pruned']
+        equal = equal and same
+        print('%s: outcomes equal: %s' % (scenario.name,
+                                          'yes' if same else 'NO'))
+    print('outcomes equal: %s' % ('yes' if equal else 'NO'))
+    print('pruned/full time: %.2f' % (seconds['pruned'] / seconds['full']))
+    return 0 if equal else 1
 
 
 class _ShrinkReplays(object):
@@ -201,4 +260,4 @@ if __name__ == '__main__':
     # Nova's choices between equals follow the hash seed.
     from harness.runners import cli
     cli.pin_hash_seed()
-    main()
+    sys.exit(main())

@@ -247,6 +247,26 @@ class Report(object):
                    sum(self.pruned.values()), ': ' + why if why else ''))
 
 
+def comparable(report):
+    """What two explorations of a scenario must agree on to be equal.
+
+    Every interleaving's verdict (its failed step, the step's label and
+    the failure's signature: ``signatures``), how many were not
+    applicable, and each reproducer shrunk, as its file reads. Not the
+    problems' text: a pruned interleaving's are those of the replay
+    whose outcome it takes, which may name other uuids.
+    """
+    shrunk = []
+    for outcome in report.failed:
+        if outcome.shrunk_path:
+            with open(outcome.shrunk_path) as source:
+                shrunk.append(source.read())
+    return ([(tuple(str(i) for i in outcome.injections), outcome.failed,
+              outcome.step, outcome.label, outcome.signature)
+             for outcome in report.outcomes],
+            report.inapplicable, shrunk)
+
+
 @dataclasses.dataclass
 class Plan(object):
     """What an exploration of ``scenario`` replays.
@@ -312,6 +332,9 @@ class Explorer(object):
         self.kept_cloud = kept_cloud
         self.branch = branch
         self.prune = prune
+        # Called with each replay's result as it is known, in this
+        # process (``benchmarks/find_speed.py`` times the first failure).
+        self.seen = None
         # What the pruned replays of the last replay_plan came to, by
         # interleaving (for conclude): {injections: reason}, and the
         # replays run to learn states.
@@ -539,6 +562,10 @@ class Explorer(object):
             results[number] = dict(_moved(
                 scenario, results[same], chosen[same], chosen[number]),
                 pruned=SAME_STATE, phases={})
+        if self.seen is not None:
+            for number, result in enumerate(results):
+                if number not in to_run:
+                    self.seen(result)
         return results
 
     def _known(self, scenario, pair, alone, reference, groups, number):
@@ -602,11 +629,14 @@ class Explorer(object):
             # This process ran the plan's recorded run: warm, and its
             # cloud the jobs' shape. Its children take the cores.
             return replay_branched(jobs, pool=self._pool, done=done,
-                                   concurrency=self.workers)
+                                   concurrency=self.workers,
+                                   seen=self.seen)
         if self.workers <= 1 or len(jobs) <= 1:
             results = []
             for job in jobs:
                 results.append(replay(job, pool=self._pool))
+                if self.seen is not None:
+                    self.seen(results[-1])
                 done(failed=results[-1]['failed'])
             return results
         # This process keeps its cloud meanwhile, for the shrinking.
@@ -915,7 +945,8 @@ def branchable(jobs):
 
 
 def replay_branched(jobs, pool=None, done=None, record=False,
-                    concurrency=1, at_points=None, wait_limit=None):
+                    concurrency=1, at_points=None, wait_limit=None,
+                    seen=None):
     """``replay`` each of ``jobs`` (``branchable``), as branches of one run.
 
     The trunk is the jobs' scenario as recorded (``base``); each job
@@ -934,7 +965,8 @@ def replay_branched(jobs, pool=None, done=None, record=False,
     passage, None before a step); ``done(failed=...)`` as each job ends.
     The trunk's own time (its reset and steps, shared by all) is counted
     in the first job's phases. ``concurrency``: children running at
-    once; ``wait_limit``: see ``branching.Branches``. Run it in a
+    once; ``wait_limit``: see ``branching.Branches``; ``seen(result)``
+    as each job's result comes in, in this process. Run it in a
     process that has run the scenario before (the explorer's plan did):
     what Nova and the libraries do once per process on first use (SQL
     compiled, modules imported, caches filled) would otherwise be done
@@ -972,9 +1004,13 @@ def replay_branched(jobs, pool=None, done=None, record=False,
                     forked_at=branches.forked_at,
                     digests=recorded.get(number, {}))
 
+    def ended(number, result):
+        if seen is not None:
+            seen(result)
+        done(failed=result['failed'])
+
     branches = branching.Branches(
-        parts, result_of,
-        lambda number, result: done(failed=result['failed']),
+        parts, result_of, ended,
         concurrency=concurrency, at_points=in_steps, wait_limit=wait_limit,
         stop=_stopper(jobs, phases, watch, recorded))
     try:
@@ -1002,7 +1038,7 @@ def replay_branched(jobs, pool=None, done=None, record=False,
         for number, result in zip(again, replay_branched(
                 [jobs[number] for number in again], pool=pool, done=done,
                 record=record, concurrency=concurrency, at_points=where,
-                wait_limit=wait_limit)):
+                wait_limit=wait_limit, seen=seen)):
             results[number] = result
     for name in ('reset', 'prefix', 'other'):
         results[0]['phases'][name] += shared[name]
