@@ -47,6 +47,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -171,6 +172,19 @@ def _pruning(args):
     from harness.runners import explorer
     scenarios = [s for s in scenario_mod.load(args.scenario)
                  if args.name in (None, s.name)]
+    from harness.cloud import digest
+    real_of = digest.of
+    timed = []
+
+    def timed_of(*args, **kwargs):
+        # The trunk's digests (taken in this process; the replays' own
+        # are taken in their forked children, alike).
+        started = time.perf_counter()
+        try:
+            return real_of(*args, **kwargs)
+        finally:
+            timed.append(time.perf_counter() - started)
+    digest.of = timed_of
     seconds = {'full': 0.0, 'pruned': 0.0}
     equal = True
     for scenario in scenarios:
@@ -195,6 +209,10 @@ def _pruning(args):
         equal = equal and same
         print('%s: outcomes equal: %s' % (scenario.name,
                                           'yes' if same else 'NO'))
+    digest.of = real_of
+    if timed:
+        print('a digest takes %.3f s (mean of %d, max %.3f)' % (
+            sum(timed) / len(timed), len(timed), max(timed)))
     print('outcomes equal: %s' % ('yes' if equal else 'NO'))
     print('pruned/full time: %.2f' % (seconds['pruned'] / seconds['full']))
     return 0 if equal else 1

@@ -10,11 +10,11 @@ written, failing with the bug put back: ``signatures``), and how many
 replays had ended by then; ``-`` for a bug not found. Last line:
 ``median seconds to find: X`` (over the bugs found).
 
-``--no-prune`` explores without state caching (every replay to its
-end); ``--bug ID`` (repeatable) only those bugs. The load average is
+``--prune`` explores with state caching (``Explorer(prune=True)``);
+``--bug ID`` (repeatable) only those bugs. The load average is
 printed with the figures: other work on the machine slows them.
 
-    python benchmarks/find_speed.py [--no-prune] [--bug ID]... [--workers N]
+    python benchmarks/find_speed.py [--prune] [--bug ID]... [--workers N]
 """
 
 import argparse
@@ -80,7 +80,7 @@ def time_to_find(bug, scenario, prune, workers):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--no-prune', action='store_true')
+    parser.add_argument('--prune', action='store_true')
     parser.add_argument('--bug', action='append', default=None)
     parser.add_argument('--workers', type=int, default=None)
     args = parser.parse_args(argv)
@@ -91,7 +91,7 @@ def main(argv=None):
         for scenario in bug.scenarios:
             if not any(step.kind == 'inject' for step in scenario.steps):
                 continue
-            took = time_to_find(bug, scenario, not args.no_prune,
+            took = time_to_find(bug, scenario, args.prune,
                                 args.workers)
             load = ' '.join('%.1f' % x for x in os.getloadavg())
             if took is None:

@@ -6,7 +6,8 @@ covers what an exact checkpoint (``harness.cloud.checkpoint``) holds:
 every database row (Nova's API and cell databases, Placement's), the
 clock and its schedule, the write counters, the stand-in services'
 records, the report clients' caches of Placement's providers, every
-compute's resource tracker, the hypervisors' guests, the notifications,
+compute's resource tracker, the scheduler's host states, the
+hypervisors' guests, the notifications,
 the casts queued or failed, the race points' recording and armed
 injections; and the state of the run's checks (``extra``).
 
@@ -294,6 +295,13 @@ def of(cloud, extra=()):
             walk.walk({name: value for name, value in vars(tracker).items()
                        if id(value) not in walk.skip})
             walk.walk(checkpoint._hypervisor_state(cloud, host, service)[2:])
+        # The scheduler's view of the hosts: its host states (usage it
+        # consumed in memory, and when it last read each compute node)
+        # and what the computes told it of their instances.
+        host_manager = cloud.scheduler.manager.host_manager
+        walk.write('M')
+        walk.walk(getattr(host_manager, 'host_state_map', None))
+        walk.walk(getattr(host_manager, '_instance_info', None))
         walk.write('N')
         walk.walk(cloud.notifier.fake_notifier.notifications)
         walk.walk(cloud.notifier.fake_versioned_notifier

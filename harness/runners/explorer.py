@@ -303,7 +303,8 @@ class Explorer(object):
         the start.
     :param status: a stream to show the replays' progress on (done,
         failed, time left; ``harness.runners.progress``), if any.
-    :param prune: state caching (default; branched replays only): a
+    :param prune: state caching (off by default: see
+        doc/source/user/explore.rst; branched replays only): a
         replay whose cloud is, at a step's end, as one already explored
         with the same steps left is not run further; its outcome is that
         one's (``PRUNED``, ``harness.cloud.digest``).
@@ -311,7 +312,7 @@ class Explorer(object):
 
     def __init__(self, tasks=(), depth=1, reintroduce=None, workers=None,
                  out_dir=None, limit=None, invariants=True, progress=None,
-                 kept_cloud=True, status=None, branch=True, prune=True):
+                 kept_cloud=True, status=None, branch=True, prune=False):
         tasks = ['update_available_resource'] + [
             t for t in tasks if t != 'update_available_resource']
         for task in tasks:
