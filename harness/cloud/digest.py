@@ -7,9 +7,9 @@ every database row (Nova's API and cell databases, Placement's), the
 clock and its schedule, the write counters, the stand-in services'
 records, the report clients' caches of Placement's providers, every
 compute's resource tracker, the scheduler's host states, the
-hypervisors' guests, the notifications,
-the casts queued or failed, the race points' recording and armed
-injections; and the state of the run's checks (``extra``).
+hypervisors' guests, the notifications, the casts queued or failed,
+the race points' recording and the injections still armed (not spent);
+and the state of the run's checks (``extra``).
 
 Ids that Nova draws at random (instance, migration and request uuids)
 differ from run to run for the same course of events, so every uuid is
@@ -216,6 +216,19 @@ def _moment(moment, rank):
                        rank[moment])
 
 
+def _passage(passage):
+    """A recorded race point passage, as what may decide the future.
+
+    Not the migration it saw or the roles noted there: they annotate a
+    past step (for its injections' roles and the reports) and nothing
+    reads them once it is over; an injection that fired there found the
+    migration, a replay that did not, none.
+    """
+    return (passage.point, passage.when, passage.host, passage.server,
+            passage.version, passage.deferred, passage.deferred_runs,
+            passage.deferred_at, passage.server_host)
+
+
 def _slots(cls):
     names = []
     for klass in cls.__mro__:
@@ -310,7 +323,14 @@ def of(cloud, extra=()):
         walk.walk((cloud.casts.failures, cloud.casts.queued))
         walk.walk(sorted(cloud.stopped_computes()))
         walk.write('R')
-        walk.walk(cloud.race.state())
+        recording, injections, failures, record, injecting, deferred = (
+            cloud.race.state())
+        # An injection spent (it fired as many times as it was to) never
+        # fires again: what it fired at is the report's, not the future's.
+        walk.walk(([_passage(passage) for passage in recording],
+                   [injection for injection in injections
+                    if injection.remaining != 0],
+                   failures, record, injecting, deferred))
         for name, thing in extra:
             walk.write('X%s' % name)
             walk.walk(thing)

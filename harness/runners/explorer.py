@@ -402,16 +402,9 @@ class Explorer(object):
                 os, 'fork'):
             return self._replay_pruned(
                 plan, [plan.runnable[index] for index in indexes])
-        jobs = [self._job(plan.scenario, plan.runnable[index])
-                for index in indexes]
-        counter = None
-        if self.status is not None and jobs:
-            counter = progress_mod.Progress(len(jobs), self.status,
-                                            'replays')
-        results = self._map(jobs, counter and counter.advance)
-        if counter is not None:
-            counter.finish()
-        return results
+        return self._replay_jobs([
+            self._job(plan.scenario, plan.runnable[index])
+            for index in indexes])
 
     def conclude(self, plan, results):
         """The report of a replayed plan: failures grouped, each shrunk.
@@ -614,6 +607,7 @@ class Explorer(object):
         return [None] + recorder.digests
 
     def _replay_jobs(self, jobs):
+        """``_map`` ``jobs``, their progress on ``status`` if given."""
         counter = None
         if self.status is not None and jobs:
             counter = progress_mod.Progress(len(jobs), self.status,

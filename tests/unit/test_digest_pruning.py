@@ -10,16 +10,10 @@ tests/functional/test_explorer_pruning.py's.
 from harness.core import scenario
 from harness.runners import explorer
 from harness import testing
+from tests.unit import test_explorer
 
-HEAD = ('name: s\n'
-        'hosts: {src: {driver: fake}, dst: {driver: fake}}\n'
-        'flavors: {small: {vcpus: 1, ram: 512, disk: 1},\n'
-        '          large: {vcpus: 2, ram: 1024, disk: 2}}\n'
-        'steps:\n'
-        '  - boot: {server: vm1, flavor: small, host: src}\n'
-        '  - resize: {server: vm1, flavor: large}\n'
-        '  - confirm: vm1\n'
-        '  - delete: vm1\n')
+# A resize and confirm between two fake hosts, then a delete.
+HEAD = test_explorer.TestForkedInsideTheStep.head + '  - delete: vm1\n'
 UAR = 'update_available_resource'
 RESIZE = explorer.Point(2, 'before', 'finish_resize', 'dst', 'vm1')
 RESIZE_LATER = explorer.Point(2, 'after', 'finish_resize', 'dst', 'vm1')
