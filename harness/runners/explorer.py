@@ -252,7 +252,8 @@ def comparable(report):
 
     Every interleaving's verdict (its failed step, the step's label and
     the failure's signature: ``signatures``), how many were not
-    applicable, and each reproducer shrunk, as its file reads. Not the
+    applicable, and each reproducer shrunk, as its file reads (but the
+    directory it was written to). Not the
     problems' text: a pruned interleaving's are those of the replay
     whose outcome it takes, which may name other uuids.
     """
@@ -260,7 +261,10 @@ def comparable(report):
     for outcome in report.failed:
         if outcome.shrunk_path:
             with open(outcome.shrunk_path) as source:
-                shrunk.append(source.read())
+                # Its replay line names it where it was written.
+                shrunk.append(source.read().replace(
+                    outcome.shrunk_path,
+                    os.path.basename(outcome.shrunk_path)))
     return ([(tuple(str(i) for i in outcome.injections), outcome.failed,
               outcome.step, outcome.label, outcome.signature)
              for outcome in report.outcomes],
