@@ -14,7 +14,9 @@ changes nothing), explored in full and pruned:
 every interleaving has the same verdict (failed step, label, signature),
 as many are not applicable, and the failures shrink to the same
 reproducers (``explorer.comparable``); and some were pruned, or the
-proof proves nothing. The full comparison, every scenario under
+proof proves nothing (about two minutes on a busy two-core machine:
+in ``tox -e functional-proofs``, which the gate runs). The full
+comparison, every scenario under
 tests/functional/explore/ with and without the bug put back, at depths
 1 and 2, is ``tox -e explore-soundness`` (a periodic job).
 """
