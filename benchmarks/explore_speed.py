@@ -21,6 +21,14 @@ then), each trial once however it ran (from the start, or forked).
 the file without ``--name``): one with more steps before its moves
 gives shrinking more to do.
 
+``--depth 2`` (or ``--depth 1 --pruning``) explores the scenario twice
+instead, both branched, side by side: in full (every interleaving
+replayed to its end) and with state caching (``Explorer(prune=True)``,
+``harness.cloud.digest``); for each the replays run, the interleavings
+pruned and why, the wall time; then whether both found the same
+outcomes (every verdict, signature and shrunk reproducer:
+``explorer.comparable``), and last ``pruned/full time: X``.
+
 ``--concurrency threading|eventlet`` runs Nova in that mode (default:
 the installed release's); ``--concurrency both`` runs the bench once per
 mode, each in a process of its own, and ends with both rates side by side
@@ -29,6 +37,7 @@ mode, each in a process of its own, and ends with both rates side by side
     python benchmarks/explore_speed.py [--workers N] [--reintroduce BUG]
         [--only branched|from-start] [--scenario FILE [--name NAME]]
         [--concurrency threading|eventlet|both]
+    python benchmarks/explore_speed.py --depth 2 [--pruning] ...
 """
 
 import argparse
@@ -38,6 +47,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -84,7 +94,17 @@ def main(argv=None):
     parser.add_argument('--name', default=None)
     parser.add_argument('--concurrency', default=None,
                         choices=concurrency.MODES + ('both',))
+    parser.add_argument('--depth', type=int, choices=(1, 2), default=None,
+                        help='compare the full and the pruned exploration '
+                        'at this depth')
+    parser.add_argument('--pruning', action='store_true',
+                        help='compare the full and the pruned exploration '
+                        '(at --depth, 1 unless given)')
+    parser.add_argument('--limit', type=int, default=None,
+                        help='with --pruning: the first N interleavings')
     args = parser.parse_args(argv)
+    if args.depth is not None or args.pruning:
+        return _pruning(args)
     if args.concurrency == 'both':
         return _both_modes(sys.argv[1:] if argv is None else argv)
     if args.concurrency:
@@ -102,7 +122,7 @@ def main(argv=None):
             reports[mode] = report = explorer.Explorer(
                 reintroduce=args.reintroduce, workers=args.workers,
                 out_dir=out, invariants=not args.no_invariants,
-                branch=mode == 'branched',
+                branch=mode == 'branched', prune=False,
                 progress=lambda line: None).explore(scenario)
         replays = report.tried + report.inapplicable
         print('%s: %s' % (mode, report.summary()))
@@ -139,6 +159,74 @@ def main(argv=None):
               'cores busy with replays alone (this machine has %d)' % (
                   modes[-1], work, 200 * work / 60.0, os.cpu_count()))
     print('interleavings/min: %.1f' % _rate(last))
+
+
+def _pruning(args):
+    """The full and the pruned exploration side by side.
+
+    Of every scenario of ``--scenario``'s file unless ``--name`` picks one.
+    """
+    if args.concurrency and args.concurrency != 'both':
+        concurrency.choose(args.concurrency)
+    global explorer
+    from harness.runners import explorer
+    scenarios = [s for s in scenario_mod.load(args.scenario)
+                 if args.name in (None, s.name)]
+    from harness.cloud import digest
+    real_of = digest.of
+    timed = []
+
+    def timed_of(*args, **kwargs):
+        # The trunk's digests (taken in this process; the replays' own
+        # are taken in their forked children, alike).
+        started = time.perf_counter()
+        try:
+            return real_of(*args, **kwargs)
+        finally:
+            timed.append(time.perf_counter() - started)
+    digest.of = timed_of
+    seconds = {'full': 0.0, 'pruned': 0.0}
+    equal = True
+    for scenario in scenarios:
+        # Untimed: the process's first exploration pays what Nova and the
+        # libraries do once (imports, compiled SQL, caches): measured on
+        # 2026-12-06 it made the full exploration, run first, three times
+        # the pruned one with nothing pruned.
+        with tempfile.TemporaryDirectory() as out:
+            explorer.Explorer(
+                depth=1, reintroduce=args.reintroduce, limit=1,
+                workers=args.workers, out_dir=out,
+                invariants=not args.no_invariants,
+                progress=lambda line: None).explore(scenario)
+        timed.clear()
+        found = {}
+        for mode in ('full', 'pruned'):
+            with tempfile.TemporaryDirectory() as out:
+                report = explorer.Explorer(
+                    depth=args.depth or 1, reintroduce=args.reintroduce,
+                    workers=args.workers, out_dir=out, limit=args.limit,
+                    invariants=not args.no_invariants,
+                    prune=mode == 'pruned',
+                    progress=lambda line: None).explore(scenario)
+                found[mode] = explorer.comparable(report)
+            seconds[mode] += report.seconds
+            print('%s: %s' % (mode, report.summary()))
+            print('%s: %d replays run, %d pruned, wall time %.1f s '
+                  '(load %s)' % (
+                      mode, report.run, sum(report.pruned.values()),
+                      report.seconds, ' '.join(
+                          '%.1f' % load for load in os.getloadavg())))
+        same = found['full'] == found['pruned']
+        equal = equal and same
+        print('%s: outcomes equal: %s' % (scenario.name,
+                                          'yes' if same else 'NO'))
+    digest.of = real_of
+    if timed:
+        print('a digest takes %.3f s (mean of %d, max %.3f)' % (
+            sum(timed) / len(timed), len(timed), max(timed)))
+    print('outcomes equal: %s' % ('yes' if equal else 'NO'))
+    print('pruned/full time: %.2f' % (seconds['pruned'] / seconds['full']))
+    return 0 if equal else 1
 
 
 class _ShrinkReplays(object):
@@ -201,4 +289,4 @@ if __name__ == '__main__':
     # Nova's choices between equals follow the hash seed.
     from harness.runners import cli
     cli.pin_hash_seed()
-    main()
+    sys.exit(main())

@@ -115,10 +115,14 @@ class Branches(hooks.Course):
         arm those injections put in before that step.
     :param wait_limit: seconds the trunk may wait for a free core inside
         one step (see the module docstring).
+    :param stop: ``stop(key, done, cloud)``, in a child before each of
+        its steps after the first (``done`` steps run): None to go on, or
+        its result, to end the child with there (its future is known:
+        state caching, ``harness.runners.explorer``).
     """
 
     def __init__(self, parts, result_of, done=None, concurrency=1,
-                 at_points=None, wait_limit=None):
+                 at_points=None, wait_limit=None, stop=None):
         self.parts = {at: list(keys) for at, keys in parts.items()}
         self.at_points = {at: list(keys)
                           for at, keys in (at_points or {}).items()}
@@ -138,6 +142,7 @@ class Branches(hooks.Course):
         self.forked_at = None
         self.concurrency = max(1, concurrency)
         self.wait_limit = wait_limit
+        self.stop = stop
         # Children running: pid -> (key, result file), in fork order.
         self._running = collections.OrderedDict()
         self._key = None
@@ -161,7 +166,17 @@ class Branches(hooks.Course):
     # -- the run's course (hooks.Course) -----------------------------------
 
     def before_step(self, done, cloud):
-        """Fork the children that part here; in one, its scenario."""
+        """Fork the children that part here; in one, its scenario.
+
+        In a child, end it here if ``stop`` gives its result.
+        """
+        if self.in_child and self.stop is not None:
+            try:
+                result = self.stop(self._key, done, cloud)
+            except BaseException:
+                self.child_failed()
+            if result is not None:
+                self._write_result(result)
         for key, start in self.parts.pop(done, []):
             scenario = self._fork(key, start, cloud)
             if scenario is not None:
@@ -331,6 +346,13 @@ class Branches(hooks.Course):
         """End the child with its result written; never returns."""
         try:
             result = self.result_of(self._key, scenario, timeline)
+        except BaseException:
+            self.child_failed()
+        self._write_result(result)
+
+    def _write_result(self, result):
+        """End the child with ``result`` written; never returns."""
+        try:
             with open(self._out, 'wb') as sink:
                 pickle.dump(result, sink)
         except BaseException:

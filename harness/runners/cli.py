@@ -134,6 +134,10 @@ def build_parser():
                          help='stand up a cloud for every replay (by '
                          'default each process keeps one, put back to its '
                          'state before the first step between replays)')
+    explore.add_argument('--prune', action='store_true',
+                         help='state caching: prune a replay whose cloud '
+                         'is, between steps, as one already explored with '
+                         'the same steps left')
     explore.add_argument('--shard', metavar='I/N', default=None,
                          help='replay only shard I of N (from 0) of the '
                          'interleavings; write OUT/shard-I-of-N.json')
@@ -702,6 +706,7 @@ def cmd_explore(args, out):
         workers=args.workers, out_dir=args.out, limit=args.limit,
         invariants=not args.no_invariants,
         kept_cloud=not args.cloud_per_replay,
+        prune=args.prune,
         progress=lambda line: print(line, file=out, flush=True),
         status=getattr(args, 'status', None))
     if shard:

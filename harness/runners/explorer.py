@@ -89,6 +89,23 @@ PHASES = phases_mod.PHASES
 
 ORDERS = (('source',), ('dest',), ('source', 'dest'), ('dest', 'source'))
 
+# Why an interleaving was pruned (``Report.pruned``), in summary order.
+# Cut short: its replay ran until its state was the trunk's (the scenario
+# without injections) with none of its injections left, right after the
+# step it injected into (the injection changed nothing) or later; its
+# outcome is the trunk's. Not run: at depth 2, the state before its
+# second injection's step, as its first injection alone left it, was
+# the trunk's (its outcome is the second injection's alone) or another
+# pair's that was run (its outcome is that pair's), or its first
+# injection alone could not run there (not applicable).
+CHANGED_NOTHING = 'cut short: the injection changed nothing'
+REJOINED = 'cut short: back in the trunk\'s state later'
+FIRST_CHANGED_NOTHING = 'not run: the first injection changed nothing'
+SAME_STATE = 'not run: a state already explored'
+FIRST_INAPPLICABLE = 'not run: the first injection not applicable'
+PRUNED = (CHANGED_NOTHING, REJOINED, FIRST_CHANGED_NOTHING, SAME_STATE,
+          FIRST_INAPPLICABLE)
+
 
 def orders(roles):
     """The host orders tried at a point of a step whose kind has ``roles``.
@@ -192,6 +209,12 @@ class Report(object):
     forked_in_step: int = 0
     # Scenarios replayed to shrink the failures.
     shrink_replays: int = 0
+    # State caching (``Explorer(prune=True)``): replays run to their end,
+    # and interleavings pruned, by reason (``PRUNED``); ``extra`` replays
+    # run only to learn states (depth 2: each pair's injections alone).
+    run: int = 0
+    pruned: dict = dataclasses.field(default_factory=dict)
+    extra: int = 0
 
     def add_phases(self, phases):
         for name, seconds in phases.items():
@@ -208,9 +231,44 @@ class Report(object):
 
     def summary(self):
         return ('%s: %d interleavings tried, %d failed, %d shrunk '
-                '(%d not applicable), in %.1f s'
+                '(%d not applicable), in %.1f s%s'
                 % (self.scenario, self.tried, len(self.failed), self.shrunk,
-                   self.inapplicable, self.seconds))
+                   self.inapplicable, self.seconds, self.pruning()))
+
+    def pruning(self):
+        """What state caching saved, as the end of the summary line."""
+        if not self.pruned and not self.run:
+            return ''
+        why = ', '.join('%d %s' % (self.pruned[reason], reason)
+                        for reason in PRUNED if self.pruned.get(reason))
+        return ('\n  %d replays run to the end%s, %d pruned%s'
+                % (self.run, ' (%d of them single injections, for their '
+                   'states)' % self.extra if self.extra else '',
+                   sum(self.pruned.values()), ': ' + why if why else ''))
+
+
+def comparable(report):
+    """What two explorations of a scenario must agree on to be equal.
+
+    Every interleaving's verdict (its failed step, the step's label and
+    the failure's signature: ``signatures``), how many were not
+    applicable, and each reproducer shrunk, as its file reads (but the
+    directory it was written to). Not the
+    problems' text: a pruned interleaving's are those of the replay
+    whose outcome it takes, which may name other uuids.
+    """
+    shrunk = []
+    for outcome in report.failed:
+        if outcome.shrunk_path:
+            with open(outcome.shrunk_path) as source:
+                # Its replay line names it where it was written.
+                shrunk.append(source.read().replace(
+                    outcome.shrunk_path,
+                    os.path.basename(outcome.shrunk_path)))
+    return ([(tuple(str(i) for i in outcome.injections), outcome.failed,
+              outcome.step, outcome.label, outcome.signature)
+             for outcome in report.outcomes],
+            report.inapplicable, shrunk)
 
 
 @dataclasses.dataclass
@@ -249,11 +307,16 @@ class Explorer(object):
         the start.
     :param status: a stream to show the replays' progress on (done,
         failed, time left; ``harness.runners.progress``), if any.
+    :param prune: state caching (off by default: see
+        doc/source/user/explore.rst; branched replays only): a
+        replay whose cloud is, at a step's end, as one already explored
+        with the same steps left is not run further; its outcome is that
+        one's (``PRUNED``, ``harness.cloud.digest``).
     """
 
     def __init__(self, tasks=(), depth=1, reintroduce=None, workers=None,
                  out_dir=None, limit=None, invariants=True, progress=None,
-                 kept_cloud=True, status=None, branch=True):
+                 kept_cloud=True, status=None, branch=True, prune=False):
         tasks = ['update_available_resource'] + [
             t for t in tasks if t != 'update_available_resource']
         for task in tasks:
@@ -273,6 +336,15 @@ class Explorer(object):
         self.invariants = invariants
         self.kept_cloud = kept_cloud
         self.branch = branch
+        self.prune = prune
+        # Called with each replay's result as it is known, in this
+        # process (``benchmarks/find_speed.py`` times the first failure).
+        self.seen = None
+        # What the pruned replays of the last replay_plan came to, by
+        # interleaving (for conclude): {injections: reason}, and the
+        # replays run to learn states.
+        self._pruned = {}
+        self._extra = 0
         self._pool = None   # explore's, while it runs
         self.say = progress or (lambda line: None)
         self.status = status
@@ -330,16 +402,13 @@ class Explorer(object):
 
         Their results (``replay``'s), in the order of ``indexes``.
         """
-        jobs = [self._job(plan.scenario, plan.runnable[index])
-                for index in indexes]
-        counter = None
-        if self.status is not None and jobs:
-            counter = progress_mod.Progress(len(jobs), self.status,
-                                            'replays')
-        results = self._map(jobs, counter and counter.advance)
-        if counter is not None:
-            counter.finish()
-        return results
+        if self.prune and self.branch and self.kept_cloud and hasattr(
+                os, 'fork'):
+            return self._replay_pruned(
+                plan, [plan.runnable[index] for index in indexes])
+        return self._replay_jobs([
+            self._job(plan.scenario, plan.runnable[index])
+            for index in indexes])
 
     def conclude(self, plan, results):
         """The report of a replayed plan: failures grouped, each shrunk.
@@ -357,7 +426,14 @@ class Explorer(object):
             self.say(str(outcome))
             return report
         report.inapplicable += plan.candidates - len(plan.runnable)
+        report.run += self._extra
+        report.extra = self._extra
         for injections, result in zip(plan.runnable, results):
+            if result.get('pruned'):
+                reason = result['pruned']
+                report.pruned[reason] = report.pruned.get(reason, 0) + 1
+            else:
+                report.run += 1
             report.add_phases(result['phases'])
             if result.get('forked_at'):
                 report.forked_in_step += 1
@@ -408,8 +484,24 @@ class Explorer(object):
         return [(a, b) for a, b in itertools.combinations(singles, 2)
                 if a.at != b.at]
 
-    def _job(self, scenario, injections):
+    def _job(self, scenario, injections, reference=None, record=False):
+        """A replay of ``scenario`` with ``injections``, as a job.
+
+        With the trunk's digests (``reference``), its replay ends where
+        its state is the trunk's with no injection left (``pruning``);
+        with ``record`` it keeps its digests after every step from its
+        first injection's on, and ends only once back in the trunk's.
+        """
         steps = injected_steps(scenario, injections)
+        job = self._plain_job(scenario, injections, steps)
+        if reference is not None and injections:
+            job['pruning'] = {
+                'reference': reference, 'record': record,
+                'boundaries': _boundaries(scenario, injections),
+                'first': min(i.at.step for i in injections)}
+        return job
+
+    def _plain_job(self, scenario, injections, steps):
         return {'document': scenario.document(steps),
                 'where': scenario.path,
                 'reintroduce': self.reintroduce,
@@ -420,6 +512,115 @@ class Explorer(object):
                 # The scenario they come from: the trunk they branch from.
                 'base': scenario.document(injected_steps(scenario, ()))}
 
+    # -- state caching -----------------------------------------------------
+
+    def _replay_pruned(self, plan, chosen):
+        """``replay_plan`` of the interleavings ``chosen``, state cached.
+
+        Every replay ends at the first step's end where its cloud's
+        digest is the trunk's (``reference``) and none of its injections
+        is left: its future is the trunk's, which passed. At depth 2 each
+        pair's injections are first replayed alone, recording their
+        states after every step: a pair whose first injection alone left
+        the state before its second one's step as the trunk's has the
+        second's outcome alone, and pairs that find the same state there
+        with the same second injection have one outcome: one is run.
+        """
+        scenario = plan.scenario
+        self._extra = 0
+        if not chosen:
+            return []
+        reference = self._reference(scenario)
+        results = [None] * len(chosen)
+        alone = {}
+        if self.depth == 2:
+            singles = list(dict.fromkeys(
+                injection for pair in chosen for injection in pair))
+            ran = self._replay_jobs([
+                self._job(scenario, (single,), reference, record=True)
+                for single in singles])
+            alone = dict(zip(singles, ran))
+            self._extra = len(ran)
+        groups, copies, to_run = {}, {}, []
+        for number, injections in enumerate(chosen):
+            found = self._known(scenario, injections, alone, reference,
+                                groups, number)
+            if found is None:
+                to_run.append(number)
+            elif isinstance(found, int):
+                copies[number] = found
+            else:
+                results[number] = found
+        ran = self._replay_jobs([
+            self._job(scenario, chosen[number], reference)
+            for number in to_run])
+        for number, result in zip(to_run, ran):
+            results[number] = result
+        for number, same in copies.items():
+            results[number] = dict(_moved(
+                scenario, results[same], chosen[same], chosen[number]),
+                pruned=SAME_STATE, phases={})
+        if self.seen is not None:
+            for number, result in enumerate(results):
+                if number not in to_run:
+                    self.seen(result)
+        return results
+
+    def _known(self, scenario, pair, alone, reference, groups, number):
+        """A depth-2 pair's result if known without running it.
+
+        The result, or the number of the pair run whose result is its
+        own (the same state before the same second injection), or None
+        (to run; it may stand for others, ``groups``).
+        """
+        if len(pair) != 2 or pair[0].at.step >= pair[1].at.step:
+            return None
+        first, second = pair
+        result = alone.get(first)
+        if result is None:
+            return None
+        if result['inapplicable']:
+            return dict(result, pruned=FIRST_INAPPLICABLE, phases={})
+        before = second.at.step - 1
+        if result['failed'] and _original_step(
+                scenario, (first,), result['step']) <= before:
+            return None
+        state = _state_at(result, before, reference)
+        if state is None:
+            return None
+        if state == reference[before] and second in alone:
+            return dict(_moved(scenario, alone[second], (second,), pair),
+                        pruned=FIRST_CHANGED_NOTHING, phases={})
+        key = (before, state, second)
+        if key in groups:
+            return groups[key]
+        groups[key] = number
+        return None
+
+    def _reference(self, scenario):
+        """The trunk's digests after each of its steps (index: steps run).
+
+        From a run of its own in this process, warm as the trunks the
+        replays fork from are (a first run in a process does more: it
+        fills Nova's caches).
+        """
+        job = self._job(scenario, ())
+        phases = phases_mod.Phases(len(job['document']['steps']), [])
+        recorder = _Recorder(phases)
+        _run_job(job, self._pool, phases=phases, observers=[recorder])
+        return [None] + recorder.digests
+
+    def _replay_jobs(self, jobs):
+        """``_map`` ``jobs``, their progress on ``status`` if given."""
+        counter = None
+        if self.status is not None and jobs:
+            counter = progress_mod.Progress(len(jobs), self.status,
+                                            'replays')
+        results = self._map(jobs, counter and counter.advance)
+        if counter is not None:
+            counter.finish()
+        return results
+
     def _map(self, jobs, done=None):
         """Replay ``jobs``; ``done(failed=...)`` as each one ends."""
         done = done or (lambda failed: None)
@@ -427,11 +628,14 @@ class Explorer(object):
             # This process ran the plan's recorded run: warm, and its
             # cloud the jobs' shape. Its children take the cores.
             return replay_branched(jobs, pool=self._pool, done=done,
-                                   concurrency=self.workers)
+                                   concurrency=self.workers,
+                                   seen=self.seen)
         if self.workers <= 1 or len(jobs) <= 1:
             results = []
             for job in jobs:
                 results.append(replay(job, pool=self._pool))
+                if self.seen is not None:
+                    self.seen(results[-1])
                 done(failed=results[-1]['failed'])
             return results
         # This process keeps its cloud meanwhile, for the shrinking.
@@ -532,7 +736,7 @@ def replay(job, record=False, pool=None):
     return _result(scenario, timeline, phases, record)
 
 
-def _run_job(job, pool, branches=None, phases=None):
+def _run_job(job, pool, branches=None, phases=None, observers=()):
     """Run one job's scenario; ``branches`` its course, if forking."""
     from harness import bugs
     from harness.runners import runner
@@ -547,7 +751,8 @@ def _run_job(job, pool, branches=None, phases=None):
     phases = phases or phases_mod.Phases(job.get('prefix', 0), checks)
     phases.checkers = checks
     timeline = runner.run(scenario, keep_going=True, fixtures=fixtures,
-                          checks=checks, pool=pool, observers=[phases],
+                          checks=checks, pool=pool,
+                          observers=[phases] + list(observers),
                           course=branches)
     return scenario, timeline, phases
 
@@ -581,6 +786,144 @@ def _result(scenario, timeline, phases, record):
     return result
 
 
+def _labels(scenario, injections):
+    """What each step of ``scenario`` with ``injections`` is, in order.
+
+    ``('step', s)``: the scenario's step ``s``; ``('inject', s, n)``: the
+    ``n``-th inject step put in before it. The same labels name the same
+    steps in two replays that put the same injections before ``s``.
+    """
+    before = {}
+    for injection in injections:
+        before[injection.at.step] = (before.get(injection.at.step, 0)
+                                     + len(injection.steps()))
+    labels = []
+    for step in range(1, len(scenario.steps) + 1):
+        labels.extend(('inject', step, n) for n in range(before.get(step, 0)))
+        labels.append(('step', step))
+    return labels
+
+
+def _original_step(scenario, injections, index):
+    """The scenario's step that a replay's step ``index`` is or arms for."""
+    return _labels(scenario, injections)[index - 1][1]
+
+
+def _moved(scenario, result, source, target):
+    """``result`` of the replay with ``source`` as the one with ``target``.
+
+    The same but for its failed step's index.
+    Sound where the two have put the same injections in before every
+    step from the failed one's on (``_labels``).
+    """
+    result = dict(result)
+    if result.get('step') is not None:
+        label = _labels(scenario, source)[result['step'] - 1]
+        result['step'] = _labels(scenario, target).index(label) + 1
+    return result
+
+
+def _boundaries(scenario, injections):
+    """``{steps run: (scenario steps run, injections left)}``.
+
+    The points between steps of the replay with ``injections`` where its
+    state may be compared with the trunk's: after each of the scenario's
+    steps from the first injected into, but the last.
+    """
+    labels = _labels(scenario, injections)
+    first = min(injection.at.step for injection in injections)
+    found = {}
+    for done in range(1, len(labels)):
+        kind, step = labels[done - 1][:2]
+        if kind == 'step' and step >= first:
+            found[done] = (step, sum(1 for label in labels[done:]
+                                     if label[0] == 'inject'))
+    return found
+
+
+def _state_at(result, step, reference):
+    """The digest of a replay's state after the scenario's ``step``.
+
+    From what it recorded, or the trunk's once it was back in it; None if
+    unknown.
+    """
+    rejoined = result.get('rejoined')
+    if rejoined is not None and step >= rejoined:
+        return reference[step]
+    return (result.get('digests') or {}).get(step)
+
+
+def _check_state(checkers):
+    """What the run's checks keep that decides their future verdicts.
+
+    All they keep between steps but their timings and what they count.
+    """
+    return [('check %d' % number, {
+        name: value for name, value in vars(checker).items()
+        if name not in ('timings', 'calls', '_timeline')})
+        for number, checker in enumerate(checkers)]
+
+
+class _Recorder(object):
+    """Observer: the cloud's digest after every step of a run."""
+
+    def __init__(self, phases):
+        self.phases = phases
+        self.cloud = None
+        self.digests = []
+
+    def run_started(self, scenario, cloud):
+        self.cloud = cloud
+
+    def step_done(self, step, entry):
+        from harness.cloud import digest
+        self.digests.append(digest.of(
+            self.cloud, _check_state(self.phases.checkers)))
+
+
+class _Watch(object):
+    """Observer: whether any step of the run failed so far."""
+
+    failed = False
+
+    def step_done(self, step, entry):
+        if entry.problems:
+            self.failed = True
+
+
+def _stopper(jobs, phases, watch, recorded):
+    """``Branches``' ``stop``: end a replay whose future is known.
+
+    Before each of its steps after the scenario's steps it injected into
+    (``_boundaries``), if no step failed yet: its digest, kept (for
+    ``record``), and if it is the trunk's there with no injection left,
+    its result: that of the trunk, which passed.
+    """
+    def stop(number, done, cloud):
+        pruning = jobs[number].get('pruning')
+        if not pruning or watch.failed:
+            return None
+        where = pruning['boundaries'].get(done)
+        if where is None:
+            return None
+        step, left = where
+        if left and not pruning['record']:
+            return None
+        from harness.cloud import digest
+        state = digest.of(cloud, _check_state(phases.checkers))
+        if pruning['record']:
+            recorded.setdefault(number, {})[step] = state
+        if left or state is None or state != pruning['reference'][step]:
+            return None
+        return {'failed': False, 'step': None, 'label': '', 'problems': [],
+                'points': [], 'inapplicable': False,
+                'phases': phases.seconds(), 'forked_at': None,
+                'digests': recorded.get(number, {}), 'rejoined': step,
+                'pruned': (CHANGED_NOTHING if step == pruning['first']
+                           else REJOINED)}
+    return stop
+
+
 def branchable(jobs):
     """Whether ``jobs`` can be replayed as branches of one trunk run.
 
@@ -601,7 +944,8 @@ def branchable(jobs):
 
 
 def replay_branched(jobs, pool=None, done=None, record=False,
-                    concurrency=1, at_points=None, wait_limit=None):
+                    concurrency=1, at_points=None, wait_limit=None,
+                    seen=None):
     """``replay`` each of ``jobs`` (``branchable``), as branches of one run.
 
     The trunk is the jobs' scenario as recorded (``base``); each job
@@ -620,7 +964,8 @@ def replay_branched(jobs, pool=None, done=None, record=False,
     passage, None before a step); ``done(failed=...)`` as each job ends.
     The trunk's own time (its reset and steps, shared by all) is counted
     in the first job's phases. ``concurrency``: children running at
-    once; ``wait_limit``: see ``branching.Branches``. Run it in a
+    once; ``wait_limit``: see ``branching.Branches``; ``seen(result)``
+    as each job's result comes in, in this process. Run it in a
     process that has run the scenario before (the explorer's plan did):
     what Nova and the libraries do once per process on first use (SQL
     compiled, modules imported, caches filled) would otherwise be done
@@ -651,18 +996,26 @@ def replay_branched(jobs, pool=None, done=None, record=False,
         else:
             parts.setdefault(at, []).append((number, start))
 
+    watch, recorded = _Watch(), {}
+
     def result_of(number, scenario, timeline):
         return dict(_result(scenario, timeline, phases, record),
-                    forked_at=branches.forked_at)
+                    forked_at=branches.forked_at,
+                    digests=recorded.get(number, {}))
+
+    def ended(number, result):
+        if seen is not None:
+            seen(result)
+        done(failed=result['failed'])
 
     branches = branching.Branches(
-        parts, result_of,
-        lambda number, result: done(failed=result['failed']),
-        concurrency=concurrency, at_points=in_steps, wait_limit=wait_limit)
+        parts, result_of, ended,
+        concurrency=concurrency, at_points=in_steps, wait_limit=wait_limit,
+        stop=_stopper(jobs, phases, watch, recorded))
     try:
         # A child ends inside the run (Branches.ended: child_done, or
         # child_failed on an error); nothing after this runs in one.
-        _run_job(trunk, pool, branches, phases)
+        _run_job(trunk, pool, branches, phases, observers=[watch])
         branches.finish()
     finally:
         branches.close()
@@ -684,7 +1037,7 @@ def replay_branched(jobs, pool=None, done=None, record=False,
         for number, result in zip(again, replay_branched(
                 [jobs[number] for number in again], pool=pool, done=done,
                 record=record, concurrency=concurrency, at_points=where,
-                wait_limit=wait_limit)):
+                wait_limit=wait_limit, seen=seen)):
             results[number] = result
     for name in ('reset', 'prefix', 'other'):
         results[0]['phases'][name] += shared[name]

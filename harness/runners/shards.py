@@ -482,6 +482,9 @@ def _result(result):
     record['points'] = encode(list(result.get('points', [])))
     if result.get('signature') is not None:
         record['signature'] = list(result['signature'])
+    if result.get('pruned'):
+        # State caching (explorer.PRUNED): counted in the merged summary.
+        record['pruned'] = result['pruned']
     return record
 
 
