@@ -7,7 +7,8 @@ and run there with ``python -m testtools.run`` on Nova's own test base
 classes, in this process's concurrency mode (Nova's test package reads
 ``OS_NOVA_DISABLE_EVENTLET_PATCHING``), as the export proofs run Nova's
 tests (tests/export): ``api-paste.ini`` linked under a temporary
-``state_path``.
+``state_path``. One of the proofs (``tox -e functional-proofs``): a whole
+Nova test run in a process of its own.
 """
 
 import os
