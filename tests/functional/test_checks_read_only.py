@@ -10,7 +10,8 @@
 
 That a whole run leaves the same timeline with and without checks is
 proved for every scenario of the suite by ``ScenarioTestCase``
-(``compare_without_checks``).
+(``compare_without_checks``). The findings' classes run with the proofs
+(``tox -e functional-proofs``), out of the README's command for its time.
 """
 
 import glob
