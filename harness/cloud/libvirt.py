@@ -88,11 +88,6 @@ def host_info(profile):
     return info
 
 
-def pci_info(profile):
-    """The profile's devices as Nova's fake libvirt lists them."""
-    return devices_info(profile)[0]
-
-
 def devices_info(profile):
     """``(pci_info, vdpa_info)``: the profile's devices for the fake.
 
