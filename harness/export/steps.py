@@ -13,14 +13,20 @@ from harness.export import registry
 
 _REGISTRY = registry.Registry()
 translates = _REGISTRY.translates
-get = _REGISTRY.get
 names = _REGISTRY.names
+# Step kinds whose translation differs on profiled (libvirt) hosts.
+_LIBVIRT = registry.Registry()
 # Step kinds expected to fail (``error:``): ``(args, error, expect) ->
 # lines``, ``expect`` the step's parsed expectations.
 _FAILING = registry.Registry()
 get_failing = _FAILING.get
 failing_names = _FAILING.names
 Unsupported = registry.Unsupported
+
+
+def get(kind, libvirt=False):
+    """The unit of ``kind`` (on profiled hosts: its own, if it has one)."""
+    return (libvirt and _LIBVIRT.get(kind)) or _REGISTRY.get(kind)
 
 
 def _only(args, allowed):
@@ -155,6 +161,18 @@ def start_compute(args):
             'self._schedule(%r)' % host]
 
 
+@_LIBVIRT.translates('start_compute')
+def start_compute_profiled(args):
+    # ServersTestBase's restart keeps the host's fake libvirt, guests and
+    # all; a fresh one of the profile is not translated.
+    _only(args, ('host', 'guests'))
+    if args.get('guests', 'kept') != 'kept':
+        raise Unsupported('guests %r on a profiled host'
+                          % args.get('guests'))
+    return ['self.restart_compute_service(%r)' % args['host'],
+            'self._schedule(%r)' % args['host']]
+
+
 @translates('evacuate')
 def evacuate(args):
     # The test's API is at the latest microversion (2.95 and later): Nova
@@ -270,13 +288,19 @@ _UNRESTED = re.compile(r'^(did not reach its resting state'
 _FAULTED = re.compile(r'^injected hypervisor fault: \w+ failed on [\w-]+$')
 
 
+# The scheduler's answer to a request no host fits, which Nova records
+# as the server's fault when it puts the server in ERROR.
+_NO_HOST = re.compile(r'^No valid host( was found\.?)?$')
+
+
 def _unrested(name, error, expect):
     """Wait for where the step's expectations say the server ended."""
-    faulted = _FAULTED.match(error)
+    status = ((expect.get('servers') or {}).get(name) or {}).get('status')
+    faulted = _FAULTED.match(error) or (
+        status == 'ERROR' and _NO_HOST.match(error))
     if not (_UNRESTED.match(error) or faulted):
         raise Unsupported('error %r (not an operation that ended short of '
                           'its resting state)' % error)
-    status = ((expect.get('servers') or {}).get(name) or {}).get('status')
     if status is None:
         raise Unsupported("error: no status expected for %s (the state "
                           "to wait for)" % name)
@@ -290,7 +314,8 @@ def _unrested(name, error, expect):
         '    %s, {%r: %r, %r: None})' % (
             _server(name), 'status', status, 'OS-EXT-STS:task_state')]
     if faulted:
-        # The failing driver's error, recorded as the server's fault.
+        # The failing driver's or the scheduler's error, recorded as the
+        # server's fault.
         lines.append("self.assertIn(%r, %s['fault']['message'])"
                      % (error, _server(name)))
     return lines
@@ -300,7 +325,8 @@ def _unrested(name, error, expect):
 def boot_unrested(args, error, expect):
     _only(args, ('server', 'flavor', 'host'))
     waits = _unrested(args['server'], error, expect)
-    status = waits[-1].split("'status': ")[1].split(',')[0]
+    status = [line for line in waits if "'status': " in line][0].split(
+        "'status': ")[1].split(',')[0]
     return ['self.servers[%r] = self._create_server(' % args['server'],
             '    name=%r, flavor_id=self.flavors[%r],'
             % (args['server'], args['flavor']),

@@ -41,9 +41,15 @@ FINDINGS = sorted(glob.glob(os.path.join(ROOT, 'findings', '*.yaml')))
 
 
 def exportable():
-    """Bug id -> the exported source, for the bugs the exporter takes."""
+    """Bug id -> the exported source, for the bugs the exporter takes.
+
+    Those the harness can put back into Nova: the bite of the others'
+    tests cannot be shown (``bugs.Bug.no_reintroduction`` says why).
+    """
     found = {}
     for bug in bugs.known():
+        if not bug.reintroducible:
+            continue
         try:
             found[bug.id] = nova_test.export(bug.path, with_harness=True)
         except refusal.Refused:

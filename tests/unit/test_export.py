@@ -411,8 +411,11 @@ class ExpectTranslationTest(ExportTestCase):
                        'assertLatestMigration', 'assertProviders',
                        'assertProviderTraits'):
             self.assertIn('    def %s(self' % helper, source)
-        self.assertEqual(('allocations', 'migrations', 'provider_traits',
-                          'providers', 'servers', 'tracker', 'usages'),
+        # devices, pci and pinned_cpus: profiled hosts only
+        # (test_export_libvirt).
+        self.assertEqual(('allocations', 'devices', 'migrations', 'pci',
+                          'pinned_cpus', 'provider_traits', 'providers',
+                          'servers', 'tracker', 'usages'),
                          expect_units.names())
 
     def test_providers(self):
