@@ -8,6 +8,8 @@ Placement's allocations and usages, the compute node record, the API's
 servers and migrations. A key without a unit is refused by name.
 """
 
+import logging
+
 from harness.export import registry
 
 _REGISTRY = registry.Registry()
@@ -167,4 +169,33 @@ def pci(value, scenario):
                           else held['addresses'] if 'addresses' in held
                           else dict(sorted(held['cells'].items())))
         lines.append('self.assertPci(%r, %r)' % (server, want))
+    return lines
+
+
+# What Nova's test log keeps (StandardLogging): INFO and up, unless the
+# run sets OS_DEBUG.
+_LOG_LEVELS = ('INFO', 'WARNING', 'ERROR', 'CRITICAL')
+
+
+@translates('logs')
+def logs(value, scenario):
+    # Nova's tests read the test's whole log (self.stdlog.logger.output);
+    # the step's own records are those after the mark its translation
+    # takes as it starts (nova_test._method), as the harness keeps the
+    # records logged while the step ran. The log does not tell which
+    # service logged a record: only 'any' keeps the harness's scope.
+    lines = []
+    for service, modes in sorted(value.items()):
+        if service != 'any':
+            raise Unsupported('service %r (the test\'s log does not tell '
+                              'services apart; say any)' % service)
+        for mode, matchers in sorted(modes.items()):
+            for matcher in matchers:
+                level = logging.getLevelName(matcher['level'])
+                if level not in _LOG_LEVELS:
+                    raise Unsupported('level %s (Nova\'s test log keeps '
+                                      'INFO and up)' % level)
+                lines.append('self.assertLogged(log_mark, %r, %r%s)' % (
+                    level, matcher.get('pattern'),
+                    ', present=True' if mode == 'present' else ''))
     return lines

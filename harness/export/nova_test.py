@@ -184,6 +184,50 @@ HELPERS = '''
                          'the latest migration of %s' % name)
 '''
 
+# The image helper, in a class whose scenarios have images.
+IMAGE_HELPERS = '''
+    def _create_image(self, name, properties):
+        """An image of Glance's stand-in with ``properties`` added.
+
+        The stand-in's first image (raw, x86_64) otherwise, as
+        ``_create_server``'s default image.
+        """
+        image = {key: value for key, value in self.glance.image1.items()
+                 if key not in ('id', 'name', 'properties')}
+        image['name'] = name
+        image['properties'] = dict(self.glance.image1['properties'],
+                                   **properties)
+        return self.glance.create(self.context, image)['id']
+'''
+
+# The log helper, in a class whose scenarios expect logs: Nova's tests
+# read the test's log (StandardLogging) with assertIn and assertNotIn.
+LOG_HELPERS = '''
+    def assertLogged(self, mark, level, pattern=None, present=False):
+        """The records logged since ``mark`` at ``level`` or above.
+
+        Those matching ``pattern`` (searched in the message): none, or
+        at least one (``present``).
+        """
+        levels = ('DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL')
+        found = []
+        for record in re.split(r'\\n(?=\\d{4}-\\d\\d-\\d\\d \\S+ [A-Z]+ \\[)',
+                               self.stdlog.logger.output[mark:]):
+            match = re.match(r'\\S+ \\S+ ([A-Z]+) \\[[^]]*\\] (.*)', record,
+                             re.S)
+            if (match and match.group(1) in levels
+                    and levels.index(match.group(1)) >= levels.index(level)
+                    and (pattern is None
+                         or re.search(pattern, match.group(2)))):
+                found.append(record.splitlines()[0])
+        if present:
+            self.assertNotEqual([], found, 'no record at %s or above '
+                                'matching %r' % (level, pattern))
+        else:
+            self.assertEqual([], found, 'records at %s or above matching '
+                             '%r' % (level, pattern))
+'''
+
 # The injection helpers, in a class whose scenarios inject: Nova's
 # tests wrap the method at the race point so the periodic runs there.
 INJECTION_HELPERS = '''
@@ -525,6 +569,10 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
               '        self._now = 0',
               '        self._due = {}']
     lines += HELPERS.rstrip('\n').split('\n')
+    if any(scenario.images for scenario in scenarios):
+        lines[lines.index('        self.servers = {}') + 1:0] = [
+            '        self.images = {}']
+        lines += IMAGE_HELPERS.rstrip('\n').split('\n')
     if any(step.kind == 'inject' for scenario in scenarios
            for step in scenario.steps):
         lines[lines.index('        self._due = {}') + 1:0] = [
@@ -537,6 +585,9 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
                _failing_method(host.driver) for scenario in scenarios
                for host in scenario.hosts.values()):
         lines += FAULT_HELPERS.rstrip('\n').split('\n')
+    if any('logs' in step.expect for scenario in scenarios
+           for step in scenario.steps):
+        lines += LOG_HELPERS.rstrip('\n').split('\n')
     if hosts is not None:
         if hosts.widens_online_cpus():
             lines += libvirt.WIDE_CONNECTION.rstrip('\n').split('\n')
@@ -564,9 +615,6 @@ def _check_scenario(path, scenario, config, weights, profiled=False):
                               'with shelved_offload_time %r (the '
                               'translation waits for the offload)'
                               % offload)
-    if scenario.images:
-        raise refusal.Refused(path, scenario.name, 'images', 'images with '
-                              'properties are not translated')
     if scenario.expected_breaks:
         raise refusal.Refused(path, scenario.name, 'expected_breaks',
                               'the harness\'s invariants are not exported')
@@ -595,6 +643,10 @@ def _world(scenario, hosts=None):
         if method:
             lines.append(INDENT + 'self._fault(%r, %r, None)'
                          % (host.name, method))
+    for name, image in sorted(scenario.images.items()):
+        lines += [INDENT + 'self.images[%r] = self._create_image(' % name,
+                  INDENT + '    %r, %r)' % (name, dict(sorted(
+                      image.items())))]
     for flavor in sorted(scenario.flavors.values(), key=lambda f: f.name):
         lines += [
             INDENT + 'self.flavors[%r] = self._create_flavor(' % flavor.name,
@@ -641,6 +693,9 @@ def _method(path, scenario, hosts=None):
                 body += check(value, scenario)
             except expect_units.Unsupported as exc:
                 raise refusal.Refused(path, scenario.name, where, str(exc))
+        if 'logs' in step.expect:
+            # Where the test's log stands: the step's records come after.
+            body[:0] = ['log_mark = len(self.stdlog.logger.output)']
         lines.append('')
         lines.append(INDENT + '# %d. %s' % (step.index, step.label))
         lines += [INDENT + line for line in body]
