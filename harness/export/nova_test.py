@@ -527,6 +527,11 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
             'requests.',
             '    ADMIN_API = True',
             "    microversion = 'latest'",
+            '    # Casts as RPC casts (ProviderUsageBaseTestCase\'s too): a '
+            'failure',
+            '    # stays with the service that got it, not handed back to '
+            'the API.',
+            '    CAST_AS_CALL = False',
             '    ADDITIONAL_FILTERS = %r' % [
                 name for name in ('NUMATopologyFilter',
                                   'PciPassthroughFilter')
