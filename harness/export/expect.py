@@ -137,7 +137,7 @@ def pinned_cpus(value, scenario):
 
 
 def _check_profiled(scenario, key):
-    for host in scenario.hosts.values():
+    for host in sorted(scenario.hosts.values(), key=lambda h: h.name):
         if not host.profile:
             raise Unsupported('host %r has no profile (%s)' % (host.name, key))
 
