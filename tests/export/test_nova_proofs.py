@@ -182,11 +182,16 @@ class ExportedFindingProofs(_NovaTestRuns):
     """Each finding's exported test fails on Nova at the harness's step."""
 
     def test_which_findings_export(self):
-        # The others need a profiled libvirt host, Placement's or the
-        # network's faults, a compute dying at a point, an API request
-        # sent at a point or a multi-node compute.
-        self.assertEqual(['resize_dest_periodic_before_finish_resize.yaml'],
-                         sorted(exportable_findings()))
+        # The others need Placement's or the network's faults, a compute
+        # dying at a point, an API request sent at a point, a compute
+        # started with another config or a multi-node compute.
+        self.assertEqual(
+            ['evacuate_spawn_failure_keeps_pins_on_destination.yaml',
+             'resize_dest_periodic_before_finish_resize.yaml',
+             'revert_dest_periodic_before_finish_revert_resize.yaml',
+             'revert_source_periodic_before_finish_revert_resize.yaml',
+             'same_host_revert_after_periodic_before_finish_resize.yaml'],
+            sorted(exportable_findings()))
 
     def prove_finding(self, name):
         path = os.path.join(ROOT, 'findings', name)
