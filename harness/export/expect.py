@@ -8,6 +8,8 @@ Placement's allocations and usages, the compute node record, the API's
 servers and migrations. A key without a unit is refused by name.
 """
 
+import logging
+
 from harness.export import registry
 
 _REGISTRY = registry.Registry()
@@ -75,7 +77,20 @@ def _guests(host, counts):
 @translates('tracker')
 def tracker(value, scenario):
     _check_plain_hosts(scenario)
-    return _by_host('assertTrackers', value, _guests)
+    exact = {host: counts['exact'] for host, counts in value.items()
+             if 'exact' in counts}
+    if not exact:
+        return _by_host('assertTrackers', value, _guests)
+    # The fields named only, and the NUMA cells' usage, which only
+    # profiled hosts have.
+    _check_profiled(scenario, 'the record\'s fields given exactly')
+    lines = _by_host('assertTrackers', {
+        host: counts for host, counts in value.items()
+        if host not in exact}, _guests)
+    lines[-1] = '}, skip=%r)' % sorted(exact)
+    for host, fields in sorted(exact.items()):
+        lines.append('self.assertTrackerFields(%r, %r)' % (host, fields))
+    return lines
 
 
 @translates('servers')
@@ -107,3 +122,80 @@ def provider_traits(value, scenario):
     return ['self.assertProviderTraits(%r, %s)' % (host, ', '.join(
         '%s=%r' % (mode, traits) for mode, traits in sorted(want.items())))
         for host, want in sorted(value.items())]
+
+
+@translates('pinned_cpus')
+def pinned_cpus(value, scenario):
+    # Read from each compute node's NUMA topology, as Nova's NUMA tests
+    # read it; only profiled hosts have one.
+    _check_profiled(scenario, 'pinned CPUs')
+    lines = ['self.assertPinnedCpus({']
+    for host, want in sorted(value.items()):
+        lines += _entry(4, host, want['host'] if 'host' in want
+                        else dict(sorted(want['cells'].items())))
+    return lines + ['})']
+
+
+def _check_profiled(scenario, key):
+    for host in sorted(scenario.hosts.values(), key=lambda h: h.name):
+        if not host.profile:
+            raise Unsupported('host %r has no profile (%s)' % (host.name, key))
+
+
+@translates('devices')
+def devices(value, scenario):
+    # The PCI tracker's records, as Nova's PCI tests count them, and the
+    # usage of the host's PCI device providers.
+    _check_profiled(scenario, 'PCI devices')
+    lines = []
+    for host, counts in sorted(value.items()):
+        if 'vgpus' in counts:
+            raise Unsupported('%s: vgpus' % host)
+        lines += ['self.assertDevices(%r, {' % host]
+        lines += ['    %r: %r,' % item for item in sorted(counts.items())]
+        lines += ['})']
+    return lines
+
+
+@translates('pci')
+def pci(value, scenario):
+    # The PCI tracker's records of the devices each server holds.
+    _check_profiled(scenario, 'PCI devices')
+    lines = []
+    for server, by_host in sorted(value.items()):
+        want = {}
+        for host, held in sorted(by_host.items()):
+            want[host] = (held['count'] if 'count' in held
+                          else held['addresses'] if 'addresses' in held
+                          else dict(sorted(held['cells'].items())))
+        lines.append('self.assertPci(%r, %r)' % (server, want))
+    return lines
+
+
+# What Nova's test log keeps (StandardLogging): INFO and up, unless the
+# run sets OS_DEBUG.
+_LOG_LEVELS = ('INFO', 'WARNING', 'ERROR', 'CRITICAL')
+
+
+@translates('logs')
+def logs(value, scenario):
+    # Nova's tests read the test's whole log (self.stdlog.logger.output);
+    # the step's own records are those after the mark its translation
+    # takes as it starts (nova_test._method), as the harness keeps the
+    # records logged while the step ran. The log does not tell which
+    # service logged a record: only 'any' keeps the harness's scope.
+    lines = []
+    for service, modes in sorted(value.items()):
+        if service != 'any':
+            raise Unsupported('service %r (the test\'s log does not tell '
+                              'services apart; say any)' % service)
+        for mode, matchers in sorted(modes.items()):
+            for matcher in matchers:
+                level = logging.getLevelName(matcher['level'])
+                if level not in _LOG_LEVELS:
+                    raise Unsupported('level %s (Nova\'s test log keeps '
+                                      'INFO and up)' % level)
+                lines.append('self.assertLogged(log_mark, %r, %r%s)' % (
+                    level, matcher.get('pattern'),
+                    ', present=True' if mode == 'present' else ''))
+    return lines

@@ -21,8 +21,10 @@ import re
 import textwrap
 
 from harness.core import names
+from harness.core import profiles
 from harness.core import scenario as scenario_mod
 from harness.export import expect as expect_units
+from harness.export import libvirt
 from harness.export import refusal
 from harness.export import steps as step_units
 
@@ -96,11 +98,11 @@ HELPERS = '''
         self.assertEqual([], sorted(traits & set(lacks)),
                          'traits %s lacks' % host)
 
-    def assertTrackers(self, expected):
+    def assertTrackers(self, expected, skip=()):
         """What each host's compute node record counts.
 
         Its guests plus the host's reserved CPUs, memory and disk (a
-        host not named counts no guest).
+        host not named counts no guest; one in ``skip`` is not checked).
         """
         reserved = {
             'vcpus_used': CONF.reserved_host_cpus,
@@ -108,7 +110,7 @@ HELPERS = '''
             'local_gb_used': compute_utils.convert_mb_to_ceil_gb(
                 CONF.reserved_host_disk_mb),
         }
-        for host in sorted(self.computes):
+        for host in sorted(set(self.computes) - set(skip)):
             try:
                 node = objects.ComputeNode.get_by_host_and_nodename(
                     self.context, host, host)
@@ -180,6 +182,50 @@ HELPERS = '''
     def assertLatestMigration(self, name, status):
         self.assertEqual(status, self._migrations_of(name)[-1]['status'],
                          'the latest migration of %s' % name)
+'''
+
+# The image helper, in a class whose scenarios have images.
+IMAGE_HELPERS = '''
+    def _create_image(self, name, properties):
+        """An image of Glance's stand-in with ``properties`` added.
+
+        The stand-in's first image (raw, x86_64) otherwise, as
+        ``_create_server``'s default image.
+        """
+        image = {key: value for key, value in self.glance.image1.items()
+                 if key not in ('id', 'name', 'properties')}
+        image['name'] = name
+        image['properties'] = dict(self.glance.image1['properties'],
+                                   **properties)
+        return self.glance.create(self.context, image)['id']
+'''
+
+# The log helper, in a class whose scenarios expect logs: Nova's tests
+# read the test's log (StandardLogging) with assertIn and assertNotIn.
+LOG_HELPERS = '''
+    def assertLogged(self, mark, level, pattern=None, present=False):
+        """The records logged since ``mark`` at ``level`` or above.
+
+        Those matching ``pattern`` (searched in the message): none, or
+        at least one (``present``).
+        """
+        levels = ('DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL')
+        found = []
+        for record in re.split(r'\\n(?=\\d{4}-\\d\\d-\\d\\d \\S+ [A-Z]+ \\[)',
+                               self.stdlog.logger.output[mark:]):
+            match = re.match(r'\\S+ \\S+ ([A-Z]+) \\[[^]]*\\] (.*)', record,
+                             re.S)
+            if (match and match.group(1) in levels
+                    and levels.index(match.group(1)) >= levels.index(level)
+                    and (pattern is None
+                         or re.search(pattern, match.group(2)))):
+                found.append(record.splitlines()[0])
+        if present:
+            self.assertNotEqual([], found, 'no record at %s or above '
+                                'matching %r' % (level, pattern))
+        else:
+            self.assertEqual([], found, 'records at %s or above matching '
+                             '%r' % (level, pattern))
 '''
 
 # The injection helpers, in a class whose scenarios inject: Nova's
@@ -301,14 +347,32 @@ def export(path, bug=None, with_harness=False):
     if with_harness and not bug:
         raise refusal.Refused(path, '*', 'the file',
                               '--with-harness needs a bug (--bug N)')
-    driver = _driver(path, scenarios)
     title = ' '.join(str(meta.get('title', '')).split())
-    body = _class(path, scenarios, driver, bug, title, with_harness)
+    groups = _groups(path, scenarios)
+    body = []
+    for (hosts, group), name in zip(groups, _class_names(
+            'TestBug%s' % bug if bug else 'TestScenarios', groups)):
+        if body:
+            body += ['', '']
+        if hosts is None:
+            body += _class(path, group, _driver(path, group), bug, title,
+                           with_harness, name)
+        else:
+            body += _class(path, group, None, bug, title, with_harness,
+                           name, hosts=hosts)
     injects = any('self._inject(' in line for line in body)
-    wraps = injects or any('self._fault(' in line for line in body)
+    wraps = (injects or any('self._fault(' in line for line in body)
+             or any('fixtures.Mock' in line for line in body))
+    live = any('urllib.parse' in line for line in body)
     out = [HEADER, '"""%s"""' % _docstring(bug, title, path), '']
     if with_harness:
-        out += ['import os', '']
+        out += ['import os']
+    if any('re.match(' in line for line in body):
+        out += ['import re']
+    if live:
+        out += ['import urllib.parse']
+    if with_harness or live:
+        out += ['']
     if wraps:
         out += ['import fixtures']
     out += ['from oslo_config import cfg',
@@ -321,14 +385,67 @@ def export(path, bug=None, with_harness=False):
             'from nova import objects']
     if any('nova_fixtures.' in line for line in body):
         out += ['from nova.tests import fixtures as nova_fixtures']
+    if any('fakelibvirt.' in line for line in body):
+        out += ['from nova.tests.fixtures import libvirt as fakelibvirt']
     if any('client.OpenStackApiException' in line for line in body):
         out += ['from nova.tests.functional.api import client']
     out += ['from nova.tests.functional import integrated_helpers']
+    if any('base.ServersTestBase' in line for line in body):
+        out += ['from nova.tests.functional.libvirt import base']
+    if any('vconfig.' in line for line in body):
+        out += ['from nova.virt.libvirt import config as vconfig']
     if with_harness:
         out += ['', 'from harness import bugs']
     out += ['', 'CONF = cfg.CONF', '', '']
     out += body
     return '\n'.join(out).rstrip('\n') + '\n'
+
+
+def _groups(path, scenarios):
+    """``[(hosts, scenarios)]``: one test class each.
+
+    A class has one compute driver (Nova's fake, or libvirt for profiled
+    hosts: then ``hosts`` is their ``libvirt.Hosts``, else None) and one
+    setUp: the scenarios of another config or other weights make another
+    class.
+    """
+    keys, groups = [], {}
+    for scenario in scenarios:
+        try:
+            profiled = libvirt.profiled(scenario)
+        except libvirt.Unsupported as exc:
+            raise refusal.Refused(path, scenario.name, 'hosts', str(exc))
+        key = (profiled, repr(sorted(scenario.config.items())),
+               repr(sorted(scenario.weights.items())))
+        if key not in groups:
+            keys.append(key)
+            groups[key] = []
+        groups[key].append(scenario)
+    found = []
+    for key in keys:
+        group, hosts = groups[key], None
+        if key[0]:
+            for number in range(len(group)):
+                try:
+                    hosts = libvirt.Hosts(group[:number + 1])
+                except libvirt.Unsupported as exc:
+                    raise refusal.Refused(path, group[number].name,
+                                          'hosts', str(exc))
+        found.append((hosts, group))
+    return found
+
+
+def _class_names(base, groups):
+    """A name for each group's class: ``base``, then told apart."""
+    kinds = {hosts is None for hosts, _ in groups}
+    names, seen = [], {}
+    for hosts, _ in groups:
+        name = base + ('Libvirt' if hosts is not None and len(kinds) > 1
+                       else '')
+        seen[name] = seen.get(name, 0) + 1
+        names.append(name if seen[name] == 1 else '%s%d' % (
+            name, seen[name]))
+    return names
 
 
 def _docstring(bug, title, path):
@@ -384,19 +501,51 @@ def _driver(path, scenarios):
     return drivers.pop()
 
 
-def _class(path, scenarios, driver, bug, title, with_harness):
-    name = 'TestBug%s' % bug if bug else 'TestScenarios'
+def _class(path, scenarios, driver, bug, title, with_harness, name,
+           hosts=None):
+    """One test class: Nova's fake ``driver``, or profiled ``hosts``."""
     config = scenarios[0].config
     for scenario in scenarios:
-        _check_scenario(path, scenario, config, scenarios[0].weights)
-    lines = ['class %s(integrated_helpers.ProviderUsageBaseTestCase):'
-             % name]
+        _check_scenario(path, scenario, config, scenarios[0].weights,
+                        hosts is not None)
+    lines = ['class %s(%s):' % (
+        name, 'integrated_helpers.ProviderUsageBaseTestCase'
+        if hosts is None else 'base.ServersTestBase')]
     if title:
         text = textwrap.wrap(title.replace('"""', "'''") + '.', 68)
         lines += ['    """%s' % ('Bug %s.' % bug if bug else 'Scenarios.'),
                   ''] + ['    %s' % line for line in text] + ['    """', '']
-    lines += ["    compute_driver = %r" % driver, '',
-              '    def setUp(self):']
+    if hosts is None:
+        lines += ["    compute_driver = %r" % driver, '']
+    else:
+        filters = config.get('filter_scheduler', {}).get(
+            'enabled_filters')
+        lines += [
+            '    # As the harness runs it: the API at its latest '
+            'microversion, as',
+            '    # admin; the scheduler fits NUMA topologies and PCI '
+            'requests.',
+            '    ADMIN_API = True',
+            "    microversion = 'latest'",
+            '    # Casts as RPC casts (ProviderUsageBaseTestCase\'s too): a '
+            'failure',
+            '    # stays with the service that got it, not handed back to '
+            'the API.',
+            '    CAST_AS_CALL = False',
+            '    ADDITIONAL_FILTERS = %r' % [
+                name for name in ('NUMATopologyFilter',
+                                  'PciPassthroughFilter')
+                if name not in (filters or ())], '']
+    lines += ['    def setUp(self):']
+    flags = []
+    for group, options in sorted(config.items()):
+        for option, value in sorted(options.items()):
+            flags += libvirt.flags_lines(group, option, value)
+    if hosts is not None:
+        # Before the services start, which read them (as ServersTestBase
+        # sets its instances_path).
+        lines += flags
+        flags = []
     if scenarios[0].weights:
         # The scheduler loads its weighers when it starts (in the base
         # class's setUp): the weights go first.
@@ -411,19 +560,24 @@ def _class(path, scenarios, driver, bug, title, with_harness):
                   "        if os.environ.get('HARNESS_REINTRODUCE'):",
                   '            self.useFixture(bugs.get(%r).reintroduce())'
                   % bug]
-    for group, options in sorted(config.items()):
-        for option, value in sorted(options.items()):
-            lines.append('        self.flags(%s=%r%s)' % (
-                option, value, '' if group == 'DEFAULT'
-                else ', group=%r' % group))
-    lines += ['        self.context = context.get_admin_context()',
-              '        self.computes = {}',
-              '        self.flavors = {}',
+    lines += flags
+    if hosts is not None:
+        lines += libvirt.setup_lines(hosts, any(
+            step.kind == 'live_migrate' for scenario in scenarios
+            for step in scenario.steps))
+    lines += ['        self.context = context.get_admin_context()']
+    if hosts is None:
+        lines += ['        self.computes = {}']
+    lines += ['        self.flavors = {}',
               '        self.servers = {}',
               '        # Seconds the test moved time on (_advance_clock).',
               '        self._now = 0',
               '        self._due = {}']
     lines += HELPERS.rstrip('\n').split('\n')
+    if any(scenario.images for scenario in scenarios):
+        lines[lines.index('        self.servers = {}') + 1:0] = [
+            '        self.images = {}']
+        lines += IMAGE_HELPERS.rstrip('\n').split('\n')
     if any(step.kind == 'inject' for scenario in scenarios
            for step in scenario.steps):
         lines[lines.index('        self._due = {}') + 1:0] = [
@@ -436,12 +590,21 @@ def _class(path, scenarios, driver, bug, title, with_harness):
                _failing_method(host.driver) for scenario in scenarios
                for host in scenario.hosts.values()):
         lines += FAULT_HELPERS.rstrip('\n').split('\n')
+    if any('logs' in step.expect for scenario in scenarios
+           for step in scenario.steps):
+        lines += LOG_HELPERS.rstrip('\n').split('\n')
+    if hosts is not None:
+        if hosts.widens_online_cpus():
+            lines += libvirt.WIDE_CONNECTION.rstrip('\n').split('\n')
+        lines += libvirt.HELPERS.rstrip('\n').split('\n')
+        for profile_name in sorted(hosts.profiles):
+            lines += libvirt.host_info_method(hosts.profiles[profile_name])
     for scenario in scenarios:
-        lines += _method(path, scenario)
+        lines += _method(path, scenario, hosts)
     return lines
 
 
-def _check_scenario(path, scenario, config, weights):
+def _check_scenario(path, scenario, config, weights, profiled=False):
     if scenario.config != config:
         raise refusal.Refused(path, scenario.name, 'config', 'differs '
                               'from the first scenario\'s; one test '
@@ -457,47 +620,60 @@ def _check_scenario(path, scenario, config, weights):
                               'with shelved_offload_time %r (the '
                               'translation waits for the offload)'
                               % offload)
-    if scenario.images:
-        raise refusal.Refused(path, scenario.name, 'images', 'images with '
-                              'properties are not translated')
     if scenario.expected_breaks:
         raise refusal.Refused(path, scenario.name, 'expected_breaks',
                               'the harness\'s invariants are not exported')
     for flavor in scenario.flavors.values():
-        if flavor.extra_specs:
+        if flavor.extra_specs and not profiled:
             raise refusal.Refused(path, scenario.name, 'flavor %r'
                                   % flavor.name, 'extra specs need a '
                                   'libvirt host')
 
 
-def _world(scenario):
+def _world(scenario, hosts=None):
     """The scenario's hosts and flavors, made at the test's start."""
-    lines = [INDENT + 'for host in %r:' % sorted(scenario.hosts),
-             INDENT + '    self.computes[host] = self._start_compute(host)',
-             INDENT + '    self._schedule(host)']
+    if hosts is None:
+        lines = [INDENT + 'for host in %r:' % sorted(scenario.hosts),
+                 INDENT + '    self.computes[host] = '
+                 'self._start_compute(host)',
+                 INDENT + '    self._schedule(host)']
+    else:
+        lines = libvirt.option_lines(hosts.options[scenario.name])
+        for host in sorted(scenario.hosts.values(), key=lambda h: h.name):
+            profile = profiles.load_profile(host.profile)
+            lines += libvirt.start_lines(host.name, profile, INDENT)
+            lines.append(INDENT + 'self._schedule(%r)' % host.name)
     for host in sorted(scenario.hosts.values(), key=lambda h: h.name):
         method = _failing_method(host.driver)
         if method:
             lines.append(INDENT + 'self._fault(%r, %r, None)'
                          % (host.name, method))
+    for name, image in sorted(scenario.images.items()):
+        lines += [INDENT + 'self.images[%r] = self._create_image(' % name,
+                  INDENT + '    %r, %r)' % (name, dict(sorted(
+                      image.items())))]
     for flavor in sorted(scenario.flavors.values(), key=lambda f: f.name):
         lines += [
             INDENT + 'self.flavors[%r] = self._create_flavor(' % flavor.name,
             INDENT + '    name=%r, vcpu=%d, memory_mb=%d, disk=%d,'
             % (flavor.name, flavor.vcpus, flavor.ram, flavor.disk),
-            INDENT + '    ephemeral=%d, swap=%d)'
-            % (flavor.ephemeral, flavor.swap)]
+            INDENT + '    ephemeral=%d, swap=%d%s'
+            % (flavor.ephemeral, flavor.swap,
+               ',' if flavor.extra_specs else ')')]
+        if flavor.extra_specs:
+            lines.append(INDENT + '    extra_spec=%r)'
+                         % dict(sorted(flavor.extra_specs.items())))
     return lines
 
 
-def _method(path, scenario):
+def _method(path, scenario, hosts=None):
     slug = re.sub(r'[^a-z0-9]+', '_', scenario.name.lower()).strip('_')
     lines = ['', '    def test_%s(self):' % slug,
              '        """%s"""' % scenario.name.replace('"""', "'''")]
-    lines += _world(scenario)
+    lines += _world(scenario, hosts)
     for step in scenario.steps:
         what = 'step %d (%s)' % (step.index, step.kind)
-        unit = step_units.get(step.kind)
+        unit = step_units.get(step.kind, libvirt=hosts is not None)
         if unit is None:
             raise refusal.Refused(path, scenario.name, what,
                                   'step kind %r' % step.kind)
@@ -522,6 +698,9 @@ def _method(path, scenario):
                 body += check(value, scenario)
             except expect_units.Unsupported as exc:
                 raise refusal.Refused(path, scenario.name, where, str(exc))
+        if 'logs' in step.expect:
+            # Where the test's log stands: the step's records come after.
+            body[:0] = ['log_mark = len(self.stdlog.logger.output)']
         lines.append('')
         lines.append(INDENT + '# %d. %s' % (step.index, step.label))
         lines += [INDENT + line for line in body]

@@ -13,14 +13,20 @@ from harness.export import registry
 
 _REGISTRY = registry.Registry()
 translates = _REGISTRY.translates
-get = _REGISTRY.get
 names = _REGISTRY.names
+# Step kinds whose translation differs on profiled (libvirt) hosts.
+_LIBVIRT = registry.Registry()
 # Step kinds expected to fail (``error:``): ``(args, error, expect) ->
 # lines``, ``expect`` the step's parsed expectations.
 _FAILING = registry.Registry()
 get_failing = _FAILING.get
 failing_names = _FAILING.names
 Unsupported = registry.Unsupported
+
+
+def get(kind, libvirt=False):
+    """The unit of ``kind`` (on profiled hosts: its own, if it has one)."""
+    return (libvirt and _LIBVIRT.get(kind)) or _REGISTRY.get(kind)
 
 
 def _only(args, allowed):
@@ -33,14 +39,54 @@ def _server(name):
     return 'self.servers[%r]' % name
 
 
+def _image(args):
+    # One of the scenario's images (the test's world creates them).
+    return (' image_uuid=self.images[%r],' % args['image']
+            if args.get('image') else '')
+
+
 @translates('boot')
 def boot(args):
-    _only(args, ('server', 'flavor', 'host'))
+    _only(args, ('server', 'flavor', 'host', 'image'))
     host = args.get('host')
     return ['self.servers[%r] = self._create_server(' % args['server'],
-            '    name=%r, flavor_id=self.flavors[%r],'
-            % (args['server'], args['flavor']),
+            '    name=%r, flavor_id=self.flavors[%r],%s'
+            % (args['server'], args['flavor'], _image(args)),
             "    host=%r, networks='none')" % (host,)]
+
+
+def _rebuild_body(args):
+    if not args.get('image'):
+        # The server's own image: the test's default one, as the
+        # harness's, is not said here.
+        raise Unsupported('a rebuild from the server\'s own image')
+    return "{'rebuild': {'imageRef': self.images[%r]}}" % args['image']
+
+
+@translates('rebuild')
+def rebuild(args):
+    # On its own host; a stopped server is rebuilt and stopped again.
+    _only(args, ('server', 'image'))
+    name = args['server']
+    _rebuild_body(args)
+    return ["state = self.api.get_server(%s['id'])['status']" % _server(name),
+            'self.servers[%r] = self._rebuild_server(' % name,
+            '    %s, self.images[%r],' % (_server(name), args['image']),
+            "    expected_state='SHUTOFF' if state == 'SHUTOFF' "
+            "else 'ACTIVE')"]
+
+
+@_FAILING.translates('rebuild')
+def rebuild_refused(args, error, expect):
+    # Nova's API refuses it (400) with the error in the response's body,
+    # the server left as it was.
+    _only(args, ('server', 'image'))
+    return ['exc = self.assertRaises(',
+            '    client.OpenStackApiException, self.api.post_server_action,',
+            "    %s['id'], %s)" % (
+                _server(args['server']), _rebuild_body(args)),
+            'self.assertEqual(400, exc.response.status_code)',
+            'self.assertIn(%r, exc.response.text)' % error]
 
 
 @translates('resize')
@@ -153,6 +199,18 @@ def start_compute(args):
     return ['self.computes[%r] = self.restart_compute_service(' % host,
             '    self.computes[%r], keep_hypervisor_state=%r)' % (host, kept),
             'self._schedule(%r)' % host]
+
+
+@_LIBVIRT.translates('start_compute')
+def start_compute_profiled(args):
+    # ServersTestBase's restart keeps the host's fake libvirt, guests and
+    # all; a fresh one of the profile is not translated.
+    _only(args, ('host', 'guests'))
+    if args.get('guests', 'kept') != 'kept':
+        raise Unsupported('guests %r on a profiled host'
+                          % args.get('guests'))
+    return ['self.restart_compute_service(%r)' % args['host'],
+            'self._schedule(%r)' % args['host']]
 
 
 @translates('evacuate')
@@ -270,13 +328,19 @@ _UNRESTED = re.compile(r'^(did not reach its resting state'
 _FAULTED = re.compile(r'^injected hypervisor fault: \w+ failed on [\w-]+$')
 
 
+# The scheduler's answer to a request no host fits, which Nova records
+# as the server's fault when it puts the server in ERROR.
+_NO_HOST = re.compile(r'^No valid host( was found\.?)?$')
+
+
 def _unrested(name, error, expect):
     """Wait for where the step's expectations say the server ended."""
-    faulted = _FAULTED.match(error)
+    status = ((expect.get('servers') or {}).get(name) or {}).get('status')
+    faulted = _FAULTED.match(error) or (
+        status == 'ERROR' and _NO_HOST.match(error))
     if not (_UNRESTED.match(error) or faulted):
         raise Unsupported('error %r (not an operation that ended short of '
                           'its resting state)' % error)
-    status = ((expect.get('servers') or {}).get(name) or {}).get('status')
     if status is None:
         raise Unsupported("error: no status expected for %s (the state "
                           "to wait for)" % name)
@@ -290,7 +354,8 @@ def _unrested(name, error, expect):
         '    %s, {%r: %r, %r: None})' % (
             _server(name), 'status', status, 'OS-EXT-STS:task_state')]
     if faulted:
-        # The failing driver's error, recorded as the server's fault.
+        # The failing driver's or the scheduler's error, recorded as the
+        # server's fault.
         lines.append("self.assertIn(%r, %s['fault']['message'])"
                      % (error, _server(name)))
     return lines
@@ -298,12 +363,13 @@ def _unrested(name, error, expect):
 
 @_FAILING.translates('boot')
 def boot_unrested(args, error, expect):
-    _only(args, ('server', 'flavor', 'host'))
+    _only(args, ('server', 'flavor', 'host', 'image'))
     waits = _unrested(args['server'], error, expect)
-    status = waits[-1].split("'status': ")[1].split(',')[0]
+    status = [line for line in waits if "'status': " in line][0].split(
+        "'status': ")[1].split(',')[0]
     return ['self.servers[%r] = self._create_server(' % args['server'],
-            '    name=%r, flavor_id=self.flavors[%r],'
-            % (args['server'], args['flavor']),
+            '    name=%r, flavor_id=self.flavors[%r],%s'
+            % (args['server'], args['flavor'], _image(args)),
             "    host=%r, networks='none', expected_state=%s)"
             % (args.get('host'), status)] + waits
 

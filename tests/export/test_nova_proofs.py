@@ -40,10 +40,27 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(harness.__file__)))
 FINDINGS = sorted(glob.glob(os.path.join(ROOT, 'findings', '*.yaml')))
 
 
+# Bugs whose exported test does not yet mean what the scenario means, and
+# why: left out of the proofs, named here so that the gap shows.
+DISAGREE = {
+    '2153425': 'the exported test fails on Nova 34 where the scenario '
+               'passes: in both, the destination\'s live migration claim '
+               'fits vm2 to cell 0 (the record still has the initial CPU '
+               'allocation ratio, 4.0, until its first periodic); the '
+               'harness\'s run then shows vm2 pinned in cell 1',
+}
+
+
 def exportable():
-    """Bug id -> the exported source, for the bugs the exporter takes."""
+    """Bug id -> the exported source, for the bugs the exporter takes.
+
+    Those the harness can put back into Nova: the bite of the others'
+    tests cannot be shown (``bugs.Bug.no_reintroduction`` says why).
+    """
     found = {}
     for bug in bugs.known():
+        if not bug.reintroducible or bug.id in DISAGREE:
+            continue
         try:
             found[bug.id] = nova_test.export(bug.path, with_harness=True)
         except refusal.Refused:
@@ -112,17 +129,23 @@ class ExportedNovaTestProofs(_NovaTestRuns):
 
     def test_which_bugs_export(self):
         # The exporter takes Nova's fake-driver hosts (a failing driver
-        # too), the operations with integrated_helpers' helpers, computes
-        # stopped, started, forced down and their services deleted, time
-        # moved on, periodics injected at compute methods, faults on a
-        # compute and the steps they leave short of their resting state,
-        # shelve and unshelve; the other bugs' scenarios need a profiled
-        # libvirt host or a multi-node compute (refused by name: see the
-        # unit tests).
+        # too) and profiled hosts (Nova's fake libvirt shaped like the
+        # profile: CPUs, cells, pages, whole PCI devices and SR-IOV
+        # functions), the operations with integrated_helpers' helpers,
+        # images, rebuilds, computes stopped, started, forced down and
+        # their services deleted, time moved on, periodics injected at
+        # compute methods, faults on a compute and the steps they leave
+        # short of their resting state, shelve and unshelve; the other
+        # bugs' scenarios need vGPUs, computes with different options, a
+        # multi-node compute, an action at a point and more (refused by
+        # name: see the unit tests). LP#1995153 exports but cannot be put
+        # back; DISAGREE names the rest.
         self.assertEqual(['1679750', '1707071', '1709902', '1712718',
                           '1713786', '1713796', '1724172', '1749215',
-                          '1756179', '1763183', '1818914', '1821594',
-                          '1825537', '1829479', '1852610', '1886418'],
+                          '1750618', '1756179', '1763183', '1763766',
+                          '1785318', '1818914', '1821594', '1825537',
+                          '1829479', '1852610', '1886418', '1944759',
+                          '1986838', '2144660'],
                          sorted(exportable()))
 
     def prove(self, bug):
@@ -159,11 +182,16 @@ class ExportedFindingProofs(_NovaTestRuns):
     """Each finding's exported test fails on Nova at the harness's step."""
 
     def test_which_findings_export(self):
-        # The others need a profiled libvirt host, Placement's or the
-        # network's faults, a compute dying at a point, an API request
-        # sent at a point or a multi-node compute.
-        self.assertEqual(['resize_dest_periodic_before_finish_resize.yaml'],
-                         sorted(exportable_findings()))
+        # The others need Placement's or the network's faults, a compute
+        # dying at a point, an API request sent at a point, a compute
+        # started with another config or a multi-node compute.
+        self.assertEqual(
+            ['evacuate_spawn_failure_keeps_pins_on_destination.yaml',
+             'resize_dest_periodic_before_finish_resize.yaml',
+             'revert_dest_periodic_before_finish_revert_resize.yaml',
+             'revert_source_periodic_before_finish_revert_resize.yaml',
+             'same_host_revert_after_periodic_before_finish_resize.yaml'],
+            sorted(exportable_findings()))
 
     def prove_finding(self, name):
         path = os.path.join(ROOT, 'findings', name)

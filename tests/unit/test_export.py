@@ -155,8 +155,8 @@ class StepTranslationTest(ExportTestCase):
         self.assertEqual(
             ('advance_clock', 'boot', 'confirm', 'delete', 'delete_service',
              'disable_compute', 'enable_compute', 'evacuate', 'fault',
-             'force_down', 'inject', 'live_migrate', 'migrate', 'resize',
-             'revert', 'run_periodic', 'shelve', 'start_compute',
+             'force_down', 'inject', 'live_migrate', 'migrate', 'rebuild',
+             'resize', 'revert', 'run_periodic', 'shelve', 'start_compute',
              'stop_compute', 'unshelve'),
             step_units.names())
 
@@ -204,7 +204,8 @@ class StepTranslationTest(ExportTestCase):
             + ["self.admin_api.api_delete('/os-services/%s' % "
                "service['id'])"], body[3:])
         self.assertEqual(('boot', 'confirm', 'delete_service', 'evacuate',
-                          'migrate', 'resize', 'revert', 'unshelve'),
+                          'migrate', 'rebuild', 'resize', 'revert',
+                          'unshelve'),
                          step_units.failing_names())
 
     def test_a_service_delete_nova_refuses(self):
@@ -411,7 +412,10 @@ class ExpectTranslationTest(ExportTestCase):
                        'assertLatestMigration', 'assertProviders',
                        'assertProviderTraits'):
             self.assertIn('    def %s(self' % helper, source)
-        self.assertEqual(('allocations', 'migrations', 'provider_traits',
+        # devices, pci and pinned_cpus: profiled hosts only
+        # (test_export_libvirt).
+        self.assertEqual(('allocations', 'devices', 'logs', 'migrations',
+                          'pci', 'pinned_cpus', 'provider_traits',
                           'providers', 'servers', 'tracker', 'usages'),
                          expect_units.names())
 
@@ -451,9 +455,9 @@ class WeightsTest(ExportTestCase):
 class RefusalTest(ExportTestCase):
 
     def test_a_step_kind_without_translation(self):
-        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
-                           '- rebuild: vm1',
-                           "step 2 (rebuild)", "step kind 'rebuild'")
+        self.assertRefused('- force_down: src\n'
+                           '- force_up: src',
+                           "step 2 (force_up)", "step kind 'force_up'")
 
     def test_a_compute_started_with_a_changed_config(self):
         self.assertRefused('- stop_compute: src\n'

@@ -84,12 +84,12 @@ class ReportTest(testing.TestCase):
     def test_a_finding_the_exporter_refuses(self):
         with open(self.path, 'w') as f:
             f.write(FINDING.replace('  - migrate:',
-                                    '  - rebuild: vm1\n  - migrate:'))
+                                    '  - reboot: vm1\n  - migrate:'))
         steps = self.sections(report.render(self.path, FAILED))[
             'Steps to reproduce']
         self.assertIn("(No Nova functional test: %s: scenario 'resize then "
-                      "confirm': step 2 (rebuild): no faithful Nova "
-                      "translation: step kind 'rebuild')" % self.path, steps)
+                      "confirm': step 2 (reboot): no faithful Nova "
+                      "translation: step kind 'reboot')" % self.path, steps)
 
     def test_actual_result_and_environment_from_the_run(self):
         sections = self.sections(report.render(self.path, FAILED))

@@ -1,0 +1,349 @@
+"""``harness export nova-test`` of profiled hosts (no Nova).
+
+A profiled host is written as Nova's libvirt tests build theirs: a class
+on ``ServersTestBase``, the profile as fakelibvirt's ``HostInfo`` with its
+cells edited to the profile's, its devices, its options as
+``self.flags``. The exported source is compiled and its parts read back;
+whether it passes on Nova and fails with the bug put back is proved by
+``tests/export/test_nova_proofs.py``.
+"""
+
+import ast
+import logging
+import re
+
+from harness.core import profiles
+from harness.export import libvirt
+from harness.export import nova_test
+from tests.unit import test_export
+
+HEAD = '''\
+bug: {id: 1, title: a test bug, fix: abc, story: s}
+scenarios:
+  - name: the scenario
+    hosts:
+      src: {profile: dev-1s-8c-smt2}
+      dst: {profile: dev-1s-8c-smt2}
+    flavors:
+      pin2: {vcpus: 2, ram: 512, disk: 1,
+             extra_specs: {"hw:cpu_policy": dedicated}}
+    steps:
+'''
+
+
+class LibvirtExportTestCase(test_export.ExportTestCase):
+
+    def export(self, steps, head=HEAD, **kwargs):
+        source = nova_test.export(self.path(steps, head), **kwargs)
+        module = ast.parse(source)
+        classes = [n for n in module.body if isinstance(n, ast.ClassDef)]
+        self.assertEqual(['TestBug1'], [c.name for c in classes])
+        self.assertEqual('base.ServersTestBase',
+                         ast.unparse(classes[0].bases[0]))
+        return source
+
+    def method(self, source, name='test_the_scenario'):
+        return source[source.index('    def %s(' % name):]
+
+
+class ProfiledHostTest(LibvirtExportTestCase):
+
+    def test_a_class_on_nova_libvirt_base(self):
+        source = self.export('- boot: {server: vm1, flavor: pin2}')
+        self.assertIn('from nova.tests.functional.libvirt import base\n',
+                      source)
+        self.assertIn('from nova.tests.fixtures import libvirt as '
+                      'fakelibvirt\n', source)
+        self.assertNotIn('harness', source.split('"""')[2])
+        self.assertIn("    ADDITIONAL_FILTERS = ['NUMATopologyFilter', "
+                      "'PciPassthroughFilter']\n", source)
+        # A cast's failure stays with its service, as in the harness.
+        self.assertIn('    CAST_AS_CALL = False\n', source)
+
+    def test_the_profile_inline_as_fakelibvirt_host_info(self):
+        source = self.export('- boot: {server: vm1, flavor: pin2}')
+        self.assertIn(
+            '        host_info = fakelibvirt.HostInfo(\n'
+            '            cpu_nodes=1, cpu_sockets=1, cpu_cores=8, '
+            'cpu_threads=2,\n', source)
+        self.assertIn('            kB_mem=32768)\n', source)
+        # Linux numbering (siblings n and n + 8), not fakelibvirt's
+        # (n and n + 1): the cells are edited to the profile's.
+        self.assertIn('                [2, 10],\n', source)
+        self.assertIn('             {4: 7864320, 2048: 1024}),\n', source)
+        self.assertIn('    def _shape_cells(self, host_info, cells):',
+                      source)
+        self.assertIn('cpu.siblings = set(core)', source)
+
+    def test_its_devices(self):
+        source = self.export('- boot: {server: vm1, flavor: pin2}')
+        self.assertIn(
+            '        pci_info.add_device(\n'
+            "            dev_type='PCI', bus=2, slot=0, function=0,\n"
+            '            iommu_group=40, numa_node=0,\n'
+            "            vend_id='144d', prod_id='a80a',", source)
+
+    def test_its_options_before_its_computes_start(self):
+        method = self.method(self.export(
+            '- boot: {server: vm1, flavor: pin2}'))
+        flags = method.index(
+            "        self.flags(cpu_dedicated_set='2-7,10-15', "
+            "group='compute')\n")
+        start = method.index(
+            '        self.start_compute(\n'
+            "            hostname='dst', "
+            'host_info=self._host_info_dev_1s_8c_smt2(),\n'
+            '            pci_info=self._pci_info_dev_1s_8c_smt2())\n')
+        self.assertLess(flags, start)
+        self.assertIn("        self.flags(device_spec=[\n"
+                      "            '{\"product_id\": \"a80a\", \"vendor_id\": "
+                      "\"144d\"}',\n"
+                      "        ], group='pci')\n", method)
+
+    def test_sixteen_cpus_or_more_widen_the_base_connection(self):
+        # ServersTestBase's _get_connection refuses 16 CPUs or more.
+        source = self.export('- boot: {server: vm1, flavor: pin2}')
+        self.assertIn('    def _get_connection(\n', source)
+        # 0-15 online is the base's own patch: not patched again.
+        self.assertNotIn('get_online_cpus', source)
+        head = HEAD.replace('dev-1s-8c-smt2', 'xeon-2s-20c-smt2')
+        source = self.export('- boot: {server: vm1, flavor: pin2}', head)
+        self.assertIn("            'nova.virt.libvirt.host.Host."
+                      "get_online_cpus',\n"
+                      '            lambda host: set(range(80))))', source)
+        # Its SR-IOV functions as sysfs shows them.
+        self.assertIn("            in ['0000:3b:00.0']))", source)
+        self.assertIn("            '0000:3b:00.4': 3,\n", source)
+
+    def test_flavor_extra_specs(self):
+        method = self.method(self.export(
+            '- boot: {server: vm1, flavor: pin2}'))
+        self.assertIn("            ephemeral=0, swap=0,\n"
+                      "            extra_spec={'hw:cpu_policy': "
+                      "'dedicated'})\n", method)
+
+    def test_a_restart_keeps_the_host_s_fake_libvirt(self):
+        method = self.method(self.export('- stop_compute: src\n'
+                                         '- start_compute: src'))
+        self.assertIn("        self.restart_compute_service('src')\n"
+                      "        self._schedule('src')\n", method)
+
+    def test_fake_and_profiled_scenarios_make_two_classes(self):
+        head = HEAD + '''\
+      - boot: {server: vm1, flavor: pin2}
+  - name: another
+    hosts:
+      h1: {driver: fake}
+    flavors:
+      small: {vcpus: 1, ram: 512, disk: 1}
+    steps:
+'''
+        source = nova_test.export(self.path(
+            '- boot: {server: vm1, flavor: small}', head))
+        classes = [(n.name, ast.unparse(n.bases[0]))
+                   for n in ast.parse(source).body
+                   if isinstance(n, ast.ClassDef)]
+        # In the file's order.
+        self.assertEqual(
+            [('TestBug1Libvirt', 'base.ServersTestBase'),
+             ('TestBug1', 'integrated_helpers.ProviderUsageBaseTestCase')],
+            classes)
+
+    def test_scenarios_of_another_config_make_another_class(self):
+        head = HEAD + '''\
+      - boot: {server: vm1, flavor: pin2}
+  - name: another
+    config: {DEFAULT: {cpu_allocation_ratio: 2.0}}
+    hosts:
+      h1: {profile: dev-1s-8c-smt2}
+    flavors:
+      pin2: {vcpus: 2, ram: 512, disk: 1}
+    steps:
+'''
+        source = nova_test.export(self.path(
+            '- boot: {server: vm1, flavor: pin2}', head))
+        self.assertEqual(['TestBug1', 'TestBug12'], [
+            n.name for n in ast.parse(source).body
+            if isinstance(n, ast.ClassDef)])
+        # The config before the services start, which read it.
+        second = source[source.index('class TestBug12'):]
+        self.assertLess(second.index('self.flags(cpu_allocation_ratio=2.0)'),
+                        second.index('super().setUp()'))
+
+
+class ExpectationTest(LibvirtExportTestCase):
+
+    def body(self, steps, head=HEAD):
+        method = self.method(self.export(steps, head))
+        return method[method.index('        # 1. '):]
+
+    def test_pinned_cpus(self):
+        body = self.body('- boot: {server: vm1, flavor: pin2, host: src}\n'
+                         '  expect: {pinned_cpus: {src: [2, 10], '
+                         'dst: {0: 0}}}')
+        self.assertIn("        self.assertPinnedCpus({\n"
+                      "            'dst': {0: 0},\n"
+                      "            'src': [2, 10],\n"
+                      "        })\n", body)
+
+    def test_pci_and_devices(self):
+        body = self.body('- boot: {server: vm1, flavor: pin2, host: src}\n'
+                         '  expect: {pci: {vm1: {src: 1}}, '
+                         'devices: {src: {allocated: 1, placement: 0}}}')
+        self.assertIn("        self.assertPci('vm1', {'src': 1})\n", body)
+        self.assertIn("        self.assertDevices('src', {\n"
+                      "            'allocated': 1,\n"
+                      "            'placement': 0,\n"
+                      "        })\n", body)
+
+    def test_a_tracker_s_cells(self):
+        body = self.body('- boot: {server: vm1, flavor: pin2, host: src}\n'
+                         '  expect: {tracker: {src: {cells: {0: '
+                         '{cpu_usage: 0}}}}}')
+        self.assertIn("        self.assertTrackers({\n"
+                      "        }, skip=['src'])\n"
+                      "        self.assertTrackerFields('src', {'cells': "
+                      "{0: {'cpu_usage': 0}}})\n", body)
+
+    def test_the_helpers_are_defined(self):
+        source = self.export('- boot: {server: vm1, flavor: pin2}')
+        for helper in ('assertPinnedCpus', 'assertPci', 'assertDevices',
+                       'assertTrackerFields', '_shape_cells'):
+            self.assertIn('    def %s(self' % helper, source)
+
+
+class RefusalTest(LibvirtExportTestCase):
+
+    def assertRefused(self, steps, *words, head=HEAD):
+        return super().assertRefused(steps, *words, head=head)
+
+    def test_hosts_that_need_different_options(self):
+        head = HEAD.replace('dst: {profile: dev-1s-8c-smt2}',
+                            'dst: {profile: nfv-2s-10c-smt2-pf}')
+        self.assertRefused('- boot: {server: vm1, flavor: pin2}',
+                           "hosts 'dst' and 'src' need different options",
+                           'compute.cpu_dedicated_set', head=head)
+
+    def test_a_vgpu_host(self):
+        head = HEAD.replace('dev-1s-8c-smt2', 'xeon-2s-20c-smt2-m60')
+        self.assertRefused('- boot: {server: vm1, flavor: pin2}',
+                           "host 'dst' (profile xeon-2s-20c-smt2-m60)",
+                           'vGPUs', head=head)
+
+    def test_a_vdpa_host(self):
+        head = HEAD.replace('dev-1s-8c-smt2', 'nfv-2s-10c-smt2-vdpa')
+        self.assertRefused('- boot: {server: vm1, flavor: pin2}',
+                           'vDPA and remote-managed functions', head=head)
+
+    def test_a_compute_started_with_its_guests_gone(self):
+        self.assertRefused('- stop_compute: src\n'
+                           '- start_compute: {host: src, guests: gone}',
+                           'step 2 (start_compute)',
+                           "guests 'gone' on a profiled host")
+
+    def test_pinned_cpus_of_a_host_without_profile(self):
+        self.assertRefused(
+            '- boot: {server: vm1, flavor: small}\n'
+            '  expect: {pinned_cpus: {src: 0}}',
+            'expect: pinned_cpus', "host 'dst' has no profile",
+            head=test_export.HEAD)
+
+    def test_vgpus_of_devices(self):
+        self.assertRefused('- boot: {server: vm1, flavor: pin2}\n'
+                           '  expect: {devices: {src: {vgpus: 0}}}',
+                           'expect: devices', 'src: vgpus')
+
+
+class LogsTest(test_export.ExportTestCase):
+
+    def test_the_step_s_records_after_its_mark(self):
+        body = self.body('- boot: {server: vm1, flavor: small}\n'
+                         '  expect: {logs: {any: {absent: {level: '
+                         'WARNING, pattern: "went wrong"}}}}')
+        self.assertEqual(
+            ['# 1. boot vm1 (small)',
+             'log_mark = len(self.stdlog.logger.output)'], body[:2])
+        self.assertEqual("self.assertLogged(log_mark, 'WARNING', "
+                         "'went wrong')", body[-1])
+
+    def test_present(self):
+        body = self.body('- boot: {server: vm1, flavor: small}\n'
+                         '  expect: {logs: {any: {present: {level: '
+                         'ERROR}}}}')
+        self.assertEqual("self.assertLogged(log_mark, 'ERROR', None, "
+                         "present=True)", body[-1])
+
+    def test_one_service_is_refused(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small}\n'
+                           '  expect: {logs: {nova-compute: {absent: '
+                           '{level: ERROR}}}}',
+                           'expect: logs', "service 'nova-compute'",
+                           'say any')
+
+    def test_debug_is_refused(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small}\n'
+                           '  expect: {logs: {any: {absent: '
+                           '{level: DEBUG}}}}',
+                           'expect: logs', 'level DEBUG')
+
+    def assertLoggedRuns(self, output, level, pattern, present):
+        """Run the exported assertLogged on ``output``: its failure."""
+        source = nova_test.LOG_HELPERS
+
+        class FakeTest(object):
+            def assertEqual(self, want, got, message):
+                if want != got:
+                    raise AssertionError(message)
+
+            def assertNotEqual(self, want, got, message):
+                if want == got:
+                    raise AssertionError(message)
+
+        namespace = {'re': re}
+        exec('class Helpers(object):\n' + source, namespace)
+        test = type('T', (namespace['Helpers'], FakeTest), {})()
+        test.stdlog = type('S', (), {})()
+        test.stdlog.logger = type('L', (), {'output': output})()
+        try:
+            test.assertLogged(10, level, pattern, present)
+        except AssertionError as exc:
+            return str(exc)
+        return None
+
+    def test_assert_logged_reads_level_and_pattern_after_the_mark(self):
+        before = '2026-12-06 10:00:00,000 ERROR [x] went wrong early\n'
+        output = ('x' * 10 + '2026-12-06 10:00:01,000 INFO [nova] fine\n'
+                  '2026-12-06 10:00:02,000 WARNING [nova.compute] went '
+                  'wrong\nand on\n')
+        self.assertIsNone(self.assertLoggedRuns(output, 'ERROR', None,
+                                                False))
+        self.assertIn('records at WARNING', self.assertLoggedRuns(
+            output, 'WARNING', 'went', False))
+        self.assertIsNone(self.assertLoggedRuns(output, 'WARNING',
+                                                'went wrong', True))
+        self.assertIsNone(self.assertLoggedRuns(output, 'INFO', 'fine',
+                                                True))
+        self.assertIn('no record at ERROR', self.assertLoggedRuns(
+            output, 'ERROR', None, True))
+        # Records before the mark are another step's.
+        self.assertIsNone(self.assertLoggedRuns(
+            before[:10] + output[10:], 'ERROR', None, False))
+        self.assertEqual(('INFO', 'WARNING', 'ERROR', 'CRITICAL'), tuple(
+            logging.getLevelName(logging.getLevelName(name))
+            for name in ('INFO', 'WARNING', 'ERROR', 'CRITICAL')))
+
+
+class HostsTest(test_export.ExportTestCase):
+
+    def test_every_shipped_profile_is_translated_or_refused_by_name(self):
+        for name in profiles.known_profiles():
+            head = HEAD.replace('dev-1s-8c-smt2', name)
+            path = self.path('- boot: {server: vm1, flavor: pin2}', head)
+            try:
+                source = nova_test.export(path)
+            except nova_test.refusal.Refused as exc:
+                self.assertIn('profile %s' % name, str(exc))
+                continue
+            compile(source, name, 'exec')
+            self.assertIn('def _host_info_%s(self)' % libvirt.slug(name),
+                          source)
