@@ -41,7 +41,6 @@ it as a change (``harness.core.invariants``).
 
 import re
 
-from harness.core import names
 from harness.core.steps import base
 
 #: The module the multi-node driver classes are found in under
@@ -174,7 +173,7 @@ class AddNode(_NodeStep):
         check.keys(value, self.keys + ('at',), required=self.keys)
         args = dict(value)
         if 'at' in args:
-            args['at'] = _race_point(check, args['at'])
+            args['at'] = base.race_point_at(check, args['at'])
         return args
 
     def parse(self, check, value, scenario, state, error):
@@ -246,29 +245,12 @@ class RebalanceNode(_NodeStep):
         cloud.nodes.rebalance(args['node'], args['to'])
 
 
-def _race_point(check, value):
-    check.mapping(value, 'at')
-    check.keys(value, ('before', 'after', 'host'), field='at')
-    whens = [when for when in ('before', 'after') if when in value]
-    if len(whens) != 1:
-        check.fail('at', 'say "before: <point>" or "after: <point>"')
-    point = check.string(value[whens[0]], 'at.' + whens[0])
-    if not names.POINT_NAME.match(point):
-        check.fail('at.' + whens[0], '%r is not a race point name' % point)
-    return {'when': whens[0], 'point': point, 'host': value.get('host')}
-
-
 def check_points(check, steps, kinds):
-    """Refuse an ``add_node`` armed at a point no later step passes."""
-    for position, step in enumerate(steps):
-        at = step.args.get('at') if step.kind == AddNode.name else None
-        if not at:
-            continue
-        if not any(at['point'] in kinds[later.kind].points
-                   for later in steps[position + 1:]):
-            check.at_step(step.index).fail(
-                'add_node.at', 'no later step passes race point %r'
-                % at['point'])
+    """Refuse a step armed ``at`` a point no later step passes.
+
+    ``add_node`` here, ``fault`` too (``base.check_points_at``).
+    """
+    base.check_points_at(check, steps, kinds)
 
 
 KINDS = (RemoveNode(), AddNode(), RebalanceNode())
