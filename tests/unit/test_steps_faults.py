@@ -101,7 +101,17 @@ class TestFaultStep(testing.TestCase):
                          loaded.steps[0].label)
         self.refused("  - fault: {placement: 'PUT /allocations/*', "
                      "status: slow}\n",
-                     'fault.status', 'timeout', "'slow'")
+                     'fault.status', 'timeout', 'unreachable', "'slow'")
+
+    def test_an_unreachable_placement_loads(self):
+        loaded = _load("  - fault: {placement: 'DELETE /allocations/*', "
+                       "status: unreachable, times: 2}\n"
+                       "  - boot: {server: vm1, flavor: small}\n")
+        self.assertEqual({'placement': 'DELETE /allocations/*',
+                          'status': 'unreachable', 'times': 2},
+                         loaded.steps[0].args)
+        self.assertEqual('fault: Placement unreachable on DELETE '
+                         '/allocations/* (2 times)', loaded.steps[0].label)
 
     def test_bad_network_and_placement_faults_are_refused(self):
         self.refused("  - fault: {network: reboot_router}\n",

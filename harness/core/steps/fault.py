@@ -10,7 +10,11 @@ generation conflict with Placement's ``placement.concurrent_update`` code,
 the default; or 500), in front of its own WSGI app (``*`` matches one path
 segment: ``PUT /allocations/*``); ``status: timeout`` answers nothing:
 Placement does not handle the request and the client's read times out
-(keystoneauth's ``ConnectTimeout``).
+(keystoneauth's ``ConnectTimeout``); ``status: unreachable`` takes no
+connection: it is refused, as by a Placement that is down or that the
+service is not configured to reach (keystoneauth's ``ConnectFailure``,
+which Nova's report client logs and swallows where it says
+``safe_connect``).
 
 From this step on, the next ``times`` (default 1) calls of ``method`` on
 ``host``'s compute fail: a virt driver method (``names.DRIVER_FAULTS``:
@@ -55,9 +59,11 @@ class Fault(base.StepKind):
         'placement': ("'METHOD /path'", 'instead of ``host``: Placement '
                       'answers such requests with ``status`` (``*`` '
                       'matches one path segment: ``PUT /allocations/*``)'),
-        'status': ('409, 500 or ``timeout``', 'with ``placement``: the '
-                   'answer (default 409, a generation conflict); '
-                   '``timeout``: no answer, the client\'s read times out'),
+        'status': ('409, 500, ``timeout`` or ``unreachable``', 'with '
+                   '``placement``: the answer (default 409, a generation '
+                   'conflict); ``timeout``: no answer, the client\'s read '
+                   'times out; ``unreachable``: no connection, the '
+                   'client\'s is refused'),
         'times': ('whole number', 'how many calls fail (default 1)'),
         'at': ('{before | after: race point, host?}', 'arm it at that '
                'race point of a later step (on ``host`` only, if given) '
