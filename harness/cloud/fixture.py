@@ -508,6 +508,18 @@ class Cloud(fixtures.Fixture):
                 lambda: 'after periodic %s on %s' % (task, host))
             self.race.check()
 
+    def archive_deleted_rows(self, max_rows):
+        """``nova-manage db archive_deleted_rows`` on the cell's database.
+
+        Returns table name -> how many rows Nova moved to its shadow table.
+        """
+        from nova.db.main import api as main_db
+        ctxt = context.get_admin_context()
+        cell = self.env.cells.cell_mappings[databases.CELL1_NAME]
+        with context.target_cell(ctxt, cell) as cctxt:
+            archived = main_db.archive_deleted_rows(cctxt, max_rows=max_rows)
+        return dict(archived[0])
+
     def run_periodics(self, task='update_available_resource', hosts=None):
         """Run ``task`` on each host, in the order given (all by name)."""
         for host in hosts or sorted(self.computes):

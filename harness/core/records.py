@@ -34,6 +34,10 @@ class NodeRecord(object):
     # PciPassthroughFilter reads): {vendor_id, product_id, numa_node,
     # count, tags} each.
     pci_pools: tuple = ()
+    # How many records of this node the table holds, deleted ones
+    # included: one while Nova brings a deleted record back (undeletes
+    # it, the same row: id and UUID) rather than make another.
+    records: int = 1
 
 
 @dataclasses.dataclass
@@ -147,8 +151,12 @@ def node_records(raw_nodes):
             current_workload=raw.get('current_workload') or 0,
             pci_pools=tuple(dict(pool) for pool in raw.get('pci_pools', ())))
         known = nodes.get(record.node)
+        if known is not None:
+            record.records = known.records + 1
         if known is None or known.deleted or not record.deleted:
             nodes[record.node] = record
+        else:
+            known.records = record.records
     return nodes
 
 
