@@ -38,6 +38,9 @@ class NodeRecord(object):
     # included: one while Nova brings a deleted record back (undeletes
     # it, the same row: id and UUID) rather than make another.
     records: int = 1
+    # Whether ``nova-manage cell_v2 discover_hosts`` saw it (its host
+    # mapped to the cell): the record's ``mapped`` flag.
+    mapped: bool = False
 
 
 @dataclasses.dataclass
@@ -149,7 +152,8 @@ def node_records(raw_nodes):
             stats=dict(raw.get('stats') or {}),
             running_vms=raw.get('running_vms') or 0,
             current_workload=raw.get('current_workload') or 0,
-            pci_pools=tuple(dict(pool) for pool in raw.get('pci_pools', ())))
+            pci_pools=tuple(dict(pool) for pool in raw.get('pci_pools', ())),
+            mapped=bool(raw.get('mapped')))
         known = nodes.get(record.node)
         if known is not None:
             record.records = known.records + 1

@@ -278,6 +278,15 @@ class TestComputeNodes(testing.TestCase):
         self.assertEqual([], check('compute_nodes', {
             'src': {'records': 2}}, snap))
 
+    def test_mapped_is_the_records_flag(self):
+        snap = build(nodes=[node('src', mapped=True),
+                            node('dst', deleted=True)])
+        self.assertEqual([], check('compute_nodes', {
+            'src': {'mapped': True}, 'dst': {'mapped': False}}, snap))
+        [problem] = check('compute_nodes', {'dst': {'mapped': True}}, snap)
+        self.assertEqual('compute node dst: mapped expected True, got False',
+                         str(problem))
+
     def test_null_says_no_record(self):
         snap = build(nodes=[node('src')])
         self.assertEqual([], check('compute_nodes', {'dst': None}, snap))
@@ -296,6 +305,8 @@ class TestComputeNodes(testing.TestCase):
                 ({'src': {'stats': {'instances': 1}}},
                  'expect.compute_nodes.src.stats.instances',
                  'unknown stat'),
+                ({'src': {'mapped': 1}},
+                 'expect.compute_nodes.src.mapped', 'true or false'),
                 ({'src': {'records': 0}},
                  'expect.compute_nodes.src.records', 'at least 1'),
                 ({'src': {'stats': {'num_instances': -1}}},
