@@ -28,14 +28,7 @@ class _Cloud(object):
 class TestArchiveDeletedRows(refusals.StepLoaderCase):
 
     PATH = 'archive.yaml'
-    HEAD = """\
-name: archive
-hosts:
-  h1: {driver: fake}
-flavors:
-  small: {vcpus: 1, ram: 512, disk: 1}
-steps:
-"""
+    HEAD = refusals.fake_hosts_head('archive', 'h1')
 
     def test_it_loads_with_or_without_counts(self):
         loaded = self.load(

@@ -31,15 +31,7 @@ class _Cloud(object):
 class TestDiscoverHosts(refusals.StepLoaderCase):
 
     PATH = 'discover.yaml'
-    HEAD = """\
-name: discover
-hosts:
-  h1: {driver: fake}
-  h2: {driver: fake}
-flavors:
-  small: {vcpus: 1, ram: 512, disk: 1}
-steps:
-"""
+    HEAD = refusals.fake_hosts_head('discover', 'h1', 'h2')
     DELETED = ('  - stop_compute: h1\n'
                '  - delete_service: h1\n')
 

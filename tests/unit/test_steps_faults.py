@@ -90,28 +90,21 @@ class TestFaultStep(testing.TestCase):
              'fault: Placement 500 on PUT /allocations/* (2 times)'],
             [step.label for step in loaded.steps[:2]])
 
-    def test_a_placement_timeout_loads(self):
-        loaded = _load("  - fault: {placement: 'PUT /allocations/*', "
-                       "status: timeout}\n"
-                       "  - boot: {server: vm1, flavor: small}\n")
-        self.assertEqual({'placement': 'PUT /allocations/*',
-                          'status': 'timeout', 'times': 1},
-                         loaded.steps[0].args)
-        self.assertEqual('fault: Placement timeout on PUT /allocations/*',
-                         loaded.steps[0].label)
+    def test_a_placement_that_does_not_answer_loads(self):
+        # timeout: no answer; unreachable: no connection.
+        for status in ('timeout', 'unreachable'):
+            loaded = _load("  - fault: {placement: 'DELETE /allocations/*', "
+                           "status: %s, times: 2}\n"
+                           "  - boot: {server: vm1, flavor: small}\n"
+                           % status)
+            self.assertEqual({'placement': 'DELETE /allocations/*',
+                              'status': status, 'times': 2},
+                             loaded.steps[0].args)
+            self.assertEqual('fault: Placement %s on DELETE /allocations/* '
+                             '(2 times)' % status, loaded.steps[0].label)
         self.refused("  - fault: {placement: 'PUT /allocations/*', "
                      "status: slow}\n",
                      'fault.status', 'timeout', 'unreachable', "'slow'")
-
-    def test_an_unreachable_placement_loads(self):
-        loaded = _load("  - fault: {placement: 'DELETE /allocations/*', "
-                       "status: unreachable, times: 2}\n"
-                       "  - boot: {server: vm1, flavor: small}\n")
-        self.assertEqual({'placement': 'DELETE /allocations/*',
-                          'status': 'unreachable', 'times': 2},
-                         loaded.steps[0].args)
-        self.assertEqual('fault: Placement unreachable on DELETE '
-                         '/allocations/* (2 times)', loaded.steps[0].label)
 
     def test_bad_network_and_placement_faults_are_refused(self):
         self.refused("  - fault: {network: reboot_router}\n",
@@ -131,15 +124,14 @@ class TestFaultStep(testing.TestCase):
                      'error', 'only server operations')
 
 
-class TestFaultArmedAtARacePoint(testing.TestCase):
+class TestFaultArmedAtARacePoint(refusals.StepLoaderCase):
     """``fault: {..., at: {before | after: point, host?}}``."""
 
-    def refused(self, body, field, *fragments, head=HEAD):
-        return refusals.refused(self, PATH, field, fragments, _load, body,
-                                head)
+    PATH = PATH
+    HEAD = HEAD
 
     def test_each_kind_of_fault_loads_armed_at_a_point(self):
-        loaded = _load(
+        loaded = self.load(
             "  - fault: {placement: 'PUT /allocations/*', status: 500, "
             "at: {before: conductor.build_instances}}\n"
             "  - fault: {host: h2, method: spawn, at: {after: "
