@@ -17,8 +17,12 @@ client: a 409 with Placement's ``placement.concurrent_update`` code (what
 a consumer or provider generation conflict answers), or a 500; or no
 answer (``timeout``): Placement does not handle the request and the
 client's socket read times out, which keystoneauth raises as
-``ConnectTimeout`` (a ``ConnectFailure``). Every line of Nova's client,
-its retries included, runs as installed.
+``ConnectTimeout``; or no connection (``unreachable``): the connection
+is refused, as by a Placement that is down or that the service is not
+configured to reach, which keystoneauth raises as ``ConnectFailure``
+(unlike ``ConnectTimeout``, one that the report client's
+``safe_connect`` logs and swallows). Every line of Nova's client, its
+retries included, runs as installed.
 
 And the older, whole-host form below: fake drivers whose one move step
 always fails.
@@ -50,6 +54,7 @@ importable as ``nova.virt.harness_faults``: ``driver_name(method)`` is the
 ``compute_driver`` value for a host whose ``method`` fails.
 """
 
+import errno
 import json
 import re
 import socket
@@ -213,6 +218,10 @@ class PlacementFault(object):
             # Placement never handles it; the client's read times out
             # (PlacementFaults turns this into the socket's timeout).
             raise _NoAnswer(str(self))
+        if self.status == UNREACHABLE:
+            # No connection (PlacementFaults turns this into a refused
+            # one).
+            raise _NoConnection(str(self))
         code = ('placement.concurrent_update' if self.status == 409
                 else 'placement.undefined_code')
         title = {409: 'Conflict'}.get(self.status, 'Internal Server Error')
@@ -241,14 +250,22 @@ def _asked_version(environ):
 
 #: A Placement fault that answers nothing: the client's read times out.
 TIMEOUT = names.PLACEMENT_TIMEOUT
+#: A Placement fault that takes no connection: the client's is refused.
+UNREACHABLE = names.PLACEMENT_UNREACHABLE
 
 
 class _NoAnswer(Exception):
     """Raised in place of Placement's answer to a request that times out."""
 
 
+class _NoConnection(Exception):
+    """Raised in place of Placement's answer to a request it never gets."""
+
+
 def _timing_out(makefile):
     """``wsgi_fake_socket.makefile``, reading a timeout for ``_NoAnswer``.
+
+    (And a refused connection for ``_NoConnection``.)
 
     wsgi-intercept runs the app when the client reads the response
     (``makefile``) and wraps what the app raises in ``WSGIAppError``, which
@@ -263,6 +280,11 @@ def _timing_out(makefile):
         except wsgi_intercept.WSGIAppError as exc:
             if isinstance(exc.error, _NoAnswer):
                 raise socket.timeout('timed out') from None
+            if isinstance(exc.error, _NoConnection):
+                # requests raises its ConnectionError for it, keystoneauth
+                # its ConnectFailure.
+                raise ConnectionRefusedError(
+                    errno.ECONNREFUSED, 'Connection refused') from None
             raise
     return timing_out
 

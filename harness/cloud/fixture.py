@@ -277,20 +277,24 @@ class Cloud(fixtures.Fixture):
             self._libvirt_hosts = self.useFixture(libvirt.LibvirtHosts())
         return self._libvirt_hosts
 
-    def _start_compute_service(self, host, keep_driver=None):
+    def _start_compute_service(self, host, keep_driver=None,
+                               map_host=True):
         ctxt = context.get_admin_context()
         cell = self.env.cells.cell_mappings[databases.CELL1_NAME]
         # The host mapping must exist before the compute starts, as
         # `nova-manage cell_v2 discover_hosts` would have made it. Looked
         # up, not remembered: deleting a compute service destroys it.
+        # Unless told not to (``map_host``): then it waits for
+        # ``discover_hosts`` (the one it had still says its cell).
         try:
             self._host_mappings[host] = objects.HostMapping.get_by_host(
                 ctxt, host)
         except exception.HostMappingNotFound:
-            mapping = objects.HostMapping(
-                context=ctxt, host=host, cell_mapping=cell)
-            mapping.create()
-            self._host_mappings[host] = mapping
+            if map_host:
+                mapping = objects.HostMapping(
+                    context=ctxt, host=host, cell_mapping=cell)
+                mapping.create()
+                self._host_mappings[host] = mapping
         patch = (fixtures.MonkeyPatch(
             'nova.virt.driver.load_compute_driver',
             lambda *a, **k: keep_driver)
@@ -301,6 +305,8 @@ class Cloud(fixtures.Fixture):
             service = self._start_service(
                 'compute', host, cell=cell,
                 **({'topic_alt': alt} if alt else {}))
+        if not map_host:
+            return service
         with context.target_cell(ctxt, cell) as cctxt:
             try:
                 found = objects.ComputeNodeList.get_all_by_host(cctxt, host)
@@ -384,7 +390,7 @@ class Cloud(fixtures.Fixture):
         return sorted(self._stopped)
 
     def restart_compute(self, host, keep_hypervisor_state=True,
-                        config=None):
+                        config=None, map_host=True):
         """Stop and start nova-compute on ``host`` with a new manager.
 
         The compute node keeps its UUID (its record stays in the cell DB).
@@ -397,6 +403,9 @@ class Cloud(fixtures.Fixture):
             later starts, as an edited ``nova.conf`` would. A start Nova
             refuses (``InvalidConfiguration``) raises ``OperationFailed``
             and leaves the compute stopped.
+        :param map_host: map the host to the cell if it has no host
+            mapping (its service was deleted), as ``discover_hosts`` would
+            have; else it stays unmapped until ``discover_hosts``.
         """
         if host in self.computes:
             self.stop_compute(host)
@@ -410,7 +419,8 @@ class Cloud(fixtures.Fixture):
             if libvirt_hosts is not None and libvirt_hosts.has(host):
                 with libvirt_hosts.restarting(host, old,
                                               keep_hypervisor_state):
-                    service = self._start_compute_service(host)
+                    service = self._start_compute_service(
+                        host, map_host=map_host)
                 libvirt_hosts.started(host, service)
             else:
                 driver = old.manager.driver if keep_hypervisor_state \
@@ -427,7 +437,7 @@ class Cloud(fixtures.Fixture):
                         compute_driver=nodes.loaded_name(driver))
                 with conf:
                     service = self._start_compute_service(
-                        host, keep_driver=driver)
+                        host, keep_driver=driver, map_host=map_host)
         except exception.InvalidConfiguration as exc:
             raise errors.OperationFailed(
                 'nova-compute on %s refused to start: %s' % (host, exc))
@@ -507,6 +517,31 @@ class Cloud(fixtures.Fixture):
                 self.timeout,
                 lambda: 'after periodic %s on %s' % (task, host))
             self.race.check()
+
+    def discover_hosts(self):
+        """``nova-manage cell_v2 discover_hosts``: the hosts it mapped.
+
+        Nova maps each compute node record not flagged ``mapped`` whose
+        host has no host mapping yet, and flags the records it saw.
+        """
+        from nova.objects import host_mapping
+        ctxt = context.get_admin_context()
+        made = host_mapping.discover_hosts(ctxt, status_fn=lambda m: None)
+        for mapping in made:
+            self._host_mappings[mapping.host] = mapping
+        return sorted(mapping.host for mapping in made)
+
+    def archive_deleted_rows(self, max_rows):
+        """``nova-manage db archive_deleted_rows`` on the cell's database.
+
+        Returns table name -> how many rows Nova moved to its shadow table.
+        """
+        from nova.db.main import api as main_db
+        ctxt = context.get_admin_context()
+        cell = self.env.cells.cell_mappings[databases.CELL1_NAME]
+        with context.target_cell(ctxt, cell) as cctxt:
+            archived = main_db.archive_deleted_rows(cctxt, max_rows=max_rows)
+        return dict(archived[0])
 
     def run_periodics(self, task='update_available_resource', hosts=None):
         """Run ``task`` on each host, in the order given (all by name)."""

@@ -30,6 +30,7 @@ import sys
 
 from nova import context as nova_context
 from nova import objects
+from nova.scheduler.client import report
 from nova.virt import fake
 
 from harness.core import errors
@@ -224,3 +225,24 @@ class NodeOps(object):
         target = self.driver(to)
         self.driver(owner).ring.remove(node)
         target.ring.append(node)
+
+    def destroy_record(self, node, provider=False):
+        """Delete ``node``'s compute node record, and nothing else.
+
+        As ``objects.ComputeNode.destroy()`` does (a soft delete, the
+        record kept with its UUID); with ``provider`` its resource provider
+        goes too, with its allocations, through a report client of its own
+        (``delete_resource_provider(cascade=True)``, as an orphan clean-up
+        of another service does): the owner's caches are left as they are.
+        """
+        ctxt = nova_context.get_admin_context()
+        found = [record for record in objects.ComputeNodeList.get_all(ctxt)
+                 if record.hypervisor_hostname == node]
+        if len(found) != 1:
+            raise errors.HarnessError('node %s has %d live compute node '
+                                      'records, not one' % (node, len(found)))
+        record = found[0]
+        record.destroy()
+        if provider:
+            report.SchedulerReportClient().delete_resource_provider(
+                ctxt, record, cascade=True)

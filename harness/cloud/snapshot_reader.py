@@ -495,6 +495,7 @@ def node_record(node):
         'memory_mb_used', 'local_gb', 'local_gb_used', 'running_vms',
         'current_workload')}
     record.update(node=node.hypervisor_hostname, deleted=bool(node.deleted),
+                  mapped=bool(node.mapped),
                   stats=dict(node.stats or {}), pci_pools=[
                       {'vendor_id': pool.vendor_id,
                        'product_id': pool.product_id,

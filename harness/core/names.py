@@ -47,9 +47,11 @@ NETWORK_FAULTS = ('create_port_binding', 'activate_port_binding',
 # error (harness.cloud.faults.PlacementFaults): ``METHOD /path`` with
 # ``*`` for one segment, and the status it gets.
 PLACEMENT_REQUEST = re.compile(r'^(GET|PUT|POST|DELETE|PATCH) /[\w/*.-]*$')
-# ``timeout``: no answer, the client's read times out.
+# ``timeout``: no answer, the client's read times out; ``unreachable``:
+# no connection, the client's is refused.
 PLACEMENT_TIMEOUT = 'timeout'
-PLACEMENT_STATUSES = (409, 500, PLACEMENT_TIMEOUT)
+PLACEMENT_UNREACHABLE = 'unreachable'
+PLACEMENT_STATUSES = (409, 500, PLACEMENT_TIMEOUT, PLACEMENT_UNREACHABLE)
 # What an ``inject`` step may ``do`` at a race point instead of running a
 # periodic: an API request for a server, or for a host's compute service
 # (``delete_service``: ``HOST_INTERJECTIONS``) (harness.cloud.interject),

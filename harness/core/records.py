@@ -34,6 +34,13 @@ class NodeRecord(object):
     # PciPassthroughFilter reads): {vendor_id, product_id, numa_node,
     # count, tags} each.
     pci_pools: tuple = ()
+    # How many records of this node the table holds, deleted ones
+    # included: one while Nova brings a deleted record back (undeletes
+    # it, the same row: id and UUID) rather than make another.
+    records: int = 1
+    # Whether ``nova-manage cell_v2 discover_hosts`` saw it (its host
+    # mapped to the cell): the record's ``mapped`` flag.
+    mapped: bool = False
 
 
 @dataclasses.dataclass
@@ -145,10 +152,15 @@ def node_records(raw_nodes):
             stats=dict(raw.get('stats') or {}),
             running_vms=raw.get('running_vms') or 0,
             current_workload=raw.get('current_workload') or 0,
-            pci_pools=tuple(dict(pool) for pool in raw.get('pci_pools', ())))
+            pci_pools=tuple(dict(pool) for pool in raw.get('pci_pools', ())),
+            mapped=bool(raw.get('mapped')))
         known = nodes.get(record.node)
+        if known is not None:
+            record.records = known.records + 1
         if known is None or known.deleted or not record.deleted:
             nodes[record.node] = record
+        else:
+            known.records = record.records
     return nodes
 
 

@@ -20,6 +20,16 @@ def refused(case, path, field, fragments, load, *args):
     return message
 
 
+def fake_hosts_head(name, *hosts):
+    """A scenario's head: ``hosts`` on the fake driver, a ``small`` flavor.
+
+    Its ``steps:`` come next (a test's own).
+    """
+    return 'name: %s\nhosts:\n%sflavors:\n  small: {vcpus: 1, ram: 512, ' \
+        'disk: 1}\nsteps:\n' % (name, ''.join(
+            '  %s: {driver: fake}\n' % host for host in hosts))
+
+
 class StepLoaderCase(testing.TestCase):
     """Loader tests of scenarios made of ``HEAD`` and a test's own steps."""
 

@@ -226,6 +226,23 @@ class TestRecords(testing.TestCase):
         self.assertEqual(('a', False), (nodes['src'].uuid,
                                         nodes['src'].deleted))
 
+    def test_every_record_of_a_node_is_counted(self):
+        # Undeleted: the same row, one record.
+        self.assertEqual(1, records.node_records([node('src')])[
+            'src'].records)
+        # Made anew next to the deleted one: two, whichever comes first.
+        for rows in ([node('src', deleted=True, uuid='old'),
+                      node('src', uuid='new')],
+                     [node('src', uuid='new'),
+                      node('src', deleted=True, uuid='old')]):
+            nodes = records.node_records(rows + [node('dst')])
+            self.assertEqual((2, 'new', 1), (
+                nodes['src'].records, nodes['src'].uuid,
+                nodes['dst'].records))
+        self.assertEqual(3, records.node_records([
+            node('src', deleted=True), node('src', deleted=True),
+            node('src', deleted=True)])['src'].records)
+
 
 class TestComputeNodes(testing.TestCase):
 
@@ -250,6 +267,26 @@ class TestComputeNodes(testing.TestCase):
             'expected rp-src, got other, stats num_instances expected 1, '
             'got 2, stats num_task_None expected 0, got 2', str(problem))
 
+    def test_records_counts_the_deleted_ones_too(self):
+        snap = build(nodes=[node('src', deleted=True, uuid='old'),
+                            node('src', uuid='rp-src')])
+        [problem] = check('compute_nodes', {
+            'src': {'deleted': False, 'uuid': 'provider', 'records': 1}},
+            snap)
+        self.assertEqual('compute node src: records expected 1, got 2',
+                         str(problem))
+        self.assertEqual([], check('compute_nodes', {
+            'src': {'records': 2}}, snap))
+
+    def test_mapped_is_the_records_flag(self):
+        snap = build(nodes=[node('src', mapped=True),
+                            node('dst', deleted=True)])
+        self.assertEqual([], check('compute_nodes', {
+            'src': {'mapped': True}, 'dst': {'mapped': False}}, snap))
+        [problem] = check('compute_nodes', {'dst': {'mapped': True}}, snap)
+        self.assertEqual('compute node dst: mapped expected True, got False',
+                         str(problem))
+
     def test_null_says_no_record(self):
         snap = build(nodes=[node('src')])
         self.assertEqual([], check('compute_nodes', {'dst': None}, snap))
@@ -268,6 +305,10 @@ class TestComputeNodes(testing.TestCase):
                 ({'src': {'stats': {'instances': 1}}},
                  'expect.compute_nodes.src.stats.instances',
                  'unknown stat'),
+                ({'src': {'mapped': 1}},
+                 'expect.compute_nodes.src.mapped', 'true or false'),
+                ({'src': {'records': 0}},
+                 'expect.compute_nodes.src.records', 'at least 1'),
                 ({'src': {'stats': {'num_instances': -1}}},
                  'expect.compute_nodes.src.stats.num_instances',
                  'at least 0')):

@@ -10,6 +10,7 @@ service runs here.
 from harness.core import errors
 from harness.core import names
 from harness.core import scenario
+from harness.core.steps import base
 from harness import testing
 
 from tests.unit import refusals
@@ -89,18 +90,21 @@ class TestFaultStep(testing.TestCase):
              'fault: Placement 500 on PUT /allocations/* (2 times)'],
             [step.label for step in loaded.steps[:2]])
 
-    def test_a_placement_timeout_loads(self):
-        loaded = _load("  - fault: {placement: 'PUT /allocations/*', "
-                       "status: timeout}\n"
-                       "  - boot: {server: vm1, flavor: small}\n")
-        self.assertEqual({'placement': 'PUT /allocations/*',
-                          'status': 'timeout', 'times': 1},
-                         loaded.steps[0].args)
-        self.assertEqual('fault: Placement timeout on PUT /allocations/*',
-                         loaded.steps[0].label)
+    def test_a_placement_that_does_not_answer_loads(self):
+        # timeout: no answer; unreachable: no connection.
+        for status in ('timeout', 'unreachable'):
+            loaded = _load("  - fault: {placement: 'DELETE /allocations/*', "
+                           "status: %s, times: 2}\n"
+                           "  - boot: {server: vm1, flavor: small}\n"
+                           % status)
+            self.assertEqual({'placement': 'DELETE /allocations/*',
+                              'status': status, 'times': 2},
+                             loaded.steps[0].args)
+            self.assertEqual('fault: Placement %s on DELETE /allocations/* '
+                             '(2 times)' % status, loaded.steps[0].label)
         self.refused("  - fault: {placement: 'PUT /allocations/*', "
                      "status: slow}\n",
-                     'fault.status', 'timeout', "'slow'")
+                     'fault.status', 'timeout', 'unreachable', "'slow'")
 
     def test_bad_network_and_placement_faults_are_refused(self):
         self.refused("  - fault: {network: reboot_router}\n",
@@ -118,6 +122,124 @@ class TestFaultStep(testing.TestCase):
         self.refused("  - fault: {host: h1, method: spawn}\n"
                      "    error: boom\n",
                      'error', 'only server operations')
+
+
+class TestFaultArmedAtARacePoint(refusals.StepLoaderCase):
+    """``fault: {..., at: {before | after: point, host?}}``."""
+
+    PATH = PATH
+    HEAD = HEAD
+
+    def test_each_kind_of_fault_loads_armed_at_a_point(self):
+        loaded = self.load(
+            "  - fault: {placement: 'PUT /allocations/*', status: 500, "
+            "at: {before: conductor.build_instances}}\n"
+            "  - fault: {host: h2, method: spawn, at: {after: "
+            "build_and_run_instance, host: h1}}\n"
+            "  - fault: {network: update_port, times: 2, at: {before: "
+            "build_and_run_instance}}\n"
+            "  - boot: {server: vm1, flavor: small}\n")
+        before = {'when': 'before', 'point': 'conductor.build_instances',
+                  'host': None}
+        self.assertEqual(
+            [{'placement': 'PUT /allocations/*', 'status': 500, 'times': 1,
+              'at': before},
+             {'host': 'h2', 'method': 'spawn', 'times': 1,
+              'at': {'when': 'after', 'point': 'build_and_run_instance',
+                     'host': 'h1'}},
+             {'network': 'update_port', 'times': 2,
+              'at': {'when': 'before', 'point': 'build_and_run_instance',
+                     'host': None}}],
+            [step.args for step in loaded.steps[:3]])
+        self.assertEqual(
+            ['fault: Placement 500 on PUT /allocations/* before '
+             'conductor.build_instances',
+             'fault spawn on h2 after build_and_run_instance on h1',
+             'fault: network update_port (2 times) before '
+             'build_and_run_instance'],
+            [step.label for step in loaded.steps[:3]])
+
+    def test_a_later_step_must_pass_the_point(self):
+        self.refused("  - fault: {host: h1, method: claim, at: {before: "
+                     "finish_resize}}\n"
+                     "  - boot: {server: vm1, flavor: small, host: h1}\n"
+                     "  - delete: vm1\n",
+                     'fault.at', 'no later step passes race point',
+                     "'finish_resize'")
+
+    def test_bad_points_are_refused_naming_the_field(self):
+        boot = "  - boot: {server: vm1, flavor: small}\n"
+        self.refused("  - fault: {host: h1, method: claim, at: x}\n" + boot,
+                     'fault.at', 'expected a mapping')
+        self.refused("  - fault: {host: h1, method: claim, at: {}}\n" + boot,
+                     'fault.at', 'say "before: <point>" or "after: <point>"')
+        self.refused("  - fault: {host: h1, method: claim, at: {before: "
+                     "'no such'}}\n" + boot,
+                     'fault.at.before', 'not a race point name')
+        self.refused("  - fault: {host: h1, method: claim, at: {before: "
+                     "instance.host, host: h9}}\n" + boot,
+                     'fault.at.host', "unknown host 'h9'")
+        self.refused("  - fault: {host: h1, method: claim, at: {before: "
+                     "instance.host, server: vm1}}\n" + boot,
+                     'fault.at.server', 'unknown field')
+        # The fault itself is checked as one armed now.
+        self.refused("  - fault: {host: h1, method: explode, at: {before: "
+                     "instance.host}}\n" + boot,
+                     'fault.method', "cannot fail 'explode'")
+
+
+class _Injection(object):
+    """What ``RacePoints.at`` gives, without a cloud: fired by hand."""
+
+    subject = 'before conductor.build_instances'
+    never = 'the run never passed before conductor.build_instances'
+
+    def __init__(self):
+        self.fired = []
+        self.action = None
+
+    def call(self, action, description):
+        self.action = action
+        return self
+
+    def pass_point(self):
+        self.action('passage')
+        self.fired.append('passage')
+
+
+class _Armed(object):
+    never = 'Nova never sent PUT /allocations/* to Placement'
+
+    def __init__(self):
+        self.fired = []
+
+
+class TestArmedAt(testing.TestCase):
+    """``base.ArmedAt``: fired once its point and what it armed fired.
+
+    Else it says which of the two did not happen.
+    """
+
+    def test_the_point_never_passed(self):
+        injection = _Injection()
+        armed = base.ArmedAt(injection, _Armed, 'a fault')
+        self.assertEqual([], armed.fired)
+        self.assertEqual(injection.never, armed.never)
+        self.assertEqual(injection.subject, armed.subject)
+
+    def test_armed_at_the_point_but_never_met(self):
+        injection = _Injection()
+        armed = base.ArmedAt(injection, _Armed, 'a fault')
+        injection.pass_point()
+        self.assertEqual([], armed.fired)
+        self.assertEqual(_Armed.never, armed.never)
+
+    def test_armed_at_the_point_and_met(self):
+        injection = _Injection()
+        armed = base.ArmedAt(injection, _Armed, 'a fault')
+        injection.pass_point()
+        armed.armed.fired.append('PUT /allocations/x')
+        self.assertEqual(['PUT /allocations/x'], armed.fired)
 
 
 class TestRequestAtARacePoint(testing.TestCase):

@@ -1,8 +1,9 @@
 """Multi-node hosts and their node steps: what the loader takes and refuses.
 
-Hosts given ``nodes:``, ``remove_node``, ``add_node`` and ``rebalance_node``
-(``harness.core.steps.nodes``), expectations naming nodes, and the
-invariants' view of a host with several nodes. No Nova service runs here.
+Hosts given ``nodes:``, ``remove_node``, ``add_node``, ``rebalance_node``
+and ``destroy_compute_node`` (``harness.core.steps.nodes``), expectations
+naming nodes, and the invariants' view of a host with several nodes. No
+Nova service runs here.
 """
 
 from harness.core import errors
@@ -194,6 +195,43 @@ class TestNodeSteps(testing.TestCase):
                      '  - add_node: {host: bm2, node: n1, at: {after: '
                      'x, host: nowhere}}\n',
                      'add_node.at.host', 'unknown host')
+
+    def test_a_compute_node_record_destroyed(self):
+        loaded = _load('  - destroy_compute_node: {node: n2}\n'
+                       '  - destroy_compute_node: {node: plain, provider: '
+                       'true}\n')
+        self.assertEqual(
+            [{'node': 'n2', 'provider': False, 'host': 'bm1'},
+             {'node': 'plain', 'provider': True, 'host': 'plain'}],
+            [step.args for step in loaded.steps])
+        self.assertEqual(['destroy compute node n2',
+                          'destroy compute node plain and its provider'],
+                         [step.label for step in loaded.steps])
+        # Until its owner's next periodic Placement has not caught up.
+        kind = steps.get('destroy_compute_node')
+        self.assertEqual({'n2': 'bm1'}, kind.pending(loaded.steps[0].args))
+        self.assertFalse(kind.arms)
+
+    def test_a_destroyed_record_must_be_a_known_live_node(self):
+        self.refused('  - destroy_compute_node: {node: n9}\n',
+                     'destroy_compute_node.node', "unknown node 'n9'",
+                     'n1, n2, plain')
+        # A multi-node host is no node of its own.
+        self.refused('  - destroy_compute_node: {node: bm1}\n',
+                     'destroy_compute_node.node', "unknown node 'bm1'")
+        self.refused('  - remove_node: {host: bm1, node: n1}\n'
+                     '  - destroy_compute_node: {node: n1}\n',
+                     'destroy_compute_node.node', 'it was removed')
+        self.refused('  - stop_compute: plain\n'
+                     '  - delete_service: plain\n'
+                     '  - destroy_compute_node: {node: plain}\n',
+                     'destroy_compute_node.node', 'was deleted')
+        self.refused('  - destroy_compute_node: {node: n1, provider: 1}\n',
+                     'destroy_compute_node.provider', 'true or false')
+        self.refused('  - destroy_compute_node: {node: n1, host: bm1}\n',
+                     'destroy_compute_node.host', 'unknown field')
+        self.refused('  - destroy_compute_node: n1\n',
+                     'destroy_compute_node', 'expected a mapping')
 
     def test_driver_names(self):
         self.assertEqual('harness_ironic.Nodes:a,b',

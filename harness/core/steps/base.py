@@ -41,6 +41,7 @@ a switch on step kinds.
 """
 
 from harness.core import errors
+from harness.core import names
 
 #: What a tracker window bounds, per host (the tracker's terms).
 TRACKER_KEYS = ('vcpus', 'memory_mb', 'local_gb', 'pinned')
@@ -485,3 +486,71 @@ def needs(check, state, server, wanted, doing):
 def unknown_kind(name, known):
     return errors.ScenarioError('unknown step kind %r; known: %s'
                                 % (name, ', '.join(known)))
+
+
+def race_point_at(check, value, field='at'):
+    """``at: {before | after: point, host?}``: where a step arms its work.
+
+    What ``add_node`` and ``fault`` take to act at a race point of a later
+    step instead of now (``check_points_at`` checks a later step passes
+    it). Returns ``{when, point, host}``.
+    """
+    check.mapping(value, field)
+    check.keys(value, ('before', 'after', 'host'), field=field)
+    whens = [when for when in ('before', 'after') if when in value]
+    if len(whens) != 1:
+        check.fail(field, 'say "before: <point>" or "after: <point>"')
+    point = check.string(value[whens[0]], '%s.%s' % (field, whens[0]))
+    if not names.POINT_NAME.match(point):
+        check.fail('%s.%s' % (field, whens[0]),
+                   '%r is not a race point name' % point)
+    return {'when': whens[0], 'point': point, 'host': value.get('host')}
+
+
+def check_points_at(check, steps, kinds):
+    """Refuse a step armed ``at`` a point no later step passes."""
+    for position, step in enumerate(steps):
+        at = step.args.get('at') if isinstance(step.args, dict) else None
+        if not at:
+            continue
+        if not any(at['point'] in kinds[later.kind].points
+                   for later in steps[position + 1:]):
+            check.at_step(step.index).fail(
+                '%s.at' % step.kind, 'no later step passes race point %r'
+                % at['point'])
+
+
+class ArmedAt(object):
+    """What a step arms at a race point: ``arm()`` runs when it is passed.
+
+    ``arm`` returns what it armed there (a fault: ``fired``, ``never``),
+    or None for work done there and then. The runner's check that
+    everything armed fired (``fired``, ``never``, ``subject``) asks both:
+    the point must be passed, and what was armed there must fire.
+    """
+
+    def __init__(self, injection, arm, description):
+        self.injection = injection
+        self.armed = None
+        self._arm = arm
+        injection.call(self._fire, description)
+
+    def _fire(self, passage):
+        self.armed = self._arm()
+        return None
+
+    @property
+    def subject(self):
+        return self.injection.subject
+
+    @property
+    def fired(self):
+        if self.armed is None:
+            return self.injection.fired
+        return self.armed.fired if self.injection.fired else []
+
+    @property
+    def never(self):
+        if self.armed is None:
+            return self.injection.never
+        return self.armed.never

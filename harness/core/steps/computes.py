@@ -67,6 +67,14 @@ class _Compute(base.StepKind):
             if host not in state.stopped:
                 check.fail('host', 'compute %r is running; stop it first'
                            % host)
+            if extra.get('mapped', True) is not True:
+                if not isinstance(extra['mapped'], bool):
+                    check.fail('mapped', 'expected true or false, got %s'
+                               % errors.show(extra['mapped']))
+                if host not in state.service_deleted:
+                    check.fail('mapped', 'compute %r has its host mapping: '
+                               'only one whose service was deleted starts '
+                               'unmapped' % host)
             if not error:
                 # A start Nova refuses leaves the compute stopped.
                 state.start(host)
@@ -83,6 +91,8 @@ class _Compute(base.StepKind):
         if 'config' in extra:
             args['config'] = host_config(check, extra['config'], scenario,
                                          host)
+        if extra.get('mapped') is False:
+            args['mapped'] = False
         return args
 
     def label(self, args):
@@ -219,6 +229,11 @@ class StartCompute(_Compute):
                    '``nova.conf`` changed, for this and later starts: the '
                    'CPU sets (``null`` removes one), reserved memory, disk '
                    'and huge pages, the allocation ratios'),
+        'mapped': ('true or false', 'for a compute whose service was '
+                   'deleted (its host mapping with it): true (default), '
+                   'the run maps it again as it starts, as ``nova-manage '
+                   'cell_v2 discover_hosts`` would; false, it stays '
+                   'unmapped until a ``discover_hosts`` step'),
     }
     example = '''\
 - boot: {server: vm1, flavor: pin2, host: src}
@@ -236,6 +251,8 @@ class StartCompute(_Compute):
 
     def run(self, cloud, args):
         more = {'config': args['config']} if 'config' in args else {}
+        if args.get('mapped') is False:
+            more['map_host'] = False
         cloud.restart_compute(
             args['host'],
             keep_hypervisor_state=args.get('guests', 'kept') == 'kept',
@@ -248,7 +265,9 @@ class StartCompute(_Compute):
             for group in sorted(args['config'])
             for name, value in sorted(args['config'][group].items())
         ) if args.get('config') else ''
-        return 'start compute %s%s%s' % (args['host'], gone, config)
+        unmapped = ' (unmapped)' if args.get('mapped') is False else ''
+        return 'start compute %s%s%s%s' % (args['host'], gone, config,
+                                           unmapped)
 
     def reconciles(self, args, running):
         # pre_start_hook runs update_available_resource at start-up.

@@ -10,7 +10,11 @@ generation conflict with Placement's ``placement.concurrent_update`` code,
 the default; or 500), in front of its own WSGI app (``*`` matches one path
 segment: ``PUT /allocations/*``); ``status: timeout`` answers nothing:
 Placement does not handle the request and the client's read times out
-(keystoneauth's ``ConnectTimeout``).
+(keystoneauth's ``ConnectTimeout``); ``status: unreachable`` takes no
+connection: it is refused, as by a Placement that is down or that the
+service is not configured to reach (keystoneauth's ``ConnectFailure``,
+which Nova's report client logs and swallows where it says
+``safe_connect``).
 
 From this step on, the next ``times`` (default 1) calls of ``method`` on
 ``host``'s compute fail: a virt driver method (``names.DRIVER_FAULTS``:
@@ -21,6 +25,14 @@ host that no longer fits does. A later step must call it: a fault that
 never fires fails the run, as an injection that never fires does. The
 fault holds on the compute as it runs; a compute stopped and started
 again starts without it.
+
+With ``at: {before | after: point, host?}`` the fault is armed when that
+race point of a later step is passed (on ``host`` only, if given)
+instead of now, as ``inject`` arms a periodic there: a failure that only
+the calls after that moment meet (the conductor's claim on an alternate
+host, made after the first host's claim failed, when the build's first
+claim went through). Both must happen: the point passed, and the fault
+armed there met.
 """
 
 from harness.core import errors
@@ -47,10 +59,15 @@ class Fault(base.StepKind):
         'placement': ("'METHOD /path'", 'instead of ``host``: Placement '
                       'answers such requests with ``status`` (``*`` '
                       'matches one path segment: ``PUT /allocations/*``)'),
-        'status': ('409, 500 or ``timeout``', 'with ``placement``: the '
-                   'answer (default 409, a generation conflict); '
-                   '``timeout``: no answer, the client\'s read times out'),
+        'status': ('409, 500, ``timeout`` or ``unreachable``', 'with '
+                   '``placement``: the answer (default 409, a generation '
+                   'conflict); ``timeout``: no answer, the client\'s read '
+                   'times out; ``unreachable``: no connection, the '
+                   'client\'s is refused'),
         'times': ('whole number', 'how many calls fail (default 1)'),
+        'at': ('{before | after: race point, host?}', 'arm it at that '
+               'race point of a later step (on ``host`` only, if given) '
+               'instead of now'),
     }
     example = '''\
 - fault: {host: src, method: spawn}
@@ -62,6 +79,15 @@ class Fault(base.StepKind):
 
     def parse(self, check, value, scenario, state, error):
         check.mapping(value, 'the step')
+        if 'at' not in value:
+            return self._parse_now(check, value, scenario, state)
+        at = base.race_point_at(check, value['at'])
+        if at['host'] is not None:
+            check.known(at['host'], scenario.hosts, 'at.host')
+        rest = {key: field for key, field in value.items() if key != 'at'}
+        return dict(self._parse_now(check, rest, scenario, state), at=at)
+
+    def _parse_now(self, check, value, scenario, state):
         if 'placement' in value:
             return self._parse_placement(check, value)
         if 'network' in value:
@@ -108,6 +134,10 @@ class Fault(base.StepKind):
 
     def label(self, args):
         times = '' if args['times'] == 1 else ' (%d times)' % args['times']
+        at = args.get('at')
+        if at:
+            times += ' %s %s%s' % (at['when'], at['point'], ' on %s' % (
+                at['host']) if at['host'] else '')
         if 'network' in args:
             return 'fault: network %s%s' % (args['network'], times)
         if 'placement' in args:
@@ -116,6 +146,16 @@ class Fault(base.StepKind):
         return 'fault %s on %s%s' % (args['method'], args['host'], times)
 
     def run(self, cloud, args):
+        at = args.get('at')
+        if not at:
+            return self._arm(cloud, args)
+        # Armed: what the runner keeps to say if it never fired.
+        return base.ArmedAt(
+            cloud.race.at(at['point'], when=at['when'], host=at['host']),
+            lambda: self._arm(cloud, args), self.label(args))
+
+    @staticmethod
+    def _arm(cloud, args):
         if 'network' in args:
             return cloud.faults.arm_network(args['network'],
                                             times=args['times'])

@@ -1,5 +1,6 @@
 """Compute nodes of a multi-node compute (Ironic-like): ``remove_node``,
-``add_node`` and ``rebalance_node``.
+``add_node`` and ``rebalance_node``; and ``destroy_compute_node``, of
+any compute.
 
 A fake host may manage several compute nodes, ``{driver: fake, nodes:
 [n1, n2]}`` (or ``nodes: 3``: ``<host>-n1`` to ``<host>-n3``; ``nodes:
@@ -28,6 +29,19 @@ instance's host (``nova.virt.ironic.driver._refresh_cache``).
   (``_init_compute_node``). A node holding an instance stays with the
   instance's host until the instance is gone.
 
+- ``destroy_compute_node: {node, provider?}``: the node's compute node
+  record is deleted under its owner, as ``objects.ComputeNode.destroy()``
+  deletes it (soft: kept with its UUID), and nothing else: the owner's
+  tracker still caches it and its provider stays, unless ``provider:
+  true`` deletes that too (with its allocations, as
+  ``SchedulerReportClient.delete_resource_provider(cascade=True)`` does
+  for another service's orphan clean-up, from a report client of its
+  own: another process's). What another service's orphan clean-up did
+  to a node it no longer owned before LP#1853009's fix. The owner's next
+  ``update_available_resource`` makes the record again (Nova undeletes
+  it by the node's UUID) and its provider if it went. Any node: a
+  multi-node host's, or a host's own (named by the host).
+
 A multi-node host passes the race point ``is_node_deleted`` (before and
 after) in ``update_available_resource`` when it asks its driver whether a
 node it no longer lists was deleted: the moment between Nova's read of the
@@ -41,7 +55,7 @@ it as a change (``harness.core.invariants``).
 
 import re
 
-from harness.core import names
+from harness.core import errors
 from harness.core.steps import base
 
 #: The module the multi-node driver classes are found in under
@@ -174,7 +188,7 @@ class AddNode(_NodeStep):
         check.keys(value, self.keys + ('at',), required=self.keys)
         args = dict(value)
         if 'at' in args:
-            args['at'] = _race_point(check, args['at'])
+            args['at'] = base.race_point_at(check, args['at'])
         return args
 
     def parse(self, check, value, scenario, state, error):
@@ -246,29 +260,65 @@ class RebalanceNode(_NodeStep):
         cloud.nodes.rebalance(args['node'], args['to'])
 
 
-def _race_point(check, value):
-    check.mapping(value, 'at')
-    check.keys(value, ('before', 'after', 'host'), field='at')
-    whens = [when for when in ('before', 'after') if when in value]
-    if len(whens) != 1:
-        check.fail('at', 'say "before: <point>" or "after: <point>"')
-    point = check.string(value[whens[0]], 'at.' + whens[0])
-    if not names.POINT_NAME.match(point):
-        check.fail('at.' + whens[0], '%r is not a race point name' % point)
-    return {'when': whens[0], 'point': point, 'host': value.get('host')}
+class DestroyComputeNode(_NodeStep):
+    name = 'destroy_compute_node'
+    summary = ('Delete one compute node record under its owner (and, if '
+               'told, its provider): the owner\'s next periodic makes '
+               'them again.')
+    fields = {
+        'node': ('node name', 'a node of a multi-node host, or a host (its '
+                 'own node)'),
+        'provider': ('true or false', 'delete its resource provider too, '
+                     'with its allocations (default false)'),
+    }
+    example = '''\
+- destroy_compute_node: {node: n2}
+- run_periodic: {task: update_available_resource, host: bm}
+  expect: {compute_nodes: {n2: {deleted: false, uuid: provider}}}
+'''
+
+    def read_fields(self, check, value):
+        check.mapping(value, 'the step')
+        check.keys(value, tuple(self.fields), required=('node',))
+        return dict(value)
+
+    def parse(self, check, value, scenario, state, error):
+        args = self.read_fields(check, value)
+        node = check.string(args['node'], 'node')
+        if node in state.all_nodes:
+            host = _node_host(check, state, node, 'destroy the record of')
+        elif node in scenario.hosts and scenario.hosts[node].nodes is None:
+            host = node
+        else:
+            known = set(state.all_nodes) | {
+                name for name, entry in scenario.hosts.items()
+                if entry.nodes is None}
+            check.fail('node', 'unknown node %r; a host\'s own node is named '
+                       'by the host, a multi-node host\'s by its node: %s'
+                       % (node, ', '.join(sorted(known))))
+        if host in state.service_deleted:
+            check.fail('node', 'the compute service of %r was deleted, '
+                       'and its records with it' % host)
+        provider = args.get('provider', False)
+        if not isinstance(provider, bool):
+            check.fail('provider', 'expected true or false, got %s'
+                       % errors.show(provider))
+        return {'node': node, 'provider': provider, 'host': host}
+
+    def label(self, args):
+        return 'destroy compute node %s%s' % (
+            args['node'], ' and its provider' if args['provider'] else '')
+
+    def run(self, cloud, args):
+        cloud.nodes.destroy_record(args['node'], provider=args['provider'])
 
 
 def check_points(check, steps, kinds):
-    """Refuse an ``add_node`` armed at a point no later step passes."""
-    for position, step in enumerate(steps):
-        at = step.args.get('at') if step.kind == AddNode.name else None
-        if not at:
-            continue
-        if not any(at['point'] in kinds[later.kind].points
-                   for later in steps[position + 1:]):
-            check.at_step(step.index).fail(
-                'add_node.at', 'no later step passes race point %r'
-                % at['point'])
+    """Refuse a step armed ``at`` a point no later step passes.
+
+    ``add_node`` here, ``fault`` too (``base.check_points_at``).
+    """
+    base.check_points_at(check, steps, kinds)
 
 
-KINDS = (RemoveNode(), AddNode(), RebalanceNode())
+KINDS = (RemoveNode(), AddNode(), RebalanceNode(), DestroyComputeNode())

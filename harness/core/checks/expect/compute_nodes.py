@@ -8,7 +8,8 @@ from harness.core import records
 #: The record's numbers an expectation may name.
 AMOUNTS = ('vcpus', 'vcpus_used', 'memory_mb', 'memory_mb_used', 'local_gb',
            'local_gb_used', 'running_vms')
-FIELDS = ('deleted', 'uuid', 'host', 'stats', 'pci_pools') + AMOUNTS
+FIELDS = ('deleted', 'uuid', 'host', 'stats', 'pci_pools',
+          'records', 'mapped') + AMOUNTS
 #: What picks a PCI pool (``pci_pools``): each is optional but ``count``.
 POOL_KEYS = ('vendor_id', 'product_id', 'numa_node', 'tags', 'count',
              'pools')
@@ -41,7 +42,13 @@ class ComputeNodes(base.Expectation):
     with the free ``count`` of the pools it names and, with ``pools``, how
     many pools those are (Nova keeps one per provider: LP#2098496 split
     one in two); exact: a pool that no entry names has no free device, and
-    no pool is named by two entries.
+    no pool is named by two entries. ``records``: how many records of
+    the node the table holds, deleted ones included (1: a node deleted
+    and brought back is the same record, its id and UUID kept, as Nova
+    undeletes it; a record made anew would leave the deleted one next to
+    it until ``archive_deleted_rows`` moves it away). ``mapped``: the
+    record's flag that ``nova-manage cell_v2 discover_hosts`` saw it
+    (``discover_hosts``), which a service's delete resets (LP#2085135).
     ``null`` for a node
     says it has no record at all. Only the nodes and fields named are
     checked. The tracker saves the stats when it claims or frees a guest
@@ -53,12 +60,13 @@ class ComputeNodes(base.Expectation):
     summary = ('Each named compute node record: deleted, UUID, amounts '
                'and the stats the scheduler reads.')
     shape = ('{node: null | {deleted: bool, uuid: UUID | provider, host: '
-             'host, vcpus_used: int, ..., pci_pools: [{vendor_id: hex, '
-             'product_id: hex, numa_node: int, tags: {tag: value}, count: '
-             'int, pools: int}], stats: {num_instances: int, '
-             'num_vm_<state>: int, num_task_<state>: int, '
-             'num_proj_<project>: int, num_os_type_<type>: int, '
-             'io_workload: int}}}')
+             'host, records: int, mapped: bool, vcpus_used: int, ..., '
+             'pci_pools: '
+             '[{vendor_id: hex, product_id: hex, numa_node: int, tags: '
+             '{tag: value}, count: int, pools: int}], stats: '
+             '{num_instances: int, num_vm_<state>: int, '
+             'num_task_<state>: int, num_proj_<project>: int, '
+             'num_os_type_<type>: int, io_workload: int}}}')
     example = ('compute_nodes: {src: {deleted: false, uuid: provider, '
                'stats: {num_instances: 1, num_vm_active: 1, '
                'num_task_resize_migrated: 1}}}')
@@ -72,13 +80,16 @@ class ComputeNodes(base.Expectation):
             check.mapping(want, node)
             check.keys(want, FIELDS, field=node)
             parsed[node] = dict(want)
-            if 'deleted' in want and not isinstance(want['deleted'], bool):
-                check.fail(node + '.deleted', 'expected true or false, '
-                           'got %r' % (want['deleted'],))
+            for flag in ('deleted', 'mapped'):
+                if flag in want and not isinstance(want[flag], bool):
+                    check.fail('%s.%s' % (node, flag), 'expected true or '
+                               'false, got %r' % (want[flag],))
             if 'uuid' in want:
                 check.string(want['uuid'], node + '.uuid')
             if 'host' in want:
                 check.known(want['host'], scenario.hosts, node + '.host')
+            if 'records' in want:
+                check.integer(want['records'], node + '.records', minimum=1)
             for key in AMOUNTS:
                 if key in want:
                     check.integer(want[key], '%s.%s' % (node, key),
