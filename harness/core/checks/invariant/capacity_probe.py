@@ -1,5 +1,6 @@
 """``capacity_probe``: each host takes what Placement says still fits."""
 
+import dataclasses
 import os
 
 from harness.core import capacity
@@ -94,14 +95,23 @@ def capacity_probe(snap, hosts, claim_test, windows=None):
         tracker = snap.trackers[node]
         if tracker.host not in hosts:
             continue
-        for request in capacity.requests_for(tracker,
-                                             snap.providers.get(node)):
+        requests = capacity.requests_for(tracker, snap.providers.get(node))
+        requests += capacity.device_requests(snap, tracker)
+        for request in requests:
             try:
                 taken = claim_test(tracker.host, node, request)
             except LookupError:
                 # The record outlives the tracker's node (a node removed
                 # before its periodic): no request reaches it.
                 break
+            if isinstance(request, capacity.DeviceRequest):
+                wrong = [view for view, took in sorted(taken.items())
+                         if took != request.placement_allows]
+                if wrong:
+                    problems.append(_device_problem(
+                        tracker, node, request, wrong,
+                        windows.get(tracker.host)))
+                continue
             if (taken is not None) == request.placement_allows:
                 continue
             problems.append(_problem(tracker, node, request, taken,
@@ -109,9 +119,44 @@ def capacity_probe(snap, hosts, claim_test, windows=None):
     return problems
 
 
+def _where(tracker, node):
+    return (tracker.host if node == tracker.host
+            else '%s node %s' % (tracker.host, node))
+
+
+def _device_problem(tracker, node, request, views, window):
+    """A device request whose answer in ``views`` is not Placement's."""
+    where = _where(tracker, node)
+    if request.placement_allows:
+        what = ('refuses %s that Placement allows (phantom usage)'
+                % request.describe())
+        expected, actual = 'taken', 'refused'
+    else:
+        what = ('would take %s that Placement refuses (phantom capacity)'
+                % request.describe())
+        expected, actual = 'refused', 'taken'
+    text = ('capacity_probe: host %s %s, in %s; Placement: %s; tracker: %s'
+            % (where, what, ' and '.join(views), request.placement,
+               request.tracker))
+    subject = 'host %s, %s %s' % (where, request.kind, request.provider)
+    return _in_window(Problem('capacity_probe', subject, expected=expected,
+                              actual=actual, text=text), window)
+
+
+def _in_window(problem, window):
+    """``problem``, of the user-visible class where a window is open."""
+    if not window:
+        return problem
+    # A window excuses a lag nobody sees; a request refused (or taken)
+    # meanwhile is a lag a user sees: its own class.
+    text = problem.text.replace('capacity_probe: ',
+                                'capacity_probe: %s: ' % USER_VISIBLE, 1)
+    text += '; hidden by the window: %s' % tracker_agrees.window_text(window)
+    return dataclasses.replace(problem, text=text)
+
+
 def _problem(tracker, node, request, taken, window):
-    where = (tracker.host if node == tracker.host
-             else '%s node %s' % (tracker.host, node))
+    where = _where(tracker, node)
     if request.placement_allows:
         what = ('refuses %s that Placement allows (phantom usage)'
                 % request.describe())
@@ -124,15 +169,9 @@ def _problem(tracker, node, request, taken, window):
         expected, actual = 'refused', 'taken'
     text = ('capacity_probe: host %s %s; Placement: %s; tracker: %s'
             % (where, what, request.placement, capacity.tracker_text(tracker)))
-    if window:
-        # A window excuses a lag nobody sees; a request refused (or
-        # taken) meanwhile is a lag a user sees: its own class.
-        text = text.replace('capacity_probe: ',
-                            'capacity_probe: %s: ' % USER_VISIBLE, 1)
-        text += '; hidden by the window: %s' % (
-            tracker_agrees.window_text(window))
-    return Problem('capacity_probe', 'host %s, %s' % (where, request.kind),
-                   expected=expected, actual=actual, text=text)
+    return _in_window(Problem(
+        'capacity_probe', 'host %s, %s' % (where, request.kind),
+        expected=expected, actual=actual, text=text), window)
 
 
 CHECK = CapacityProbe()
