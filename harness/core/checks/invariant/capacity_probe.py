@@ -29,6 +29,15 @@ class CapacityProbe(base.Invariant):
     capacity**. Each problem names the host, the request, the tracker's
     view of its cells and Placement's.
 
+    Devices (``harness.core.capacity.device_requests``): with ``[pci]
+    report_in_placement``, one device of each PCI device provider with a
+    unit free, for a guest without NUMA topology, is put to the compute's
+    claim and the scheduler's ``PciPassthroughFilter``
+    (``cloud.claim_test`` answers ``{view: taken}``, each on a copy of
+    the PCI pools); a refusal is phantom usage, naming the views that
+    refused, the provider's usage and the PCI tracker's devices; one
+    device of a full provider taken is phantom capacity.
+
     When it runs (on by default in the gate: the scenario and regression
     tests and ``harness run``; ``HARNESS_CAPACITY_PROBE=0`` turns it off,
     ``=every`` runs it after every step, the periodic job's
@@ -46,7 +55,8 @@ class CapacityProbe(base.Invariant):
     name = 'capacity_probe'
     order = 45
     summary = ('Each host takes the pinned, shared and huge-page guests '
-               'Placement says still fit there, and no more.')
+               'and the PCI devices Placement says still fit there, and '
+               'no more.')
     honours = ('tracker_agrees',)
     # A bare ``Checker()`` (the explorer's) leaves it off; the gate's
     # pass ``probe_by_default``: see the Checker and
@@ -84,7 +94,8 @@ def capacity_probe(snap, hosts, claim_test, windows=None):
 
     :param hosts: the hosts to ask (running, not forced down).
     :param claim_test: ``claim_test(host, node, request)`` -> the cells
-        the tracker would give the request, or None if it refuses it;
+        the tracker would give the request, or None if it refuses it
+        (for a ``DeviceRequest``: ``{view: whether it takes it}``);
         ``LookupError`` if the tracker has no topology for the node.
     :param windows: ``tracker_agrees``'s open windows (host -> its
         window), named in a problem on a host that has one.
