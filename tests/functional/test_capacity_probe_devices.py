@@ -16,24 +16,15 @@ agree with the rules.
 
 import os
 
-from harness.cloud import reuse
-from harness.core import invariants
-from harness.core import scenario as scenario_mod
-from harness.runners import runner
-from harness import testing
+from tests.functional import test_capacity_probe
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCENARIO = os.path.join(HERE, 'capacity', 'evacuate_then_delete_device.yaml')
 
 
-class TestEvacuationThenDelete(testing.TestCase):
+class TestEvacuationThenDelete(test_capacity_probe.ProbeScenarioTest):
 
-    def run_it(self, capacity_probe):
-        [scenario] = scenario_mod.load(SCENARIO)
-        pool = self.useFixture(reuse.CloudPool())
-        checker = invariants.Checker(capacity_probe=capacity_probe)
-        return runner.run(scenario, keep_going=True, checks=[checker],
-                          test_id=self.id(), pool=pool)
+    SCENARIO = os.path.join(HERE, 'capacity',
+                            'evacuate_then_delete_device.yaml')
 
     def test_the_probe_reports_the_refused_drive_at_the_delete(self):
         timeline = self.run_it(capacity_probe=True)

@@ -1,6 +1,5 @@
 """``capacity_probe``: each host takes what Placement says still fits."""
 
-import dataclasses
 import os
 
 from harness.core import capacity
@@ -119,9 +118,8 @@ def capacity_probe(snap, hosts, claim_test, windows=None):
                 wrong = [view for view, took in sorted(taken.items())
                          if took != request.placement_allows]
                 if wrong:
-                    problems.append(_device_problem(
-                        tracker, node, request, wrong,
-                        windows.get(tracker.host)))
+                    problems.append(_problem(tracker, node, request, wrong,
+                                             windows.get(tracker.host)))
                 continue
             if (taken is not None) == request.placement_allows:
                 continue
@@ -135,54 +133,40 @@ def _where(tracker, node):
             else '%s node %s' % (tracker.host, node))
 
 
-def _device_problem(tracker, node, request, views, window):
-    """A device request whose answer in ``views`` is not Placement's."""
-    where = _where(tracker, node)
-    if request.placement_allows:
-        what = ('refuses %s that Placement allows (phantom usage)'
-                % request.describe())
-        expected, actual = 'taken', 'refused'
-    else:
-        what = ('would take %s that Placement refuses (phantom capacity)'
-                % request.describe())
-        expected, actual = 'refused', 'taken'
-    text = ('capacity_probe: host %s %s, in %s; Placement: %s; tracker: %s'
-            % (where, what, ' and '.join(views), request.placement,
-               request.tracker))
-    subject = 'host %s, %s %s' % (where, request.kind, request.provider)
-    return _in_window(Problem('capacity_probe', subject, expected=expected,
-                              actual=actual, text=text), window)
-
-
-def _in_window(problem, window):
-    """``problem``, of the user-visible class where a window is open."""
-    if not window:
-        return problem
-    # A window excuses a lag nobody sees; a request refused (or taken)
-    # meanwhile is a lag a user sees: its own class.
-    text = problem.text.replace('capacity_probe: ',
-                                'capacity_probe: %s: ' % USER_VISIBLE, 1)
-    text += '; hidden by the window: %s' % tracker_agrees.window_text(window)
-    return dataclasses.replace(problem, text=text)
-
-
 def _problem(tracker, node, request, taken, window):
+    """The problem of a request whose answer is not Placement's.
+
+    ``taken``: for a ``DeviceRequest``, the views whose answer it is;
+    else the cells the tracker would give a request Placement refuses.
+    """
     where = _where(tracker, node)
+    if isinstance(request, capacity.DeviceRequest):
+        subject = 'host %s, %s %s' % (where, request.kind, request.provider)
+        how, view = ', in %s' % ' and '.join(taken), request.tracker
+    else:
+        subject = 'host %s, %s' % (where, request.kind)
+        how = '' if request.placement_allows else ', in cell%s %s' % (
+            '' if len(taken) == 1 else 's',
+            ', '.join(map(str, sorted(taken))))
+        view = capacity.tracker_text(tracker)
     if request.placement_allows:
-        what = ('refuses %s that Placement allows (phantom usage)'
-                % request.describe())
+        what = 'refuses %s that Placement allows (phantom usage)'
         expected, actual = 'taken', 'refused'
     else:
-        what = ('would take %s that Placement refuses (phantom capacity), '
-                'in cell%s %s' % (request.describe(),
-                                  '' if len(taken) == 1 else 's',
-                                  ', '.join(map(str, sorted(taken)))))
+        what = 'would take %s that Placement refuses (phantom capacity)'
         expected, actual = 'refused', 'taken'
-    text = ('capacity_probe: host %s %s; Placement: %s; tracker: %s'
-            % (where, what, request.placement, capacity.tracker_text(tracker)))
-    return _in_window(Problem(
-        'capacity_probe', 'host %s, %s' % (where, request.kind),
-        expected=expected, actual=actual, text=text), window)
+    text = ('capacity_probe: host %s %s%s; Placement: %s; tracker: %s'
+            % (where, what % request.describe(), how, request.placement,
+               view))
+    if window:
+        # A window excuses a lag nobody sees; a request refused (or
+        # taken) meanwhile is a lag a user sees: its own class.
+        text = text.replace('capacity_probe: ',
+                            'capacity_probe: %s: ' % USER_VISIBLE, 1)
+        text += '; hidden by the window: %s' % (
+            tracker_agrees.window_text(window))
+    return Problem('capacity_probe', subject, expected=expected,
+                   actual=actual, text=text)
 
 
 CHECK = CapacityProbe()
