@@ -11,7 +11,8 @@ refused drive is reported at the delete, by the compute's claim and the
 scheduler's filter alike, with both views. Elsewhere (the evacuation's
 window, the last step: h2's drives both held by a guest Placement counts
 there, the device's phantom-capacity request refused) Nova's answers
-agree with the rules.
+agree with the rules. And phantom capacity on a recorded finding: a
+drive whose provider Placement counts used but the host's pools free.
 """
 
 import os
@@ -59,3 +60,38 @@ class TestEvacuationThenDelete(test_capacity_probe.ProbeScenarioTest):
         self.assertEqual([], timeline.failed)
         # The start and nine steps.
         self.assertEqual(10, len(timeline))
+
+
+class TestEvacuationClaimsAnotherDrive(test_capacity_probe.ProbeScenarioTest):
+    """Phantom capacity, on a recorded finding.
+
+    ``findings/devices_pci_in_placement_evacuation_ignores_allocated_
+    device.yaml``: the evacuation's claim on h2 takes drive 0000:d8:00.0
+    while Placement allocated the provider of 0000:d9:00.0 (vm1 holds
+    both h2 units then, as the finding's step 8 expectation shows). h2's
+    PCI pools count 0000:d9:00.0 free, its provider is full: one drive of
+    it, which Placement refuses, is taken by both views.
+    """
+
+    SCENARIO = os.path.join(
+        os.path.dirname(os.path.dirname(HERE)), 'findings',
+        'devices_pci_in_placement_evacuation_ignores_allocated_device.yaml')
+
+    def test_the_probe_reports_the_drive_placement_refuses(self):
+        timeline = self.run_it(capacity_probe=True)
+        [evacuation] = [e for e in timeline if e.index == 8]
+        self.assertEqual('evacuate vm1 to h2', evacuation.label)
+        [problem] = [p for p in evacuation.problems
+                     if p.check == 'capacity_probe']
+        self.assertEqual(('host h2, device_phantom_capacity '
+                          'h2_0000:D9:00.0', 'refused', 'taken'),
+                         (problem.subject, problem.expected, problem.actual))
+        text = str(problem)
+        self.assertIn("host h2 would take one CUSTOM_PCI_8086_0B60 device "
+                      "(8086:0b60, type-PCI) of provider h2_0000:D9:00.0, "
+                      "no NUMA topology that Placement refuses (phantom "
+                      "capacity), in the compute's claim and the "
+                      "scheduler's PciPassthroughFilter", text)
+        self.assertIn('Placement: CUSTOM_PCI_8086_0B60 free 0 (total 1, '
+                      'reserved 0, used 1); tracker: 0000:d9:00.0 '
+                      'available', text)
