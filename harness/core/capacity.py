@@ -52,15 +52,68 @@ The tracker taking it means it counts CPUs free that Placement counts
 used (``tracker_agrees`` reports the count; the probe reports the
 request the tracker would let through).
 
+**PCI devices** (``device_requests``), with ``[pci]
+report_in_placement``: Nova makes each device Placement tracks, or the
+VFs of one PF, a provider ``<node>_<address>`` of one resource class
+(``nova.compute.pci_placement_translator``) and the compute's PCI stats
+one pool per provider, tagged with its UUID
+(``PciDeviceStats.populate_pools_metadata_from_assigned_devices``). For
+each provider with a unit free (``total - reserved - used >= 1``), the
+request is one device from that provider, as the flavor alias naming
+the device's vendor, product and ``device_type`` produces it
+(``nova.pci.request``; an alias may name a ``resource_class`` and
+``traits`` instead, which the pools ignore: Placement matched them),
+after the scheduler picked that provider: ``rp_uuids`` in its spec, the
+form ``update_pci_request_with_placement_allocations`` gives the
+compute's claim (``Claim._test_pci``: ``PciDeviceStats.support_requests``
+with no provider mapping). The guest has no NUMA topology, so no PCI
+NUMA affinity policy ties the device to a cell
+(``_filter_pools_for_numa_cells`` keeps every pool without
+``numa_cells``): a full cell is never Nova's reason to refuse it. What
+else a host may refuse and why none applies here:
+
+- a PF while one of its VFs is used, a VF while its PF is (the tracker
+  makes them ``unavailable`` / ``unclaimable``): Placement never holds a
+  PF and its VFs both (the translator refuses a device_spec that puts
+  both in it), so a free unit of a provider is never blocked by another
+  provider's device;
+- a PF asked for without ``dev_type: type-PF``, a vDPA device without
+  ``dev_type: vdpa`` (``_filter_pools_for_unrequested_pfs`` and
+  ``_vdpa_devices``): the request names the device's own type;
+- a device with a ``physical_network`` (Neutron's, asked for by a port
+  of the spec's ``vnic_type`` only, ``remote_managed`` ones included):
+  the translator leaves those out of Placement (``_add_dev``), so there
+  is no provider to probe; a ``live_migratable`` tag filters only a
+  request that names it, this one does not;
+- a ``one_time_use`` device once used: Nova reserves its whole provider,
+  so Placement shows no unit free.
+
+And one request Placement refuses (**phantom capacity**): one device
+from each provider with no unit free; the compute's PCI stats taking it
+means a pool counts a device free that Placement counts used.
+
+Two views of a host answer each device request, each as Nova asks it:
+the compute's claim (its PCI tracker's live stats, as above), and the
+scheduler's ``PciPassthroughFilter`` (the pools the compute node record
+saved, ``HostState.pci_stats``, with the allocation candidate's mapping
+of the request's group to the provider).
+
 Not probed: CPU thread policies (``require``, ``isolate``: they depend
 on which siblings are free, which Placement cannot say), guests of
-several NUMA nodes, emulator threads, devices, and hosts without NUMA
-topology (the fake driver: its tracker refuses nothing).
+several NUMA nodes, emulator threads, devices with a NUMA affinity
+policy (whether the device's cell has room for the guest is the CPU
+rules' question, asked of that cell alone), devices without
+``report_in_placement`` (Placement has no view of them), mediated
+devices (VGPU: Nova tracks them in the hypervisor, not in a tracker it
+can be asked), and hosts without NUMA topology for the CPU and memory
+rules (the fake driver: its tracker refuses nothing).
 """
 
 import dataclasses
 import math
 import typing
+
+from harness.core import snapshot as snapshot_mod
 
 SMALL_PAGE_KB = 4
 
@@ -100,6 +153,38 @@ class Request(object):
         if 'hw:mem_page_size' in specs:
             what += ' in %s KiB pages' % specs['hw:mem_page_size']
         return what + ', one NUMA node'
+
+
+@dataclasses.dataclass(frozen=True)
+class DeviceRequest(object):
+    """One PCI device from one device provider, and why it must fit.
+
+    :param kind: ``device`` or ``device_phantom_capacity`` (one
+        Placement refuses: the provider is full).
+    :param provider: the device provider's name (``<node>_<address>``).
+    :param rp_uuid: its UUID, which the request's spec carries.
+    :param dev_type: Nova's type of the provider's devices (``type-PCI``,
+        ``type-PF``, ``type-VF``, ``vdpa``), as an alias's
+        ``device_type`` names it.
+    :param placement: Placement's view that the rule read, as text.
+    :param tracker: the PCI tracker's last saved view of the provider's
+        devices, as text.
+    """
+    kind: str
+    provider: str
+    rp_uuid: str
+    resource_class: str
+    vendor_id: str
+    product_id: str
+    dev_type: str
+    placement_allows: bool = True
+    placement: str = ''
+    tracker: str = ''
+
+    def describe(self):
+        return ('one %s device (%s:%s, %s) of provider %s, no NUMA topology'
+                % (self.resource_class, self.vendor_id, self.product_id,
+                   self.dev_type, self.provider))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -266,6 +351,59 @@ def requests_for(tracker, provider):
     found += hugepages(tracker.cells, free)
     found.append(phantom_capacity(tracker.cells, free))
     return [request for request in found if request is not None]
+
+
+def provider_devices(snap, host, provider):
+    """The devices of ``host`` that device ``provider`` stands for.
+
+    The device whose address it is named after (a PF, a ``type-PCI``
+    device), or else that address's VFs (``parent``), as Nova's
+    translator groups them (``_get_rp_name_for_address``). Sorted by
+    address.
+    """
+    address = provider.name[len(provider.root) + 1:].lower()
+    devices = snap.devices.get(host, {})
+    own = [dev for dev in devices.values() if dev.address.lower() == address]
+    if not own:
+        own = [dev for dev in devices.values()
+               if (dev.parent or '').lower() == address]
+    return sorted(own, key=lambda dev: dev.address)
+
+
+def device_requests(snap, tracker):
+    """One device from each device provider of ``tracker``'s node.
+
+    ``device`` where Placement has a unit free, ``device_phantom_capacity``
+    where it has none; see the module's docstring. A provider whose
+    devices the PCI tracker has not saved (or not one resource class) is
+    left out: there is no device to name.
+    """
+    found = []
+    for name in sorted(snap.providers):
+        rp = snap.providers[name]
+        if rp.root != tracker.node or not snapshot_mod.is_device_provider(rp):
+            continue
+        if len(rp.inventories) != 1:
+            continue
+        [rc] = rp.inventories
+        free = placement_free(rp)[rc]
+        devices = provider_devices(snap, tracker.host, rp)
+        if not devices:
+            continue
+        first = devices[0]
+        allows = free.free >= 1
+        found.append(DeviceRequest(
+            'device' if allows else 'device_phantom_capacity', rp.name,
+            rp.uuid, rc, first.vendor, first.product, first.type,
+            placement_allows=allows, placement=_free_text(rc, free),
+            tracker=_devices_text(devices)))
+    return found
+
+
+def _devices_text(devices):
+    return ', '.join('%s %s%s' % (dev.address, dev.status,
+                                  ' (%s)' % dev.server if dev.server else '')
+                     for dev in devices)
 
 
 def tracker_text(tracker):

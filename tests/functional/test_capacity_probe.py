@@ -30,14 +30,20 @@ SCENARIO = os.path.join(HERE, 'capacity', 'live_migrate_then_delete.yaml')
 FINDING = 'delete_after_move_keeps_pinned_cpus_until_periodic'
 
 
-class TestLiveMigrationThenDelete(testing.TestCase):
+class ProbeScenarioTest(testing.TestCase):
+    """Runs the one scenario of ``SCENARIO`` with the probe on or off."""
+
+    SCENARIO = SCENARIO
 
     def run_it(self, capacity_probe):
-        [scenario] = scenario_mod.load(SCENARIO)
+        [scenario] = scenario_mod.load(self.SCENARIO)
         pool = self.useFixture(reuse.CloudPool())
         checker = invariants.Checker(capacity_probe=capacity_probe)
         return runner.run(scenario, keep_going=True, checks=[checker],
                           test_id=self.id(), pool=pool)
+
+
+class TestLiveMigrationThenDelete(ProbeScenarioTest):
 
     def test_the_probe_reports_the_refused_boot_at_the_delete(self):
         timeline = self.run_it(capacity_probe=True)

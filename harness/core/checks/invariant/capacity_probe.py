@@ -28,6 +28,15 @@ class CapacityProbe(base.Invariant):
     capacity**. Each problem names the host, the request, the tracker's
     view of its cells and Placement's.
 
+    Devices (``harness.core.capacity.device_requests``): with ``[pci]
+    report_in_placement``, one device of each PCI device provider with a
+    unit free, for a guest without NUMA topology, is put to the compute's
+    claim and the scheduler's ``PciPassthroughFilter``
+    (``cloud.claim_test`` answers ``{view: taken}``, each on a copy of
+    the PCI pools); a refusal is phantom usage, naming the views that
+    refused, the provider's usage and the PCI tracker's devices; one
+    device of a full provider taken is phantom capacity.
+
     When it runs (on by default in the gate: the scenario and regression
     tests and ``harness run``; ``HARNESS_CAPACITY_PROBE=0`` turns it off,
     ``=every`` runs it after every step, the periodic job's
@@ -45,7 +54,8 @@ class CapacityProbe(base.Invariant):
     name = 'capacity_probe'
     order = 45
     summary = ('Each host takes the pinned, shared and huge-page guests '
-               'Placement says still fit there, and no more.')
+               'and the PCI devices Placement says still fit there, and '
+               'no more.')
     honours = ('tracker_agrees',)
     # A bare ``Checker()`` (the explorer's) leaves it off; the gate's
     # pass ``probe_by_default``: see the Checker and
@@ -83,7 +93,8 @@ def capacity_probe(snap, hosts, claim_test, windows=None):
 
     :param hosts: the hosts to ask (running, not forced down).
     :param claim_test: ``claim_test(host, node, request)`` -> the cells
-        the tracker would give the request, or None if it refuses it;
+        the tracker would give the request, or None if it refuses it
+        (for a ``DeviceRequest``: ``{view: whether it takes it}``);
         ``LookupError`` if the tracker has no topology for the node.
     :param windows: ``tracker_agrees``'s open windows (host -> its
         window), named in a problem on a host that has one.
@@ -94,14 +105,22 @@ def capacity_probe(snap, hosts, claim_test, windows=None):
         tracker = snap.trackers[node]
         if tracker.host not in hosts:
             continue
-        for request in capacity.requests_for(tracker,
-                                             snap.providers.get(node)):
+        requests = capacity.requests_for(tracker, snap.providers.get(node))
+        requests += capacity.device_requests(snap, tracker)
+        for request in requests:
             try:
                 taken = claim_test(tracker.host, node, request)
             except LookupError:
                 # The record outlives the tracker's node (a node removed
                 # before its periodic): no request reaches it.
                 break
+            if isinstance(request, capacity.DeviceRequest):
+                wrong = [view for view, took in sorted(taken.items())
+                         if took != request.placement_allows]
+                if wrong:
+                    problems.append(_problem(tracker, node, request, wrong,
+                                             windows.get(tracker.host)))
+                continue
             if (taken is not None) == request.placement_allows:
                 continue
             problems.append(_problem(tracker, node, request, taken,
@@ -109,21 +128,36 @@ def capacity_probe(snap, hosts, claim_test, windows=None):
     return problems
 
 
+def _where(tracker, node):
+    return (tracker.host if node == tracker.host
+            else '%s node %s' % (tracker.host, node))
+
+
 def _problem(tracker, node, request, taken, window):
-    where = (tracker.host if node == tracker.host
-             else '%s node %s' % (tracker.host, node))
+    """The problem of a request whose answer is not Placement's.
+
+    ``taken``: for a ``DeviceRequest``, the views whose answer it is;
+    else the cells the tracker would give a request Placement refuses.
+    """
+    where = _where(tracker, node)
+    if isinstance(request, capacity.DeviceRequest):
+        subject = 'host %s, %s %s' % (where, request.kind, request.provider)
+        how, view = ', in %s' % ' and '.join(taken), request.tracker
+    else:
+        subject = 'host %s, %s' % (where, request.kind)
+        how = '' if request.placement_allows else ', in cell%s %s' % (
+            '' if len(taken) == 1 else 's',
+            ', '.join(map(str, sorted(taken))))
+        view = capacity.tracker_text(tracker)
     if request.placement_allows:
-        what = ('refuses %s that Placement allows (phantom usage)'
-                % request.describe())
+        what = 'refuses %s that Placement allows (phantom usage)'
         expected, actual = 'taken', 'refused'
     else:
-        what = ('would take %s that Placement refuses (phantom capacity), '
-                'in cell%s %s' % (request.describe(),
-                                  '' if len(taken) == 1 else 's',
-                                  ', '.join(map(str, sorted(taken)))))
+        what = 'would take %s that Placement refuses (phantom capacity)'
         expected, actual = 'refused', 'taken'
-    text = ('capacity_probe: host %s %s; Placement: %s; tracker: %s'
-            % (where, what, request.placement, capacity.tracker_text(tracker)))
+    text = ('capacity_probe: host %s %s%s; Placement: %s; tracker: %s'
+            % (where, what % request.describe(), how, request.placement,
+               view))
     if window:
         # A window excuses a lag nobody sees; a request refused (or
         # taken) meanwhile is a lag a user sees: its own class.
@@ -131,8 +165,8 @@ def _problem(tracker, node, request, taken, window):
                             'capacity_probe: %s: ' % USER_VISIBLE, 1)
         text += '; hidden by the window: %s' % (
             tracker_agrees.window_text(window))
-    return Problem('capacity_probe', 'host %s, %s' % (where, request.kind),
-                   expected=expected, actual=actual, text=text)
+    return Problem('capacity_probe', subject, expected=expected,
+                   actual=actual, text=text)
 
 
 CHECK = CapacityProbe()
