@@ -42,13 +42,7 @@ FINDINGS = sorted(glob.glob(os.path.join(ROOT, 'findings', '*.yaml')))
 
 # Bugs whose exported test does not yet mean what the scenario means, and
 # why: left out of the proofs, named here so that the gap shows.
-DISAGREE = {
-    '2153425': 'the exported test fails on Nova 34 where the scenario '
-               'passes: in both, the destination\'s live migration claim '
-               'fits vm2 to cell 0 (the record still has the initial CPU '
-               'allocation ratio, 4.0, until its first periodic); the '
-               'harness\'s run then shows vm2 pinned in cell 1',
-}
+DISAGREE = {}
 
 
 def exportable():
@@ -145,7 +139,7 @@ class ExportedNovaTestProofs(_NovaTestRuns):
                           '1750618', '1756179', '1763183', '1763766',
                           '1785318', '1818914', '1821594', '1825537',
                           '1829479', '1852610', '1886418', '1944759',
-                          '1986838', '2144660'],
+                          '1986838', '2144660', '2153425'],
                          sorted(exportable()))
 
     def prove(self, bug):
