@@ -101,10 +101,7 @@ def devices_info(profile):
     """
     info = fakelibvirt.HostPCIDevicesInfo(num_pci=0, num_pfs=0, num_vfs=0)
     vdpa = fakelibvirt.HostVDPADevicesInfo()
-    vfs_of = {}
-    for device in profile.devices:
-        if device.kind == 'vf':
-            vfs_of[device.pf] = vfs_of.get(device.pf, 0) + 1
+    vfs_of = profile_devices.vf_counts(profile.devices)
     by_address = {device.address: device for device in profile.devices}
     for group, device in enumerate(profile.devices):
         bus, slot, function = device.bus_slot_function

@@ -131,6 +131,18 @@ def vf_addresses(pf_address, count):
             for n in range(1, count + 1)]
 
 
+def vf_counts(devices):
+    """How many of ``devices`` are VFs of each PF, by the PF's address.
+
+    Nova's fake ``HostPCIDevicesInfo`` takes it as a PF's ``vf_ratio``.
+    """
+    counts = {}
+    for device in devices:
+        if device.kind == 'vf':
+            counts[device.pf] = counts.get(device.pf, 0) + 1
+    return counts
+
+
 def exact_address(spec):
     """Whether the spec names no address, or one exact address."""
     address = spec.get('address')

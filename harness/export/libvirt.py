@@ -17,6 +17,7 @@ import textwrap
 
 from oslo_utils import versionutils
 
+from harness.core import profile_devices
 from harness.core import profiles
 from harness.export import registry
 
@@ -458,10 +459,7 @@ def _pci_info_method(profile):
              '        """Profile %s\'s devices."""' % profile.name,
              '        pci_info = fakelibvirt.HostPCIDevicesInfo(',
              '            num_pci=0, num_pfs=0, num_vfs=0)']
-    vfs_of = {}
-    for device in profile.devices:
-        if device.kind == 'vf':
-            vfs_of[device.pf] = vfs_of.get(device.pf, 0) + 1
+    vfs_of = profile_devices.vf_counts(profile.devices)
     by_address = {device.address: device for device in profile.devices}
     for group, device in enumerate(profile.devices):
         bus, slot, function = device.bus_slot_function

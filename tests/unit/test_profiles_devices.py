@@ -64,6 +64,17 @@ class TestShippedDeviceProfiles(testing.TestCase):
             self.assertEqual({pf.cell}, {vf.cell for vf in vfs})
             self.assertEqual({'1889'}, {vf.product for vf in vfs})
 
+    def test_vf_counts_per_pf(self):
+        # Two PFs of four VFs each (the test above): the fake's vf_ratio
+        # of each; a host without VFs has none.
+        nfv = profiles.load_profile('nfv-2s-10c-smt2-reserved')
+        pfs = sorted(d.address for d in nfv.devices if d.kind == 'pf')
+        self.assertEqual({pf: 4 for pf in pfs},
+                         profile_devices.vf_counts(nfv.devices))
+        # A host whose only device is a whole PCI drive.
+        dev = profiles.load_profile('dev-1s-8c-smt2')
+        self.assertEqual({}, profile_devices.vf_counts(dev.devices))
+
     def test_xeon_drives_and_gpu(self):
         xeon = profiles.load_profile('xeon-2s-20c-smt2')
         kinds = {d.address: (d.kind, d.cell) for d in xeon.devices}
