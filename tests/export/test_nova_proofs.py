@@ -40,11 +40,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(harness.__file__)))
 FINDINGS = sorted(glob.glob(os.path.join(ROOT, 'findings', '*.yaml')))
 
 
-# Bugs whose exported test does not yet mean what the scenario means, and
-# why: left out of the proofs, named here so that the gap shows.
-DISAGREE = {}
-
-
 def exportable():
     """Bug id -> the exported source, for the bugs the exporter takes.
 
@@ -53,7 +48,7 @@ def exportable():
     """
     found = {}
     for bug in bugs.known():
-        if not bug.reintroducible or bug.id in DISAGREE:
+        if not bug.reintroducible:
             continue
         try:
             found[bug.id] = nova_test.export(bug.path, with_harness=True)
@@ -133,7 +128,7 @@ class ExportedNovaTestProofs(_NovaTestRuns):
         # bugs' scenarios need vGPUs, computes with different options, a
         # multi-node compute, an action at a point and more (refused by
         # name: see the unit tests). LP#1995153 exports but cannot be put
-        # back; DISAGREE names the rest.
+        # back.
         self.assertEqual(['1679750', '1707071', '1709902', '1712718',
                           '1713786', '1713796', '1724172', '1749215',
                           '1750618', '1756179', '1763183', '1763766',
