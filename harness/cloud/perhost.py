@@ -57,7 +57,9 @@ OPTIONS = {
     None: frozenset([
         'reserved_host_memory_mb', 'reserved_host_disk_mb',
         'reserved_huge_pages', 'cpu_allocation_ratio',
-        'ram_allocation_ratio', 'disk_allocation_ratio']),
+        'ram_allocation_ratio', 'disk_allocation_ratio',
+        'initial_cpu_allocation_ratio', 'initial_ram_allocation_ratio',
+        'initial_disk_allocation_ratio']),
     'compute': frozenset(['cpu_dedicated_set', 'cpu_shared_set']),
     'pci': frozenset(['device_spec', 'report_in_placement']),
     'devices': frozenset(['enabled_mdev_types']),

@@ -7,11 +7,14 @@ about a third of a short scenario's time. Scenarios with the same shape
 on it. ``CloudPool.cloud(scenario)`` gives a cloud that is
 
 - the first time, stood up as ``runner.run`` stands one up and
-  *settled*: each compute gets an empty hypervisor and a new resource
-  tracker that reads the databases afresh (Nova's own start-up pass,
-  ``update_available_resource(startup=True)``), and every cache of host
-  states, minimum versions and availability zones is dropped. A
-  ``Checkpoint`` of the settled cloud is taken at once, before any step;
+  *settled*: every cache of host states, minimum versions and
+  availability zones is dropped, and each compute keeps the resource
+  tracker its start gave it (no second start-up pass: a compute node
+  record takes ``[DEFAULT] cpu_allocation_ratio`` and its kin only at its
+  compute's second pass, ``ResourceTracker._copy_resources``, so a second
+  pass here would start a kept cloud where a new one, and Nova's own
+  tests, have not got to yet). A ``Checkpoint`` of the settled cloud is
+  taken at once, before any step;
 - the next times, that cloud put back to its checkpoint: every database
   (Nova's API and cell databases, Placement's) copied back with SQLite's
   backup API, the clock, the counters, the race recording, the queued
@@ -55,7 +58,6 @@ import fixtures
 from nova import availability_zones
 from nova.compute import api as compute_api
 from nova.compute import manager as compute_manager
-from nova.compute import resource_tracker
 from nova.compute import rpcapi as compute_rpcapi
 from nova import context
 from nova.limit import utils as limit_utils
@@ -151,11 +153,11 @@ def settle(cloud, checkpoint=None):
     """Every compute on an empty hypervisor, every cache dropped or put back.
 
     A compute keeps its service and manager (what its RPC server, the
-    clock and the race points are wired to) and gets what a restart would
-    give it: a hypervisor with no guests, a new resource tracker, and
-    Nova's start-up pass over its records; or, given the ``checkpoint``
-    the databases were just put back to, a copy of the tracker that pass
-    gave when the checkpoint was taken. Its report client keeps the
+    clock and the race points are wired to) and gets a hypervisor with no
+    guests. Given the ``checkpoint`` the databases were just put back to,
+    it gets a copy of the tracker it had when the checkpoint was taken;
+    without one (the cloud just stood up), it keeps the tracker of its
+    start, as a new cloud's compute does. Its report client keeps the
     provider cache the checkpoint put back (a restart would fetch the same
     records from Placement).
     """
@@ -195,10 +197,7 @@ def _settle_compute(cloud, host, service, checkpoint):
                  '_pending_dest_resizes'):
         if hasattr(manager, name):
             setattr(manager, name, {})
-    if checkpoint is None:
-        manager.rt = resource_tracker.ResourceTracker(
-            manager.host, manager.driver, reportclient=manager.reportclient)
-    else:
+    if checkpoint is not None:
         manager.rt = checkpoint.tracker(host)
     ctxt = context.get_admin_context()
     cell = cloud.env.cells.cell_mappings[databases.CELL1_NAME]
@@ -210,8 +209,6 @@ def _settle_compute(cloud, host, service, checkpoint):
             # ComputeManager.pre_start_hook, with the cell's context.
             manager.service_ref = service_ref
             manager.rt.set_service_ref(service_ref)
-            if checkpoint is None:
-                manager.update_available_resource(cctxt, startup=True)
 
 
 # Nova's module globals that its code fills on first use (what their

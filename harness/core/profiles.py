@@ -26,8 +26,11 @@ cell, local disk, and the Nova config the host runs with. Top-level keys:
     The host's own ``nova.conf``, by section: ``compute`` takes
     ``cpu_dedicated_set`` and ``cpu_shared_set``; ``DEFAULT`` takes
     ``reserved_host_memory_mb``, ``reserved_host_disk_mb``,
-    ``reserved_huge_pages`` (a list of ``{node, size, count}``) and the
-    ``cpu``/``ram``/``disk`` ``_allocation_ratio``; ``pci`` takes
+    ``reserved_huge_pages`` (a list of ``{node, size, count}``), the
+    ``cpu``/``ram``/``disk`` ``_allocation_ratio`` and their ``initial_``
+    forms (what a compute node record is made with: it takes the plain
+    ratio only at its compute's next pass, Nova's
+    ``ResourceTracker._copy_resources``); ``pci`` takes
     ``device_spec`` and ``report_in_placement``, ``devices`` takes
     ``enabled_mdev_types`` (see ``harness.core.profile_devices``).
 ``devices`` (optional)
@@ -115,7 +118,10 @@ NOVA_KEYS = {
     'compute': ('cpu_dedicated_set', 'cpu_shared_set'),
     'DEFAULT': ('reserved_host_memory_mb', 'reserved_host_disk_mb',
                 'reserved_huge_pages', 'cpu_allocation_ratio',
-                'ram_allocation_ratio', 'disk_allocation_ratio'),
+                'ram_allocation_ratio', 'disk_allocation_ratio',
+                'initial_cpu_allocation_ratio',
+                'initial_ram_allocation_ratio',
+                'initial_disk_allocation_ratio'),
 }
 NOVA_KEYS.update(profile_devices.NOVA_KEYS)
 RESERVED_PAGE_KEYS = {'node': True, 'size': True, 'count': True}
