@@ -661,9 +661,11 @@ class Explorer(object):
         (``_map``), a round of removals forked from one run.
         """
         # The shrunk documents lose steps: a break they declare is
-        # expected at any step of theirs (and of the reproducer).
-        scenario = scenario_mod.parse(_at_any_step(scenario.document()),
-                                      scenario.path, scenario.path)
+        # expected at any step of theirs (and of the reproducer), but the
+        # one this failure is, if it is one (found at another step).
+        scenario = scenario_mod.parse(
+            _at_any_step(scenario.document(), outcome.problems[0]),
+            scenario.path, scenario.path)
         shrinker = shrinking.Shrinker(
             scenario, lambda document: replay(
                 self._document_job(scenario, document), pool=self._pool),
@@ -812,13 +814,26 @@ def _declared(scenario, steps_at):
     return scenario
 
 
-def _at_any_step(document):
-    """``document`` with its declared breaks expected at any step."""
-    return dict(document, **{
-        key: dict(declared, breaks=[
+def _at_any_step(document, failure):
+    """``document`` with its declared breaks expected at any step.
+
+    Those ``failure`` (a problem) is one of are no longer declared: it
+    must still fail the document. A declaration left with no break goes.
+    """
+    document = dict(document)
+    for key in DECLARATIONS:
+        if key not in document:
+            continue
+        breaks = [
             {name: value for name, value in one.items() if name != 'step'}
-            for one in declared['breaks']])
-        for key, declared in document.items() if key in DECLARATIONS})
+            for one in document[key]['breaks']
+            if not scenario_mod.Break(one['check'], one['subject']).matches(
+                failure, None)]
+        if breaks:
+            document[key] = dict(document[key], breaks=breaks)
+        else:
+            del document[key]
+    return document
 
 
 def _result(scenario, timeline, phases, record):
