@@ -13,10 +13,11 @@ declaration, make the assertions the right ones).
 
 ``verdict`` is that judgement for any run's checks: the scenario tests
 (``harness.testing.ScenarioTestCase``) and ``harness run`` both read it.
-The explorer does not wrap its checker: a declared break is a failure
-there like any other (its branches add steps, so a break's step would not
-be the declared one), and a recorded finding it finds again is named by
-``harness explore --known-findings`` instead.
+The explorer wraps its checker too, each declared break moved to the
+step of its replay that is the declared one (its injections add steps:
+``explorer._declared``), and does not judge ``looks_fixed`` (an
+injection may well stop a break); a recorded finding it finds again
+without a declaration is named by ``harness explore --known-findings``.
 """
 
 import os

@@ -29,7 +29,10 @@ need one or two preemptions, so try every race point with one injection
    replayed. At depth 2 this rules out a pair by its first injection
    only: the run is the recorded one up to the first point, not after.
 3. After every step of every replay, check the scenario's expectations and
-   the invariant checks.
+   the invariant checks. The breaks a scenario declares (``known_open_bug``,
+   ``known_finding``: ``harness.core.known_bugs``) are expected, as
+   ``harness run`` expects them, at the replay's step that is the
+   declared one (``_declared``); not failures.
 4. Shrink each failure, as Hypothesis does, to the fewest steps and
    injections (then hosts, and smaller flavors) that still fail with the
    same signature: the first problem's check, its subject's role in the
@@ -510,7 +513,9 @@ class Explorer(object):
                 'prefix': min([i.at.step - 1 for i in injections]
                               or [len(steps)]),
                 # The scenario they come from: the trunk they branch from.
-                'base': scenario.document(injected_steps(scenario, ()))}
+                'base': scenario.document(injected_steps(scenario, ())),
+                # Where its declared breaks happen (``_declared``).
+                'steps_at': _steps_at(scenario, injections)}
 
     # -- state caching -----------------------------------------------------
 
@@ -655,6 +660,12 @@ class Explorer(object):
         ``harness.runners.shrinking``: branched as the replays are
         (``_map``), a round of removals forked from one run.
         """
+        # The shrunk documents lose steps: a break they declare is
+        # expected at any step of theirs (and of the reproducer), but the
+        # one this failure is, if it is one (found at another step).
+        scenario = scenario_mod.parse(
+            _at_any_step(scenario.document(), outcome.problems[0]),
+            scenario.path, scenario.path)
         shrinker = shrinking.Shrinker(
             scenario, lambda document: replay(
                 self._document_job(scenario, document), pool=self._pool),
@@ -747,7 +758,11 @@ def _run_job(job, pool, branches=None, phases=None, observers=()):
     checks = []
     if job['invariants']:
         from harness.core import invariants
-        checks.append(invariants.Checker())
+        from harness.core import known_bugs
+        # A known open bug's or finding's declared breaks are expected,
+        # as ``harness run`` expects them: not failures, here or in any
+        # replay (``_declared`` puts them at the replay's own steps).
+        checks.append(known_bugs.KnownBreaks(invariants.Checker()))
     phases = phases or phases_mod.Phases(job.get('prefix', 0), checks)
     phases.checkers = checks
     timeline = runner.run(scenario, keep_going=True, fixtures=fixtures,
@@ -758,7 +773,67 @@ def _run_job(job, pool, branches=None, phases=None, observers=()):
 
 
 def _parse(job):
-    return scenario_mod.parse(job['document'], job['where'], job['where'])
+    return _declared(
+        scenario_mod.parse(job['document'], job['where'], job['where']),
+        job.get('steps_at'))
+
+
+# The declarations of breaks Nova is known to make (``known_bugs``).
+DECLARATIONS = ('known_open_bug', 'known_finding')
+
+
+def _steps_at(scenario, injections):
+    """Where each of ``scenario``'s steps is in its replay with ``injections``.
+
+    ``[index of step 1, index of step 2, ...]`` (1-based), or None when
+    that is where it is (no injection).
+    """
+    if not injections:
+        return None
+    labels = _labels(scenario, injections)
+    return [labels.index(('step', step)) + 1
+            for step in range(1, len(scenario.steps) + 1)]
+
+
+def _declared(scenario, steps_at):
+    """``scenario`` with its declared breaks at the steps of a replay.
+
+    A break declared at the scenario's step ``s`` happens at step
+    ``steps_at[s - 1]`` of a replay that put injections in before it
+    (``_steps_at``); as declared with None.
+    """
+    if steps_at is None:
+        return scenario
+    for key in DECLARATIONS:
+        declared = getattr(scenario, key, None)
+        if declared is None:
+            continue
+        setattr(scenario, key, dataclasses.replace(declared, breaks=tuple(
+            dataclasses.replace(one, step=one.step and steps_at[one.step - 1])
+            for one in declared.breaks)))
+    return scenario
+
+
+def _at_any_step(document, failure):
+    """``document`` with its declared breaks expected at any step.
+
+    Those ``failure`` (a problem) is one of are no longer declared: it
+    must still fail the document. A declaration left with no break goes.
+    """
+    document = dict(document)
+    for key in DECLARATIONS:
+        if key not in document:
+            continue
+        breaks = [
+            {name: value for name, value in one.items() if name != 'step'}
+            for one in document[key]['breaks']
+            if not scenario_mod.Break(one['check'], one['subject']).matches(
+                failure, None)]
+        if breaks:
+            document[key] = dict(document[key], breaks=breaks)
+        else:
+            del document[key]
+    return document
 
 
 def _result(scenario, timeline, phases, record):
@@ -861,7 +936,16 @@ def _check_state(checkers):
     return [('check %d' % number, {
         name: value for name, value in vars(checker).items()
         if name not in ('timings', 'calls', '_timeline')})
-        for number, checker in enumerate(checkers)]
+        for number, checker in enumerate(_unwrapped(checkers))]
+
+
+def _unwrapped(checkers):
+    """The checks, each ``KnownBreaks`` as the checker it wraps.
+
+    What it saw (the declared breaks so far) takes no part: a replay
+    back in the trunk's state has the trunk's future, breaks and all.
+    """
+    return [getattr(checker, 'checker', checker) for checker in checkers]
 
 
 class _Recorder(object):
@@ -977,7 +1061,7 @@ def replay_branched(jobs, pool=None, done=None, record=False,
         # child only the forking thread (harness.cloud.forking).
         at_points = (concurrency_mod.running_mode()
                      != concurrency_mod.THREADING)
-    trunk = dict(jobs[0], document=jobs[0]['base'])
+    trunk = dict(jobs[0], document=jobs[0]['base'], steps_at=None)
     trunk_steps = len(trunk['document']['steps'])
     phases = phases_mod.Phases(trunk_steps, [])
     trunk_scenario = _parse(trunk) if at_points else None

@@ -8,6 +8,7 @@ import fixtures
 
 from harness import bugs
 from harness.core import errors
+from harness.core import problems
 from harness.core import scenario
 from harness.runners import explorer
 from harness.runners import phases as phases_mod
@@ -344,3 +345,59 @@ class TestShrinkingTrials(testing.TestCase):
     def test_a_prefix_of_the_recorded_steps_is_not_replayed(self):
         # No injection: without the confirm, the recorded boot and resize.
         self.assertIsNone(self._trials()[2])
+
+
+class TestDeclaredBreaks(testing.TestCase):
+    """A replay expects the declared breaks at its own steps."""
+
+    document = {
+        'name': 's', 'bugs': [1848343],
+        'known_open_bug': {'bug': 1848343, 'breaks': [
+            {'check': 'nothing_leaks', 'subject': 'vm1', 'step': 2},
+            {'check': 'tracker_agrees', 'subject': 'host src, *'}]},
+        'hosts': {'src': {'driver': 'fake'}, 'dst': {'driver': 'fake'}},
+        'flavors': {'small': {'vcpus': 1, 'ram': 512, 'disk': 1}},
+        'steps': [{'boot': {'server': 'vm1', 'flavor': 'small',
+                            'host': 'src'}},
+                  {'migrate': 'vm1'},
+                  {'delete': 'vm1'}]}
+
+    def _scenario(self, document=None):
+        return scenario.parse(document or self.document, 's.yaml', 's.yaml')
+
+    def _steps(self, parsed):
+        return [one.step for one in parsed.known_open_bug.breaks]
+
+    def test_an_injection_moves_the_breaks_after_it(self):
+        parsed = self._scenario()
+        at = explorer.Point(2, 'before', 'prep_resize', 'dst', 'vm1')
+        injections = (explorer.Injection(at, 'update_available_resource',
+                                         ('source', 'dest')),)
+        # Two inject steps before the migration: it is the replay's 4th.
+        self.assertEqual([1, 4, 5], explorer._steps_at(parsed, injections))
+        job = explorer.Explorer()._job(parsed, injections)
+        self.assertEqual([4, None], self._steps(explorer._parse(job)))
+        # The trunk's steps are the scenario's.
+        self.assertIsNone(explorer._steps_at(parsed, ()))
+        self.assertEqual([2, None], self._steps(explorer._parse(
+            explorer.Explorer()._job(parsed, ()))))
+
+    def test_a_shrinking_expects_them_at_any_step(self):
+        other = problems.Problem('nothing_leaks', 'vm2')
+        document = explorer._at_any_step(self._scenario().document(), other)
+        self.assertEqual([None, None], self._steps(self._scenario(document)))
+        # Only the declarations change.
+        self.assertEqual(self.document['steps'], document['steps'])
+
+    def test_but_the_break_it_shrinks(self):
+        # The failure shrunk is a declared break found at another step:
+        # it must still fail the shrunk documents.
+        found = problems.Problem('tracker_agrees', 'host src, vcpus_used')
+        document = explorer._at_any_step(self._scenario().document(), found)
+        self.assertEqual(
+            [('nothing_leaks', 'vm1', None)],
+            [(one.check, one.subject, one.step) for one in
+             self._scenario(document).known_open_bug.breaks])
+        leak = problems.Problem('nothing_leaks', 'vm1')
+        self.assertNotIn('known_open_bug', explorer._at_any_step(
+            document, leak))

@@ -275,6 +275,15 @@ class TestOneComputeNodePerConsumer(testing.TestCase):
                                   'evacuation')])
         self.assertEqual([], one_compute_node_per_consumer(snap))
 
+    def test_an_evacuation_onto_a_node_of_a_multi_node_host_too(self):
+        # The migration names the host, the allocation its node.
+        snap = build({'vm1': {'src': SMALL, 'n1': SMALL}},
+                     servers=[('vm1', 'ACTIVE', 'bm')],
+                     migrations=[('vm1', 'done', 'src', 'bm',
+                                  'evacuation')],
+                     hosts=('src', 'n1'), trackers={'n1': {'host': 'bm'}})
+        self.assertEqual([], one_compute_node_per_consumer(snap))
+
     def test_a_completed_evacuation_is_no_exception(self):
         snap = build({'vm1': {'src': SMALL, 'dst': SMALL}},
                      servers=[('vm1', 'ACTIVE', 'dst')],

@@ -42,9 +42,11 @@ def one_compute_node_per_consumer(snap):
         if len(roots) < 2:
             continue
         evacuation = views.latest(snap, consumer)
+        # The migration names hosts; a host may manage several nodes.
         if (evacuation is not None and evacuation.type == views.EVACUATION
                 and evacuation.status in views.EVACUATING
-                and set(roots) <= {evacuation.source, evacuation.dest}):
+                and {snap.trackers[root].host for root in roots}
+                <= {evacuation.source, evacuation.dest}):
             # Written down: an evacuation doubles the instance's allocation
             # until the source compute restarts and cleans up.
             continue
