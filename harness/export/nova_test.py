@@ -229,35 +229,57 @@ LOG_HELPERS = '''
 '''
 
 # The injection helpers, in a class whose scenarios inject: Nova's
-# tests wrap the method at the race point so the periodic runs there.
+# tests wrap the method at the race point (stub_out) and act there: run
+# a periodic, send an API request, stop a compute.
 INJECTION_HELPERS = '''
-    def _inject(self, when, method, task, on):
-        """Run the periodic ``task`` on ``on`` once, at the next pass.
+    # The class of the manager whose method a point names.
+    _MANAGERS = {
+        '': 'nova.compute.manager.ComputeManager',
+        'scheduler': 'nova.scheduler.manager.SchedulerManager',
+        'conductor': 'nova.conductor.manager.ComputeTaskManager',
+    }
 
-        The next time a compute passes ``ComputeManager.<method>``
-        (``when``: just before or just after it). ``on`` is a host or a
-        role of the move in flight: 'source' or 'dest' (the server's
-        migration), 'server_host' (the server's host as it passes).
+    def _arm(self, when, point, action):
+        """Call ``action(manager, passed)`` once, at the next pass.
+
+        The next time a service passes the point (``when``: just before
+        or just after it): a compute's method (``finish_resize``), or
+        another service's (``scheduler.select_destinations``). ``passed``
+        lists the method's arguments. Each point's actions fire in
+        arming order.
         """
-        if method not in self._wrapped:
-            self._wrapped.add(method)
-            real = getattr(compute_manager.ComputeManager, method)
+        if point not in self._wrapped:
+            self._wrapped.add(point)
+            service, _, method = point.rpartition('.')
+            path = self._MANAGERS[service]
+            real = getattr(importutils.import_class(path), method)
 
             def wrapper(manager, *args, **kwargs):
-                self._fire('before', method, manager, args, kwargs)
+                passed = list(args) + list(kwargs.values())
+                self._fire('before', point, manager, passed)
                 result = real(manager, *args, **kwargs)
-                self._fire('after', method, manager, args, kwargs)
+                self._fire('after', point, manager, passed)
                 return result
 
             self.useFixture(fixtures.MonkeyPatch(
-                'nova.compute.manager.ComputeManager.%s' % method, wrapper))
-        self._injections.setdefault((when, method), []).append((task, on))
+                '%s.%s' % (path, method), wrapper))
+        self._injections.setdefault((when, point), []).append(action)
 
-    def _fire(self, when, method, manager, args, kwargs):
-        due = self._injections.pop((when, method), [])
-        for task, on in due:
-            host = self._host(on, manager, list(args) + list(kwargs.values()))
+    def _fire(self, when, point, manager, passed):
+        for action in self._injections.pop((when, point), []):
+            action(manager, passed)
+
+    def _inject(self, when, point, task, on):
+        """Run the periodic ``task`` on ``on`` once, at the next pass.
+
+        ``on`` is a host or a role of the move in flight: 'source' or
+        'dest' (the server's migration), 'server_host' (the server's
+        host as it passes).
+        """
+        def run(manager, passed):
+            host = self._host(on, manager, passed)
             getattr(self.computes[host].manager, task)(self.context)
+        self._arm(when, point, run)
 
     def _host(self, on, manager, passed):
         if on not in ('source', 'dest', 'server_host'):
@@ -278,6 +300,70 @@ INJECTION_HELPERS = '''
             # compute other than the source that takes the move is it.
             host = manager.host
         return host
+'''
+
+# The request helper, in a class whose scenarios send one at a point.
+REQUEST_HELPERS = '''
+    def _inject_request(self, when, point, action, name):
+        """Send the API request ``action`` for server ``name`` there.
+
+        As a user whose request lands while the service is busy: the
+        request is answered and what it casts is done (a delete: the
+        server is gone) before the interrupted method goes on.
+        """
+        def send(manager, passed):
+            server = self.servers[name]
+            if action == 'delete':
+                self._delete_server(server)
+            elif action == 'abort_live_migration':
+                migration = self._migrations_of(name)[-1]
+                self.api.api_delete('/servers/%s/migrations/%s' % (
+                    server['id'], migration['id']))
+        self._arm(when, point, send)
+'''
+
+# The death helpers, in a class whose scenarios kill a compute at a
+# point: Nova's tests stop the service's RPC servers there.
+DEATH_HELPERS = '''
+    class _ComputeDied(BaseException):
+        """The compute on ``host`` died: the work it was doing ends here.
+
+        A ``BaseException``, so that Nova's ``except Exception`` clean-up
+        does not run (the process is gone) and its RPC server sends no
+        reply.
+        """
+
+        def __init__(self, host):
+            super().__init__('nova-compute on %s died' % host)
+            self.host = host
+
+    def _inject_death(self, when, point, host):
+        """The compute on ``host`` dies there, as a killed process.
+
+        It takes no more messages (its RPC servers stop; what is cast to
+        it waits on the bus for its start) and its timers stop. When it
+        is the compute passing the point, its work there ends with it:
+        ``_ComputeDied`` is no ``Exception``, so Nova's clean-up
+        handlers do not run, as in a process that is gone.
+        """
+        self._deaths[host] = threading.Event()
+
+        def die(manager, passed):
+            self._deaths[host].set()
+            service = self.computes[host]
+            for server in (service.rpcserver,
+                           getattr(service, 'rpcserver_alt', None)):
+                if server is not None:
+                    server.stop()
+            self._unschedule(host)
+            if manager is service.manager:
+                raise self._ComputeDied(host)
+        self._arm(when, point, die)
+
+    def _wait_for_death(self, host):
+        """Until the compute on ``host`` has died at its point."""
+        self.assertTrue(self._deaths[host].wait(timeout=60),
+                        'the compute on %s never passed its point' % host)
 '''
 
 # The fault helper, in a class whose scenarios arm faults: Nova's tests
@@ -360,25 +446,27 @@ def export(path, bug=None, with_harness=False):
         else:
             body += _class(path, group, None, bug, title, with_harness,
                            name, hosts=hosts)
-    injects = any('self._inject(' in line for line in body)
+    injects = any('self._inject' in line for line in body)
     wraps = (injects or any('self._fault(' in line for line in body)
              or any('fixtures.Mock' in line for line in body))
     live = any('urllib.parse' in line for line in body)
     out = [HEADER, '"""%s"""' % _docstring(bug, title, path), '']
     if with_harness:
         out += ['import os']
+    if any('threading.' in line for line in body):
+        out += ['import threading']
     if any('re.match(' in line for line in body):
         out += ['import re']
     if live:
         out += ['import urllib.parse']
-    if with_harness or live:
+    if with_harness or live or any('threading.' in line for line in body):
         out += ['']
     if wraps:
         out += ['import fixtures']
-    out += ['from oslo_config import cfg',
-            'from oslo_utils import timeutils', '']
+    out += ['from oslo_config import cfg']
     if injects:
-        out += ['from nova.compute import manager as compute_manager']
+        out += ['from oslo_utils import importutils']
+    out += ['from oslo_utils import timeutils', '']
     out += ['from nova.compute import utils as compute_utils',
             'from nova import context',
             'from nova import exception',
@@ -581,10 +669,19 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
     if any(step.kind == 'inject' for scenario in scenarios
            for step in scenario.steps):
         lines[lines.index('        self._due = {}') + 1:0] = [
-            '        # Injections armed: (when, method) -> [(task, on)].',
+            '        # Injections armed: (when, point) -> [action].',
             '        self._injections = {}',
             '        self._wrapped = set()']
         lines += INJECTION_HELPERS.rstrip('\n').split('\n')
+    injects = [step for scenario in scenarios for step in scenario.steps
+               if step.kind == 'inject']
+    if any(step.args.get('do') for step in injects):
+        lines += REQUEST_HELPERS.rstrip('\n').split('\n')
+    if any(step.args.get('stop') for step in injects):
+        lines[lines.index('        self._wrapped = set()') + 1:0] = [
+            '        # Host -> its death at a point (_inject_death).',
+            '        self._deaths = {}']
+        lines += DEATH_HELPERS.rstrip('\n').split('\n')
     if any(step.kind == 'fault' for scenario in scenarios
            for step in scenario.steps) or any(
                _failing_method(host.driver) for scenario in scenarios
@@ -677,7 +774,14 @@ def _method(path, scenario, hosts=None):
         if unit is None:
             raise refusal.Refused(path, scenario.name, what,
                                   'step kind %r' % step.kind)
-        if step.error is not None:
+        dead = [inject.args['host'] or inject.args['stop']
+                for inject in getattr(step, 'interjected', ())
+                if inject.args.get('stop')]
+        if step.error is not None and dead:
+            # A compute dies in it (an inject's stop).
+            unit = functools.partial(step_units.dying, step.kind,
+                                     error=step.error, host=dead[-1])
+        elif step.error is not None:
             unit = step_units.get_failing(step.kind)
             if unit is None:
                 raise refusal.Refused(path, scenario.name, what + ': error',

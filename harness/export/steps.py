@@ -254,25 +254,76 @@ def delete_service_refused(args, error, expect):
         'self.assertIn(%r, exc.response.text)' % error]
 
 
+# The services whose manager's RPC methods a point may name
+# (``scheduler.select_destinations``); a compute's are bare.
+_POINT_SERVICES = ('scheduler', 'conductor')
+
+# A compute's RPC methods that are cast to it (nova.compute.rpcapi): its
+# death there has no caller waiting for an answer. At a call, the
+# harness's caller gets MessagingTimeout at once, which Nova's tests only
+# get after rpc_response_timeout: refused.
+_CAST_METHODS = ('build_and_run_instance', 'unshelve_instance',
+                 'prep_resize', 'resize_instance', 'finish_resize',
+                 'revert_resize', 'finish_revert_resize', 'live_migration',
+                 'rebuild_instance')
+
+# The API requests an injection may send at a point, as the generated
+# class's ``_request`` sends them.
+_REQUESTS = ('delete', 'abort_live_migration')
+
+
+def _point(args, compute_only=False):
+    """The point's method: a compute's, or ``<service>.<method>``."""
+    point = args['point']
+    service, _, method = point.rpartition('.')
+    if (not method.isidentifier() or point == 'is_node_deleted'
+            or service not in ('',) + (() if compute_only
+                                       else _POINT_SERVICES)
+            or not method.islower()):
+        raise Unsupported('point %r (no single %s method to wrap)' % (
+            point, 'compute' if compute_only
+            else 'compute, scheduler or conductor'))
+    return point
+
+
 @translates('inject')
 def inject(args):
-    # A periodic at a compute manager's method; the other actions and
-    # points (conductor, scheduler, a record's change) have no single
-    # method of the compute to wrap, or need more than the periodic.
-    for key in ('do', 'check', 'stop', 'restart', 'refused', 'server',
-                'at_host'):
+    # At a method of one service: a periodic run there, an API request
+    # sent there, or a compute that dies there. A check, a restart and
+    # narrowed passes need more than one wrapped method.
+    for key in ('check', 'restart', 'refused', 'server', 'at_host'):
         if args.get(key) is not None:
             raise Unsupported('field %r' % key)
     if args.get('times') != 1:
         raise Unsupported('times %r' % args.get('times'))
-    point = args['point']
-    if not point.isidentifier() or point == 'is_node_deleted':
-        raise Unsupported('point %r (no single compute method to wrap)'
-                          % point)
+    if args.get('stop') is not None:
+        return _inject_death(args)
+    if args.get('do') is not None:
+        return _inject_request(args)
+    point = _point(args, compute_only=True)
     if not args['run'].isidentifier():
         raise Unsupported('task %r' % args['run'])
     return ['self._inject(%r, %r,' % (args['when'], point),
             '             %r, %r)' % (args['run'], args['on'])]
+
+
+def _inject_request(args):
+    action, server = args['do']
+    if action not in _REQUESTS:
+        raise Unsupported('do %r' % action)
+    point = _point(args)
+    return ['self._inject_request(%r, %r,' % (args['when'], point),
+            '                     %r, %r)' % (action, server)]
+
+
+def _inject_death(args):
+    point = _point(args, compute_only=True)
+    if point not in _CAST_METHODS:
+        raise Unsupported('stop at %r (a compute\'s death at a method '
+                          'that is not cast to it)' % point)
+    # The loader resolved a role to the host that dies.
+    return ['self._inject_death(%r, %r, %r)'
+            % (args['when'], point, args['host'] or args['stop'])]
 
 
 @translates('shelve')
@@ -420,3 +471,64 @@ def unshelve_unrested(args, error, expect):
     _only(args, ('server', 'host'))
     return _action_unrested(args['server'], _unshelve_body(args), error,
                             expect)
+
+
+# The request of a step a compute dies in, sent without waiting for the
+# server's rest: kind -> (args -> lines).
+_SENT = registry.Registry()
+get_sent = _SENT.get
+
+
+def dying(kind, args, error, host):
+    """A step whose operation ends with ``host``'s compute dying in it.
+
+    The request is sent and the test waits for the death (the armed
+    ``_inject_death`` firing); the operation then rests where the death
+    left it, which the step's expectations check: Nova's clean-up does
+    not run, so no status settles to wait for.
+    """
+    send = _SENT.get(kind)
+    if send is None:
+        raise Unsupported('a %s that a compute dies in' % kind)
+    if not _UNRESTED.match(error):
+        raise Unsupported('error %r (not an operation that ended short of '
+                          'its resting state)' % error)
+    return send(args) + ['self._wait_for_death(%r)' % host]
+
+
+@_SENT.translates('boot')
+def boot_sent(args):
+    _only(args, ('server', 'flavor', 'host', 'image'))
+    # BUILD at once: the API answers before the build is cast.
+    return ['self.servers[%r] = self._create_server(' % args['server'],
+            '    name=%r, flavor_id=self.flavors[%r],%s'
+            % (args['server'], args['flavor'], _image(args)),
+            "    host=%r, networks='none', expected_state='BUILD')"
+            % (args.get('host'),)]
+
+
+@_SENT.translates('resize')
+def resize_sent(args):
+    _only(args, ('server', 'flavor'))
+    return _post_action(args['server'], "{'resize': {'flavorRef': "
+                        "self.flavors[%r]}}" % args['flavor'])
+
+
+@_SENT.translates('migrate')
+def migrate_sent(args):
+    _only(args, ('server', 'host'))
+    return _post_action(args['server'], "{'migrate': %r}" % (
+        {'host': args['host']} if args.get('host') else None,))
+
+
+@_SENT.translates('live_migrate')
+def live_migrate_sent(args):
+    _only(args, ('server', 'host'))
+    return _post_action(args['server'], "{'os-migrateLive': %r}" % (
+        {'host': args.get('host'), 'block_migration': 'auto'},))
+
+
+@_SENT.translates('unshelve')
+def unshelve_sent(args):
+    _only(args, ('server', 'host'))
+    return _post_action(args['server'], _unshelve_body(args))

@@ -172,10 +172,15 @@ class ExportedFindingProofs(_NovaTestRuns):
 
     def test_which_findings_export(self):
         # The others need Placement's or the network's faults, a compute
-        # dying at a point, an API request sent at a point, a compute
-        # started with another config or a multi-node compute.
+        # dying at a point that is no method cast to it, an API request
+        # sent at a point, a compute started with another config or a
+        # multi-node compute.
         self.assertEqual(
-            ['evacuate_spawn_failure_keeps_pins_on_destination.yaml',
+            ['dying_build_before_claim_restart_keeps_claim.yaml',
+             'dying_dest_before_finish_resize_restart.yaml',
+             'dying_evacuate_after_source_died_in_cold_migration.yaml',
+             'dying_unshelve_before_claim_restart_keeps_claim.yaml',
+             'evacuate_spawn_failure_keeps_pins_on_destination.yaml',
              'resize_dest_periodic_before_finish_resize.yaml',
              'revert_dest_periodic_before_finish_revert_resize.yaml',
              'revert_source_periodic_before_finish_revert_resize.yaml',

@@ -241,13 +241,62 @@ class StepTranslationTest(ExportTestCase):
                       "'dest')\n", source)
         # Wrapped on Nova's class as its tests do; armed in order, each
         # fires once.
-        self.assertIn("'nova.compute.manager.ComputeManager.%s' % method, "
-                      "wrapper))", source)
-        self.assertIn('due = self._injections.pop((when, method), [])',
-                      source)
+        self.assertIn("'': 'nova.compute.manager.ComputeManager',", source)
+        self.assertIn("'%s.%s' % (path, method), wrapper))", source)
+        self.assertIn('for action in self._injections.pop((when, point), '
+                      '[]):', source)
         self.assertIn('import fixtures\n', source)
-        self.assertIn('from nova.compute import manager as compute_manager',
+        self.assertIn('from oslo_utils import importutils\n', source)
+        # Nothing of a death or a request where none is armed.
+        self.assertNotIn('_ComputeDied', source)
+        self.assertNotIn('import threading', source)
+        self.assertNotIn('def _inject_request', source)
+
+    def test_a_compute_dying_at_a_method_cast_to_it(self):
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- inject: {before: finish_resize, stop: dest}\n'
+            '- resize: {server: vm1, flavor: large}\n'
+            '  error: did not reach its resting state\n'
+            '  expect: {servers: {vm1: {status: RESIZE, host: dst}}}')
+        # The loader's host for the role; armed on Nova's class.
+        self.assertIn("        # 2. inject before finish_resize: stop dest\n"
+                      "        self._inject_death('before', 'finish_resize', "
+                      "'dst')\n", source)
+        # The request sent without waiting for a rest, then the death
+        # waited for; the state is the expectations'.
+        self.assertIn(
+            "        self.api.post_server_action(\n"
+            "            self.servers['vm1']['id'], {'resize': {'flavorRef': "
+            "self.flavors['large']}})\n"
+            "        self._wait_for_death('dst')\n"
+            "        self.assertServer('vm1', host='dst', status='RESIZE')\n",
+            source)
+        # Its RPC servers stop, its timers too, and its own work there
+        # ends with an error Nova's handlers do not catch.
+        self.assertIn('class _ComputeDied(BaseException):', source)
+        self.assertIn('                    server.stop()\n'
+                      '            self._unschedule(host)\n'
+                      '            if manager is service.manager:\n'
+                      '                raise self._ComputeDied(host)\n',
                       source)
+        self.assertIn('import threading\n', source)
+
+    def test_a_compute_dying_in_a_build(self):
+        self.assertEqual(
+            ["self._inject_death('before', 'build_and_run_instance', 'src')",
+             '# 2. boot vm1 (small) on src',
+             "self.servers['vm1'] = self._create_server(",
+             "name='vm1', flavor_id=self.flavors['small'],",
+             "host='src', networks='none', expected_state='BUILD')",
+             "self._wait_for_death('src')",
+             "self.assertServer('vm1', host=None, status='BUILD')"],
+            self.body(
+                '- inject: {before: build_and_run_instance, stop: src}\n'
+                '- boot: {server: vm1, flavor: small, host: src}\n'
+                '  error: did not reach its resting state\n'
+                '  expect: {servers: {vm1: {status: BUILD, host: null}}}'
+            )[1:])
 
     def test_no_injection_helpers_without_injections(self):
         source = self.export('- boot: {server: vm1, flavor: small}')
@@ -471,6 +520,23 @@ class RefusalTest(ExportTestCase):
                            'run: update_available_resource, on: src}\n'
                            '- resize: {server: vm1, flavor: large}',
                            'step 2 (inject)', 'no single compute method')
+
+    def test_a_compute_dying_at_a_method_called_on_it(self):
+        # Its caller would wait rpc_response_timeout in Nova's tests; the
+        # harness's gets MessagingTimeout at once.
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '- inject: {before: pre_live_migration, '
+                           'stop: dst}\n'
+                           '- live_migrate: {server: vm1, host: dst}\n'
+                           '  error: did not reach its resting state',
+                           'step 2 (inject)', "stop at 'pre_live_migration'")
+
+    def test_a_dying_step_with_another_error(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '- inject: {before: finish_resize, stop: dst}\n'
+                           '- resize: {server: vm1, flavor: large}\n'
+                           '  error: is gone',
+                           'step 3 (resize)', "error 'is gone'")
 
     def test_an_injection_other_than_a_periodic(self):
         self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
