@@ -349,13 +349,14 @@ DEATH_HELPERS = '''
         self._deaths[host] = threading.Event()
 
         def die(manager, passed):
-            self._deaths[host].set()
             service = self.computes[host]
             for server in (service.rpcserver,
                            getattr(service, 'rpcserver_alt', None)):
                 if server is not None:
                     server.stop()
             self._unschedule(host)
+            # Dead now: the test goes on (its clock without this host).
+            self._deaths[host].set()
             if manager is service.manager:
                 raise self._ComputeDied(host)
         self._arm(when, point, die)

@@ -277,6 +277,9 @@ class StepTranslationTest(ExportTestCase):
         self.assertIn('class _ComputeDied(BaseException):', source)
         self.assertIn('                    server.stop()\n'
                       '            self._unschedule(host)\n'
+                      '            # Dead now: the test goes on (its clock '
+                      'without this host).\n'
+                      '            self._deaths[host].set()\n'
                       '            if manager is service.manager:\n'
                       '                raise self._ComputeDied(host)\n',
                       source)
