@@ -411,6 +411,58 @@ FAULT_HELPERS = '''
                 target, name, side_effect=failing(getattr(target, name))))
 '''
 
+# The Placement fault helper, in a class whose scenarios arm one: Nova's
+# tests patch the report client's request (SchedulerReportClient.put
+# answering a FakeResponse, or raising keystoneauth's errors).
+PLACEMENT_HELPERS = '''
+    def _placement_fault(self, request, status, times):
+        """Placement answers the next ``times`` ``request``s with ``status``.
+
+        ``request`` is 'METHOD /path', the path matched from its start
+        (no query), ``*`` one path segment. 409: a generation conflict
+        (Placement's 'placement.concurrent_update' code); 500; 'timeout':
+        no answer, the read times out (keystoneauth's ConnectTimeout);
+        'unreachable': no connection (its ConnectFailure). Every Nova
+        service's report client meets it; its retries do not back off.
+        """
+        method, path = request.split(' ', 1)
+        pattern = re.compile('^%s' % re.escape(path).replace(
+            r'\\*', '[^/]+'))
+        left = [times]
+
+        def failing(real):
+            def call(client, url, *args, **kwargs):
+                if not (left[0] and pattern.match(url.split('?')[0])):
+                    return real(client, url, *args, **kwargs)
+                left[0] -= 1
+                if status == 'timeout':
+                    raise ks_exc.ConnectTimeout(
+                        'injected fault: %s timed out' % request)
+                if status == 'unreachable':
+                    raise ks_exc.ConnectFailure(
+                        'injected fault: %s unreachable' % request)
+                code = ('placement.concurrent_update' if status == 409
+                        else 'placement.undefined_code')
+                return fake_requests.FakeResponse(
+                    status, content=jsonutils.dumps({'errors': [{
+                        'status': status, 'code': code,
+                        'detail': 'injected fault: Placement %s on %s'
+                        % (status, request)}]}),
+                    headers={'Content-Type': 'application/json'})
+            return call
+
+        report = 'nova.scheduler.client.report'
+        self.useFixture(fixtures.MonkeyPatch(
+            '%s.SchedulerReportClient.%s' % (report, method.lower()),
+            failing(getattr(report_client.SchedulerReportClient,
+                            method.lower()))))
+        # The report client's retries of a conflict wait up to 2, 4, 6 s
+        # at random: no wait here.
+        self.useFixture(fixtures.MonkeyPatch(
+            '%s.time' % report, types.SimpleNamespace(
+                time=time.time, sleep=lambda seconds: None)))
+'''
+
 HEADER = '''\
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
 # not use this file except in compliance with the License. You may obtain
@@ -448,7 +500,9 @@ def export(path, bug=None, with_harness=False):
             body += _class(path, group, None, bug, title, with_harness,
                            name, hosts=hosts)
     injects = any('self._inject' in line for line in body)
-    wraps = (injects or any('self._fault(' in line for line in body)
+    placement = any('self._placement_fault(' in line for line in body)
+    wraps = (injects or placement
+             or any('self._fault(' in line for line in body)
              or any('fixtures.Mock' in line for line in body))
     live = any('urllib.parse' in line for line in body)
     out = [HEADER, '"""%s"""' % _docstring(bug, title, path), '']
@@ -456,15 +510,22 @@ def export(path, bug=None, with_harness=False):
         out += ['import os']
     if any('threading.' in line for line in body):
         out += ['import threading']
-    if any('re.match(' in line for line in body):
+    if placement or any('re.match(' in line for line in body):
         out += ['import re']
+    if placement:
+        out += ['import time', 'import types']
     if live:
         out += ['import urllib.parse']
-    if with_harness or live or any('threading.' in line for line in body):
+    if with_harness or live or placement or any(
+            'threading.' in line for line in body):
         out += ['']
     if wraps:
         out += ['import fixtures']
+    if placement:
+        out += ['from keystoneauth1 import exceptions as ks_exc']
     out += ['from oslo_config import cfg']
+    if placement:
+        out += ['from oslo_serialization import jsonutils']
     if injects:
         out += ['from oslo_utils import importutils']
     out += ['from oslo_utils import timeutils', '']
@@ -472,6 +533,8 @@ def export(path, bug=None, with_harness=False):
             'from nova import context',
             'from nova import exception',
             'from nova import objects']
+    if placement:
+        out += ['from nova.scheduler.client import report as report_client']
     if any('nova_fixtures.' in line for line in body):
         out += ['from nova.tests import fixtures as nova_fixtures']
     if any('fakelibvirt.' in line for line in body):
@@ -481,6 +544,8 @@ def export(path, bug=None, with_harness=False):
     out += ['from nova.tests.functional import integrated_helpers']
     if any('base.ServersTestBase' in line for line in body):
         out += ['from nova.tests.functional.libvirt import base']
+    if placement:
+        out += ['from nova.tests.unit import fake_requests']
     if any('vconfig.' in line for line in body):
         out += ['from nova.virt.libvirt import config as vconfig']
     if with_harness:
@@ -683,11 +748,14 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
             '        # Host -> its death at a point (_inject_death).',
             '        self._deaths = {}']
         lines += DEATH_HELPERS.rstrip('\n').split('\n')
-    if any(step.kind == 'fault' for scenario in scenarios
-           for step in scenario.steps) or any(
+    if any(step.kind == 'fault' and not step.args.get('placement')
+           for scenario in scenarios for step in scenario.steps) or any(
                _failing_method(host.driver) for scenario in scenarios
                for host in scenario.hosts.values()):
         lines += FAULT_HELPERS.rstrip('\n').split('\n')
+    if any(step.kind == 'fault' and step.args.get('placement')
+           for scenario in scenarios for step in scenario.steps):
+        lines += PLACEMENT_HELPERS.rstrip('\n').split('\n')
     if any('logs' in step.expect for scenario in scenarios
            for step in scenario.steps):
         lines += LOG_HELPERS.rstrip('\n').split('\n')

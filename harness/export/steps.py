@@ -357,8 +357,15 @@ def unshelve(args):
 
 @translates('fault')
 def fault(args):
-    # A compute's driver method or its claims; the network's calls and
-    # Placement's answers have no helper in Nova's tests: refused.
+    # A compute's driver method or its claims, or Placement's answer to
+    # a request; the network's calls have no helper in Nova's tests, and
+    # a fault armed at a point needs more than one patch: refused.
+    if args.get('at') is not None:
+        raise Unsupported('field %r' % 'at')
+    if args.get('placement') is not None:
+        _only(args, ('placement', 'status', 'times'))
+        return ['self._placement_fault(%r, %r, %r)'
+                % (args['placement'], args['status'], args['times'])]
     _only(args, ('host', 'method', 'times'))
     if args.get('host') is None:
         raise Unsupported('a fault of another service than a compute')
@@ -384,14 +391,24 @@ _FAULTED = re.compile(r'^injected hypervisor fault: \w+ failed on [\w-]+$')
 _NO_HOST = re.compile(r'^No valid host( was found\.?)?$')
 
 
-def _unrested(name, error, expect):
-    """Wait for where the step's expectations say the server ended."""
+def _unrested(name, error, expect, ending=None):
+    """Wait for where the step's expectations say the server ended.
+
+    ``ending``: (action, event), the one compute event in which the
+    operation can fail, waited for in error where no status is expected.
+    """
     status = ((expect.get('servers') or {}).get(name) or {}).get('status')
     faulted = _FAULTED.match(error) or (
         status == 'ERROR' and _NO_HOST.match(error))
     if not (_UNRESTED.match(error) or faulted):
         raise Unsupported('error %r (not an operation that ended short of '
                           'its resting state)' % error)
+    if status is None and ending and _UNRESTED.match(error):
+        # The compute's handler failed (its event in error): the
+        # operation ends there, the server where Nova left it.
+        return ['self._wait_for_instance_action_event(',
+                '    %s, %r, %r, %r)' % ((_server(name),) + ending
+                                         + ('Error',))]
     if status is None:
         raise Unsupported("error: no status expected for %s (the state "
                           "to wait for)" % name)
@@ -425,15 +442,19 @@ def boot_unrested(args, error, expect):
             % (args.get('host'), status)] + waits
 
 
-def _action_unrested(name, body, error, expect):
-    return _post_action(name, body) + _unrested(name, error, expect)
+def _action_unrested(name, body, error, expect, ending=None):
+    return _post_action(name, body) + _unrested(name, error, expect,
+                                                ending)
 
 
 @_FAILING.translates('confirm')
 def confirm_unrested(args, error, expect):
+    # The API answers a confirm before the source compute's
+    # confirm_resize, where it can fail (nova.compute.api.confirm_resize).
     _only(args, ('server',))
     return _action_unrested(args['server'], "{'confirmResize': None}",
-                            error, expect)
+                            error, expect,
+                            ending=('confirmResize', 'compute_confirm_resize'))
 
 
 @_FAILING.translates('revert')

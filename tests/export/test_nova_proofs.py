@@ -171,19 +171,23 @@ class ExportedFindingProofs(_NovaTestRuns):
     """Each finding's exported test fails on Nova at the harness's step."""
 
     def test_which_findings_export(self):
-        # The others need Placement's or the network's faults, a compute
-        # dying at a point that is no method cast to it, an API request
-        # sent at a point, a compute started with another config or a
-        # multi-node compute.
+        # The others need the network's faults, a compute dying at a
+        # point that is no method cast to it, an API request sent at a
+        # point, a compute started with another config or a multi-node
+        # compute.
         self.assertEqual(
-            ['dying_build_before_claim_restart_keeps_claim.yaml',
+            ['confirm_with_placement_conflicts_leaks_source_allocation.yaml',
+             'dying_build_before_claim_restart_keeps_claim.yaml',
              'dying_dest_before_finish_resize_restart.yaml',
              'dying_evacuate_after_source_died_in_cold_migration.yaml',
+             'dying_placement_timeout_in_confirm_leaks_source_allocation.yaml',
              'dying_unshelve_before_claim_restart_keeps_claim.yaml',
              'evacuate_spawn_failure_keeps_pins_on_destination.yaml',
              'resize_dest_periodic_before_finish_resize.yaml',
              'revert_dest_periodic_before_finish_revert_resize.yaml',
              'revert_source_periodic_before_finish_revert_resize.yaml',
+             'revert_with_placement_conflicts_reports_success_with_'
+             'swapped_allocations.yaml',
              'same_host_revert_after_periodic_before_finish_resize.yaml'],
             sorted(exportable_findings()))
 

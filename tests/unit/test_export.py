@@ -319,6 +319,62 @@ class StepTranslationTest(ExportTestCase):
         self.assertIn('if left[0] and self.computes[host].manager is '
                       'manager:', source)
 
+    def test_a_fault_of_placement(self):
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- resize: {server: vm1, flavor: large}\n'
+            "- fault: {placement: 'PUT /allocations/*', times: 10}\n"
+            "- fault: {placement: 'DELETE /allocations/*', "
+            'status: timeout}\n'
+            '- confirm: vm1')
+        self.assertIn("        self._placement_fault('PUT /allocations/*', "
+                      "409, 10)\n", source)
+        self.assertIn("        self._placement_fault('DELETE "
+                      "/allocations/*', 'timeout', 1)\n", source)
+        # On the report client's method of the request, matched on the
+        # path from its start, '*' one segment, while calls are left;
+        # the conflict Placement answers, or keystoneauth's errors.
+        self.assertIn("'%s.SchedulerReportClient.%s' % (report, "
+                      "method.lower()),", source)
+        self.assertIn("pattern = re.compile('^%s' % re.escape(path)."
+                      "replace(\n            r'\\*', '[^/]+'))", source)
+        self.assertIn("if not (left[0] and pattern.match(url.split('?')"
+                      "[0])):", source)
+        self.assertIn("code = ('placement.concurrent_update' if status == "
+                      "409", source)
+        self.assertIn('raise ks_exc.ConnectTimeout(', source)
+        self.assertIn('raise ks_exc.ConnectFailure(', source)
+        # The retries' back-off passes no time.
+        self.assertIn("sleep=lambda seconds: None)))", source)
+        for line in ('import re', 'import time', 'import types',
+                     'from keystoneauth1 import exceptions as ks_exc',
+                     'from oslo_serialization import jsonutils',
+                     'from nova.scheduler.client import report as '
+                     'report_client',
+                     'from nova.tests.unit import fake_requests'):
+            self.assertIn('\n%s\n' % line, source)
+        # No driver fault helper.
+        self.assertNotIn('def _fault(', source)
+
+    def test_a_confirm_that_fails_at_the_compute(self):
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '- resize: {server: vm1, flavor: large}\n'
+                         "- fault: {placement: 'PUT /allocations/*', "
+                         'times: 10}\n'
+                         '- confirm: vm1\n'
+                         '  error: did not reach its resting state\n'
+                         '  expect: {allocations: {vm1: {dst: large}}}')
+        start = body.index('# 4. confirm vm1')
+        # No status to wait for: the source compute's confirm_resize
+        # event, in error.
+        self.assertEqual(
+            ['self.api.post_server_action(',
+             "self.servers['vm1']['id'], {'confirmResize': None})",
+             'self._wait_for_instance_action_event(',
+             "self.servers['vm1'], 'confirmResize', "
+             "'compute_confirm_resize', 'Error')",
+             'self.assertAllocations({'], body[start + 1:start + 6])
+
     def test_a_boot_that_ends_short_of_its_resting_state(self):
         body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
                          '  error: did not reach its resting state\n'
@@ -589,10 +645,17 @@ class RefusalTest(ExportTestCase):
                            '- shelve: vm1', 'config', 'shelved_offload_time'
                            ' -1', head=head)
 
-    def test_a_fault_of_placement(self):
-        self.assertRefused("- fault: {placement: 'PUT /allocations/*'}\n"
+    def test_a_fault_of_placement_armed_at_a_point(self):
+        self.assertRefused("- boot: {server: vm1, flavor: small, host: src}\n"
+                           "- fault: {placement: 'PUT /allocations/*', "
+                           'at: {before: finish_resize}}\n'
+                           '- resize: {server: vm1, flavor: large}',
+                           'step 2 (fault)', "field 'at'")
+
+    def test_a_fault_of_the_network(self):
+        self.assertRefused('- fault: {network: update_port}\n'
                            '- boot: {server: vm1, flavor: small}',
-                           'step 1 (fault)', "field 'placement'")
+                           'step 1 (fault)', "field 'network'")
 
     def test_a_field_without_translation(self):
         self.assertRefused('- boot: {server: vm1, flavor: small, '
