@@ -319,6 +319,11 @@ REQUEST_HELPERS = '''
                 migration = self._migrations_of(name)[-1]
                 self.api.api_delete('/servers/%s/migrations/%s' % (
                     server['id'], migration['id']))
+                # Handled by the source compute before the migration
+                # goes on, as a compute that takes the cast at once.
+                self._wait_for_instance_action_event(
+                    server, 'live_migration_cancel',
+                    'compute_live_migration_abort', 'Success')
         self._arm(when, point, send)
 '''
 

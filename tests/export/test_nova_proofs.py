@@ -130,7 +130,8 @@ class ExportedNovaTestProofs(_NovaTestRuns):
         # name: see the unit tests). LP#1995153 exports but cannot be put
         # back.
         self.assertEqual(['1679750', '1707071', '1709902', '1712718',
-                          '1713786', '1713796', '1724172', '1749215',
+                          '1713786', '1713796', '1714237', '1715182',
+                          '1724172', '1749215',
                           '1750618', '1756179', '1763183', '1763766',
                           '1785318', '1818914', '1821594', '1825537',
                           '1829479', '1852610', '1886418', '1944759',
@@ -176,13 +177,15 @@ class ExportedFindingProofs(_NovaTestRuns):
         # point, a compute started with another config or a multi-node
         # compute.
         self.assertEqual(
-            ['confirm_with_placement_conflicts_leaks_source_allocation.yaml',
+            ['aborted_live_migration_dest_periodic_after_drop_move_claim.yaml',
+             'confirm_with_placement_conflicts_leaks_source_allocation.yaml',
              'dying_build_before_claim_restart_keeps_claim.yaml',
              'dying_dest_before_finish_resize_restart.yaml',
              'dying_evacuate_after_source_died_in_cold_migration.yaml',
              'dying_placement_timeout_in_confirm_leaks_source_allocation.yaml',
              'dying_unshelve_before_claim_restart_keeps_claim.yaml',
              'evacuate_spawn_failure_keeps_pins_on_destination.yaml',
+             'live_migration_driver_failure_leaks_source_allocation.yaml',
              'resize_dest_periodic_before_finish_resize.yaml',
              'revert_dest_periodic_before_finish_revert_resize.yaml',
              'revert_source_periodic_before_finish_revert_resize.yaml',

@@ -204,8 +204,8 @@ class StepTranslationTest(ExportTestCase):
             + ["self.admin_api.api_delete('/os-services/%s' % "
                "service['id'])"], body[3:])
         self.assertEqual(('boot', 'confirm', 'delete_service', 'evacuate',
-                          'migrate', 'rebuild', 'resize', 'revert',
-                          'unshelve'),
+                          'live_migrate', 'migrate', 'rebuild', 'resize',
+                          'revert', 'unshelve'),
                          step_units.failing_names())
 
     def test_a_service_delete_nova_refuses(self):
@@ -301,6 +301,34 @@ class StepTranslationTest(ExportTestCase):
                 '  expect: {servers: {vm1: {status: BUILD, host: null}}}'
             )[1:])
 
+    def test_a_request_sent_at_a_point(self):
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- inject: {before: pre_live_migration, '
+            'do: {abort_live_migration: vm1}}\n'
+            '- inject: {before: scheduler.select_destinations, '
+            'do: {delete: vm1}}\n'
+            '- live_migrate: {server: vm1, host: dst}\n'
+            '- migrate: vm1')
+        self.assertIn("        self._inject_request('before', "
+                      "'pre_live_migration',\n"
+                      "                             'abort_live_migration', "
+                      "'vm1')\n", source)
+        self.assertIn("        self._inject_request('before', "
+                      "'scheduler.select_destinations',\n"
+                      "                             'delete', 'vm1')\n",
+                      source)
+        # The scheduler's manager wrapped; a delete waits for the server
+        # to go, an abort for the source compute's handling of it.
+        self.assertIn("'scheduler': 'nova.scheduler.manager."
+                      "SchedulerManager',", source)
+        self.assertIn('                self._delete_server(server)\n',
+                      source)
+        self.assertIn("                    server, 'live_migration_cancel',\n"
+                      "                    'compute_live_migration_abort', "
+                      "'Success')\n", source)
+        self.assertNotIn('_ComputeDied', source)
+
     def test_no_injection_helpers_without_injections(self):
         source = self.export('- boot: {server: vm1, flavor: small}')
         self.assertNotIn('_inject', source)
@@ -374,6 +402,40 @@ class StepTranslationTest(ExportTestCase):
              "self.servers['vm1'], 'confirmResize', "
              "'compute_confirm_resize', 'Error')",
              'self.assertAllocations({'], body[start + 1:start + 6])
+
+    def test_a_live_migration_that_ends_short_of_its_resting_state(self):
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '- live_migrate: {server: vm1, host: dst}\n'
+                         '  error: did not reach its resting state\n'
+                         '  expect:\n'
+                         '    servers: {vm1: {status: ERROR, host: src}}\n'
+                         '    migrations: {vm1: error}')
+        start = body.index('# 2. live migrate vm1 to dst')
+        # Nova records no instance fault for it: not waited for.
+        self.assertEqual(
+            ['self.api.post_server_action(',
+             "self.servers['vm1']['id'], {'os-migrateLive': "
+             "{'host': 'dst', 'block_migration': 'auto'}})",
+             "self._wait_for_migration_status(self.servers['vm1'], "
+             "['error'])",
+             "self.servers['vm1'] = self._wait_for_server_parameter(",
+             "self.servers['vm1'], {'status': 'ERROR', "
+             "'OS-EXT-STS:task_state': None},",
+             'wait_for_fault_key=False)'], body[start + 1:start + 7])
+
+    def test_a_move_that_ends_in_a_final_migration_status(self):
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '- live_migrate: {server: vm1, host: dst}\n'
+                         '  error: did not reach its resting state\n'
+                         '  expect: {migrations: {vm1: cancelled}}')
+        start = body.index('# 2. live migrate vm1 to dst')
+        # No status expected: the migration's, set as Nova's rollback
+        # ends.
+        self.assertEqual(
+            ["self._wait_for_migration_status(self.servers['vm1'], "
+             "['cancelled'])",
+             "self.assertLatestMigration('vm1', 'cancelled')"],
+            body[start + 3:start + 5])
 
     def test_a_boot_that_ends_short_of_its_resting_state(self):
         body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
@@ -597,6 +659,32 @@ class RefusalTest(ExportTestCase):
                            '  error: is gone',
                            'step 3 (resize)', "error 'is gone'")
 
+    def test_a_request_at_a_point_other_than_delete_or_abort(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '- boot: {server: vm2, flavor: small, host: src}\n'
+                           '- inject: {before: pre_live_migration, '
+                           'do: {live_migrate: vm2}}\n'
+                           '- live_migrate: {server: vm1, host: dst}',
+                           'step 3 (inject)', "do 'live_migrate'")
+
+    def test_a_request_at_a_conductor_task(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '- inject: {before: conductor.MigrationTask, '
+                           'do: {delete: vm1}}\n'
+                           '- migrate: vm1',
+                           'step 2 (inject)', "point 'conductor."
+                           "MigrationTask' (no single compute, scheduler or "
+                           'conductor method to wrap)')
+
+    def test_a_live_migration_whose_driver_fails(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '- fault: {host: src, method: live_migration}\n'
+                           '- live_migrate: {server: vm1, host: dst}\n'
+                           "  error: 'injected hypervisor fault: "
+                           "live_migration failed on src'\n"
+                           '  expect: {servers: {vm1: ERROR}}',
+                           'step 3 (live_migrate)', 'no instance fault')
+
     def test_an_injection_other_than_a_periodic(self):
         self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
                            '- inject: {before: resize_instance, '
@@ -614,9 +702,9 @@ class RefusalTest(ExportTestCase):
 
     def test_a_step_expected_to_fail(self):
         self.assertRefused('- boot: {server: vm1, flavor: small}\n'
-                           '- live_migrate: {server: vm1}\n'
+                           '- shelve: vm1\n'
                            '  error: No valid host',
-                           'step 2 (live_migrate): error',
+                           'step 2 (shelve): error',
                            'expected to fail')
 
     def test_an_error_of_the_api(self):
