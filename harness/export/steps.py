@@ -9,6 +9,7 @@ compute service). A step kind without a unit is refused by name.
 
 import re
 
+from harness.core import names as core_names
 from harness.export import registry
 
 _REGISTRY = registry.Registry()
@@ -405,8 +406,11 @@ def _unrested(name, error, expect, ending=None, fault_key=True):
     (which the wait then waits for too).
     """
     status = ((expect.get('servers') or {}).get(name) or {}).get('status')
-    faulted = _FAULTED.match(error) or (
-        status == 'ERROR' and _NO_HOST.match(error))
+    # The failing driver's whole error, the scheduler's answer, or the
+    # failing method's name in the ERROR server's fault (the harness
+    # matches a step's error in its report of the server).
+    faulted = _FAULTED.match(error) or (status == 'ERROR' and (
+        _NO_HOST.match(error) or error in core_names.DRIVER_FAULTS))
     if not (_UNRESTED.match(error) or faulted):
         raise Unsupported('error %r (not an operation that ended short of '
                           'its resting state)' % error)

@@ -178,6 +178,8 @@ class ExportedFindingProofs(_NovaTestRuns):
         # compute.
         self.assertEqual(
             ['aborted_live_migration_dest_periodic_after_drop_move_claim.yaml',
+             'cold_migration_finish_failure_keeps_source_claim.yaml',
+             'cold_migration_source_failure_keeps_destination_claim.yaml',
              'confirm_with_placement_conflicts_leaks_source_allocation.yaml',
              'dying_build_before_claim_restart_keeps_claim.yaml',
              'dying_dest_before_finish_resize_restart.yaml',

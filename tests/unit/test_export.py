@@ -437,6 +437,32 @@ class StepTranslationTest(ExportTestCase):
              "self.assertLatestMigration('vm1', 'cancelled')"],
             body[start + 3:start + 5])
 
+    def test_a_move_whose_driver_method_fails_by_name(self):
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '- fault: {host: dst, method: finish_migration}\n'
+                         '- migrate: {server: vm1, host: dst}\n'
+                         '  error: finish_migration\n'
+                         '  expect: {servers: {vm1: {status: ERROR, '
+                         'host: dst}}}')
+        start = body.index('# 3. migrate vm1 to dst')
+        # The method's name in the ERROR server's fault, as the harness
+        # finds it in its report of the server.
+        self.assertEqual(
+            ["self.servers['vm1'] = self._wait_for_server_parameter(",
+             "self.servers['vm1'], {'status': 'ERROR', "
+             "'OS-EXT-STS:task_state': None})",
+             "self.assertIn('finish_migration', "
+             "self.servers['vm1']['fault']['message'])"],
+            body[start + 3:start + 6])
+
+    def test_a_driver_method_named_without_an_error_status(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '- fault: {host: dst, method: finish_migration}\n'
+                           '- migrate: {server: vm1, host: dst}\n'
+                           '  error: finish_migration\n'
+                           '  expect: {servers: {vm1: {status: ACTIVE}}}',
+                           'step 3 (migrate)', "error 'finish_migration'")
+
     def test_a_boot_that_ends_short_of_its_resting_state(self):
         body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
                          '  error: did not reach its resting state\n'
