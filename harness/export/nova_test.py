@@ -232,11 +232,12 @@ LOG_HELPERS = '''
 # tests wrap the method at the race point (stub_out) and act there: run
 # a periodic, send an API request, stop a compute.
 INJECTION_HELPERS = '''
-    # The class of the manager whose method a point names.
-    _MANAGERS = {
+    # The class whose method a point names: a compute manager's, or the
+    # conductor's client of the scheduler (as Nova's tests of LP#1848343
+    # wrap it): the call that sends the scheduler's RPC method.
+    _WRAPPED = {
         '': 'nova.compute.manager.ComputeManager',
-        'scheduler': 'nova.scheduler.manager.SchedulerManager',
-        'conductor': 'nova.conductor.manager.ComputeTaskManager',
+        'scheduler': 'nova.scheduler.client.query.SchedulerQueryClient',
     }
 
     def _arm(self, when, point, action):
@@ -244,15 +245,21 @@ INJECTION_HELPERS = '''
 
         The next time a service passes the point (``when``: just before
         or just after it): a compute's method (``finish_resize``), or
-        another service's (``scheduler.select_destinations``). ``passed``
+        the scheduler's (``scheduler.select_destinations``). ``passed``
         lists the method's arguments. Each point's actions fire in
         arming order.
         """
         if point not in self._wrapped:
             self._wrapped.add(point)
             service, _, method = point.rpartition('.')
-            path = self._MANAGERS[service]
+            path = self._WRAPPED[service]
             real = getattr(importutils.import_class(path), method)
+            # Nova's RPC endpoint wrapper keeps each method it has
+            # dispatched (nova.service._TrackingEndpointWrapper): a
+            # running compute looks the method up again, wrapped.
+            for compute in self.computes.values():
+                for endpoint in compute.rpcserver.dispatcher.endpoints:
+                    vars(endpoint).pop(method, None)
 
             def wrapper(manager, *args, **kwargs):
                 passed = list(args) + list(kwargs.values())
@@ -851,10 +858,18 @@ def _method(path, scenario, hosts=None):
         dead = [inject.args['host'] or inject.args['stop']
                 for inject in getattr(step, 'interjected', ())
                 if inject.args.get('stop')]
+        deletes = [inject.args['point']
+                   for inject in getattr(step, 'interjected', ())
+                   if tuple(inject.args.get('do') or ()) == (
+                       'delete', step.args.get('server'))]
         if step.error is not None and dead:
             # A compute dies in it (an inject's stop).
             unit = functools.partial(step_units.dying, step.kind,
                                      error=step.error, host=dead[-1])
+        elif step.error is not None and deletes:
+            # Its server deleted in it (an inject's do).
+            unit = functools.partial(step_units.gone, step.kind,
+                                     error=step.error, point=deletes[-1])
         elif step.error is not None:
             unit = step_units.get_failing(step.kind)
             if unit is None:

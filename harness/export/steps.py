@@ -255,9 +255,11 @@ def delete_service_refused(args, error, expect):
         'self.assertIn(%r, exc.response.text)' % error]
 
 
-# The services whose manager's RPC methods a point may name
-# (``scheduler.select_destinations``); a compute's are bare.
-_POINT_SERVICES = ('scheduler', 'conductor')
+# The services whose RPC methods a point may name besides a compute's
+# (bare): the scheduler's (``scheduler.select_destinations``), wrapped
+# on the conductor's client of it. The conductor's are refused: its RPC
+# endpoint keeps a method once dispatched, and no client wraps them all.
+_POINT_SERVICES = ('scheduler',)
 
 # A compute's RPC methods that are cast to it (nova.compute.rpcapi): its
 # death there has no caller waiting for an answer. At a call, the
@@ -282,8 +284,7 @@ def _point(args, compute_only=False):
                                        else _POINT_SERVICES)
             or not method.islower()):
         raise Unsupported('point %r (no single %s method to wrap)' % (
-            point, 'compute' if compute_only
-            else 'compute, scheduler or conductor'))
+            point, 'compute' if compute_only else 'compute or scheduler'))
     return point
 
 
@@ -585,3 +586,43 @@ def live_migrate_sent(args):
 def unshelve_sent(args):
     _only(args, ('server', 'host'))
     return _post_action(args['server'], _unshelve_body(args))
+
+
+# The instance action of a step kind, as Nova records it.
+_ACTIONS = {'migrate': 'migrate', 'resize': 'resize',
+            'live_migrate': 'live-migration'}
+
+# (step kind, point) -> the event of the method in which an operation
+# whose server was deleted at the point fails and rolls back, as Nova's
+# tests of LP#1848343 wait for it: the conductor's, for a delete while
+# the scheduler runs; the destination's prep_resize. Elsewhere the
+# rollback runs past any event (a live migration's, in the source's
+# executor after pre_live_migration failed): refused.
+_GONE_EVENTS = {
+    ('migrate', 'scheduler.select_destinations'): 'conductor_migrate_server',
+    ('resize', 'scheduler.select_destinations'): 'conductor_migrate_server',
+    ('live_migrate', 'scheduler.select_destinations'):
+        'conductor_live_migrate_instance',
+    ('migrate', 'prep_resize'): 'compute_prep_resize',
+    ('resize', 'prep_resize'): 'compute_prep_resize',
+}
+
+
+def gone(kind, args, error, point):
+    """A step whose server a delete sent at ``point`` removed.
+
+    The request is sent; the delete runs inside it (``_inject_request``);
+    the test waits for the event in which the operation then fails.
+    """
+    if error != 'is gone':
+        raise Unsupported('error %r (the server is gone: say "is gone")'
+                          % error)
+    event = _GONE_EVENTS.get((kind, point))
+    send = _SENT.get(kind)
+    if event is None or send is None:
+        raise Unsupported('error %r after a delete at %r (no event of '
+                          'Nova ends the %s there)' % (error, point, kind))
+    return send(args) + [
+        'self._wait_for_instance_action_event(',
+        '    %s, %r, %r, %r)' % (_server(args['server']), _ACTIONS[kind],
+                                 event, 'Error')]

@@ -243,6 +243,8 @@ class StepTranslationTest(ExportTestCase):
         # fires once.
         self.assertIn("'': 'nova.compute.manager.ComputeManager',", source)
         self.assertIn("'%s.%s' % (path, method), wrapper))", source)
+        # Also where a running compute's RPC endpoint kept the method.
+        self.assertIn('vars(endpoint).pop(method, None)', source)
         self.assertIn('for action in self._injections.pop((when, point), '
                       '[]):', source)
         self.assertIn('import fixtures\n', source)
@@ -320,14 +322,41 @@ class StepTranslationTest(ExportTestCase):
                       source)
         # The scheduler's manager wrapped; a delete waits for the server
         # to go, an abort for the source compute's handling of it.
-        self.assertIn("'scheduler': 'nova.scheduler.manager."
-                      "SchedulerManager',", source)
+        self.assertIn("'scheduler': 'nova.scheduler.client.query."
+                      "SchedulerQueryClient',", source)
         self.assertIn('                self._delete_server(server)\n',
                       source)
         self.assertIn("                    server, 'live_migration_cancel',\n"
                       "                    'compute_live_migration_abort', "
                       "'Success')\n", source)
         self.assertNotIn('_ComputeDied', source)
+
+    def test_a_step_whose_server_a_delete_at_a_point_removed(self):
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '- inject: {before: scheduler.select_destinations, '
+                         'do: {delete: vm1}}\n'
+                         '- live_migrate: vm1\n'
+                         '  error: is gone')
+        start = body.index('# 3. live migrate vm1')
+        # The conductor's event, in error, as Nova's test of LP#1848343
+        # waits for it.
+        self.assertEqual(
+            ['self.api.post_server_action(',
+             "self.servers['vm1']['id'], {'os-migrateLive': "
+             "{'host': None, 'block_migration': 'auto'}})",
+             'self._wait_for_instance_action_event(',
+             "self.servers['vm1'], 'live-migration', "
+             "'conductor_live_migrate_instance', 'Error')"],
+            body[start + 1:])
+
+    def test_a_delete_at_a_point_no_event_ends(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '- inject: {before: pre_live_migration, '
+                           'do: {delete: vm1}}\n'
+                           '- live_migrate: {server: vm1, host: dst}\n'
+                           '  error: is gone',
+                           'step 3 (live_migrate)',
+                           "after a delete at 'pre_live_migration'")
 
     def test_no_injection_helpers_without_injections(self):
         source = self.export('- boot: {server: vm1, flavor: small}')
@@ -699,8 +728,16 @@ class RefusalTest(ExportTestCase):
                            'do: {delete: vm1}}\n'
                            '- migrate: vm1',
                            'step 2 (inject)', "point 'conductor."
-                           "MigrationTask' (no single compute, scheduler or "
-                           'conductor method to wrap)')
+                           "MigrationTask' (no single compute or scheduler "
+                           'method to wrap)')
+
+    def test_a_request_at_a_conductor_method(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '- inject: {before: conductor.migrate_server, '
+                           'do: {delete: vm1}}\n'
+                           '- migrate: vm1',
+                           'step 2 (inject)', "point 'conductor."
+                           "migrate_server'")
 
     def test_a_live_migration_whose_driver_fails(self):
         self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'

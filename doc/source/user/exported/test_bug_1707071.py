@@ -202,11 +202,12 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
         self.assertEqual(status, self._migrations_of(name)[-1]['status'],
                          'the latest migration of %s' % name)
 
-    # The class of the manager whose method a point names.
-    _MANAGERS = {
+    # The class whose method a point names: a compute manager's, or the
+    # conductor's client of the scheduler (as Nova's tests of LP#1848343
+    # wrap it): the call that sends the scheduler's RPC method.
+    _WRAPPED = {
         '': 'nova.compute.manager.ComputeManager',
-        'scheduler': 'nova.scheduler.manager.SchedulerManager',
-        'conductor': 'nova.conductor.manager.ComputeTaskManager',
+        'scheduler': 'nova.scheduler.client.query.SchedulerQueryClient',
     }
 
     def _arm(self, when, point, action):
@@ -214,15 +215,21 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
 
         The next time a service passes the point (``when``: just before
         or just after it): a compute's method (``finish_resize``), or
-        another service's (``scheduler.select_destinations``). ``passed``
+        the scheduler's (``scheduler.select_destinations``). ``passed``
         lists the method's arguments. Each point's actions fire in
         arming order.
         """
         if point not in self._wrapped:
             self._wrapped.add(point)
             service, _, method = point.rpartition('.')
-            path = self._MANAGERS[service]
+            path = self._WRAPPED[service]
             real = getattr(importutils.import_class(path), method)
+            # Nova's RPC endpoint wrapper keeps each method it has
+            # dispatched (nova.service._TrackingEndpointWrapper): a
+            # running compute looks the method up again, wrapped.
+            for compute in self.computes.values():
+                for endpoint in compute.rpcserver.dispatcher.endpoints:
+                    vars(endpoint).pop(method, None)
 
             def wrapper(manager, *args, **kwargs):
                 passed = list(args) + list(kwargs.values())
