@@ -460,10 +460,9 @@ def boot_unrested(args, error, expect):
             % (args.get('host'), status)] + waits
 
 
-def _action_unrested(name, body, error, expect, ending=None,
-                     fault_key=True):
+def _action_unrested(name, body, error, expect, ending=None):
     return _post_action(name, body) + _unrested(name, error, expect,
-                                                ending, fault_key)
+                                                ending)
 
 
 @_FAILING.translates('confirm')
@@ -485,32 +484,24 @@ def revert_unrested(args, error, expect):
 
 @_FAILING.translates('resize')
 def resize_unrested(args, error, expect):
-    _only(args, ('server', 'flavor'))
-    return _action_unrested(
-        args['server'], "{'resize': {'flavorRef': self.flavors[%r]}}"
-        % args['flavor'], error, expect)
+    return resize_sent(args) + _unrested(args['server'], error, expect)
 
 
 @_FAILING.translates('migrate')
 def migrate_unrested(args, error, expect):
-    _only(args, ('server', 'host'))
-    return _action_unrested(args['server'], "{'migrate': %r}" % (
-        {'host': args['host']} if args.get('host') else None,), error,
-        expect)
+    return migrate_sent(args) + _unrested(args['server'], error, expect)
 
 
 @_FAILING.translates('live_migrate')
 def live_migrate_unrested(args, error, expect):
-    _only(args, ('server', 'host'))
     if _FAULTED.match(error):
         # The source's driver fails in its executor, after the RPC
         # handler that records an instance fault has returned.
         raise Unsupported('error %r (a live migration\'s driver error is '
                           'no instance fault)' % error)
     # Nor does its rollback record one (_do_live_migration).
-    return _action_unrested(args['server'], "{'os-migrateLive': %r}" % (
-        {'host': args.get('host'), 'block_migration': 'auto'},), error,
-        expect, fault_key=False)
+    return live_migrate_sent(args) + _unrested(args['server'], error,
+                                               expect, fault_key=False)
 
 
 @_FAILING.translates('evacuate')
@@ -522,13 +513,12 @@ def evacuate_unrested(args, error, expect):
 
 @_FAILING.translates('unshelve')
 def unshelve_unrested(args, error, expect):
-    _only(args, ('server', 'host'))
-    return _action_unrested(args['server'], _unshelve_body(args), error,
-                            expect)
+    return unshelve_sent(args) + _unrested(args['server'], error, expect)
 
 
-# The request of a step a compute dies in, sent without waiting for the
-# server's rest: kind -> (args -> lines).
+# The request of a step, sent without waiting for the server's rest (a
+# step expected to fail, one a compute dies in or whose server a delete
+# removed): kind -> (args -> lines).
 _SENT = registry.Registry()
 get_sent = _SENT.get
 
