@@ -229,35 +229,64 @@ LOG_HELPERS = '''
 '''
 
 # The injection helpers, in a class whose scenarios inject: Nova's
-# tests wrap the method at the race point so the periodic runs there.
+# tests wrap the method at the race point (stub_out) and act there: run
+# a periodic, send an API request, stop a compute.
 INJECTION_HELPERS = '''
-    def _inject(self, when, method, task, on):
-        """Run the periodic ``task`` on ``on`` once, at the next pass.
+    # The class whose method a point names: a compute manager's, or the
+    # conductor's client of the scheduler (as Nova's tests of LP#1848343
+    # wrap it): the call that sends the scheduler's RPC method.
+    _WRAPPED = {
+        '': 'nova.compute.manager.ComputeManager',
+        'scheduler': 'nova.scheduler.client.query.SchedulerQueryClient',
+    }
 
-        The next time a compute passes ``ComputeManager.<method>``
-        (``when``: just before or just after it). ``on`` is a host or a
-        role of the move in flight: 'source' or 'dest' (the server's
-        migration), 'server_host' (the server's host as it passes).
+    def _arm(self, when, point, action):
+        """Call ``action(manager, passed)`` once, at the next pass.
+
+        The next time a service passes the point (``when``: just before
+        or just after it): a compute's method (``finish_resize``), or
+        the scheduler's (``scheduler.select_destinations``). ``passed``
+        lists the method's arguments. Each point's actions fire in
+        arming order.
         """
-        if method not in self._wrapped:
-            self._wrapped.add(method)
-            real = getattr(compute_manager.ComputeManager, method)
+        if point not in self._wrapped:
+            self._wrapped.add(point)
+            service, _, method = point.rpartition('.')
+            path = self._WRAPPED[service]
+            real = getattr(importutils.import_class(path), method)
+            # Nova's RPC endpoint wrapper keeps each method it has
+            # dispatched (nova.service._TrackingEndpointWrapper): a
+            # running compute looks the method up again, wrapped.
+            for compute in self.computes.values():
+                for endpoint in compute.rpcserver.dispatcher.endpoints:
+                    vars(endpoint).pop(method, None)
 
             def wrapper(manager, *args, **kwargs):
-                self._fire('before', method, manager, args, kwargs)
+                passed = list(args) + list(kwargs.values())
+                self._fire('before', point, manager, passed)
                 result = real(manager, *args, **kwargs)
-                self._fire('after', method, manager, args, kwargs)
+                self._fire('after', point, manager, passed)
                 return result
 
             self.useFixture(fixtures.MonkeyPatch(
-                'nova.compute.manager.ComputeManager.%s' % method, wrapper))
-        self._injections.setdefault((when, method), []).append((task, on))
+                '%s.%s' % (path, method), wrapper))
+        self._injections.setdefault((when, point), []).append(action)
 
-    def _fire(self, when, method, manager, args, kwargs):
-        due = self._injections.pop((when, method), [])
-        for task, on in due:
-            host = self._host(on, manager, list(args) + list(kwargs.values()))
+    def _fire(self, when, point, manager, passed):
+        for action in self._injections.pop((when, point), []):
+            action(manager, passed)
+
+    def _inject(self, when, point, task, on):
+        """Run the periodic ``task`` on ``on`` once, at the next pass.
+
+        ``on`` is a host or a role of the move in flight: 'source' or
+        'dest' (the server's migration), 'server_host' (the server's
+        host as it passes).
+        """
+        def run(manager, passed):
+            host = self._host(on, manager, passed)
             getattr(self.computes[host].manager, task)(self.context)
+        self._arm(when, point, run)
 
     def _host(self, on, manager, passed):
         if on not in ('source', 'dest', 'server_host'):
@@ -278,6 +307,76 @@ INJECTION_HELPERS = '''
             # compute other than the source that takes the move is it.
             host = manager.host
         return host
+'''
+
+# The request helper, in a class whose scenarios send one at a point.
+REQUEST_HELPERS = '''
+    def _inject_request(self, when, point, action, name):
+        """Send the API request ``action`` for server ``name`` there.
+
+        As a user whose request lands while the service is busy: the
+        request is answered and what it casts is done (a delete: the
+        server is gone) before the interrupted method goes on.
+        """
+        def send(manager, passed):
+            server = self.servers[name]
+            if action == 'delete':
+                self._delete_server(server)
+            elif action == 'abort_live_migration':
+                migration = self._migrations_of(name)[-1]
+                self.api.api_delete('/servers/%s/migrations/%s' % (
+                    server['id'], migration['id']))
+                # Handled by the source compute before the migration
+                # goes on, as a compute that takes the cast at once.
+                self._wait_for_instance_action_event(
+                    server, 'live_migration_cancel',
+                    'compute_live_migration_abort', 'Success')
+        self._arm(when, point, send)
+'''
+
+# The death helpers, in a class whose scenarios kill a compute at a
+# point: Nova's tests stop the service's RPC servers there.
+DEATH_HELPERS = '''
+    class _ComputeDied(BaseException):
+        """The compute on ``host`` died: the work it was doing ends here.
+
+        A ``BaseException``, so that Nova's ``except Exception`` clean-up
+        does not run (the process is gone) and its RPC server sends no
+        reply.
+        """
+
+        def __init__(self, host):
+            super().__init__('nova-compute on %s died' % host)
+            self.host = host
+
+    def _inject_death(self, when, point, host):
+        """The compute on ``host`` dies there, as a killed process.
+
+        It takes no more messages (its RPC servers stop; what is cast to
+        it waits on the bus for its start) and its timers stop. When it
+        is the compute passing the point, its work there ends with it:
+        ``_ComputeDied`` is no ``Exception``, so Nova's clean-up
+        handlers do not run, as in a process that is gone.
+        """
+        self._deaths[host] = threading.Event()
+
+        def die(manager, passed):
+            service = self.computes[host]
+            for server in (service.rpcserver,
+                           getattr(service, 'rpcserver_alt', None)):
+                if server is not None:
+                    server.stop()
+            self._unschedule(host)
+            # Dead now: the test goes on (its clock without this host).
+            self._deaths[host].set()
+            if manager is service.manager:
+                raise self._ComputeDied(host)
+        self._arm(when, point, die)
+
+    def _wait_for_death(self, host):
+        """Until the compute on ``host`` has died at its point."""
+        self.assertTrue(self._deaths[host].wait(timeout=60),
+                        'the compute on %s never passed its point' % host)
 '''
 
 # The fault helper, in a class whose scenarios arm faults: Nova's tests
@@ -324,6 +423,58 @@ FAULT_HELPERS = '''
                 target, name, side_effect=failing(getattr(target, name))))
 '''
 
+# The Placement fault helper, in a class whose scenarios arm one: Nova's
+# tests patch the report client's request (SchedulerReportClient.put
+# answering a FakeResponse, or raising keystoneauth's errors).
+PLACEMENT_HELPERS = '''
+    def _placement_fault(self, request, status, times):
+        """Placement answers the next ``times`` ``request``s with ``status``.
+
+        ``request`` is 'METHOD /path', the path matched from its start
+        (no query), ``*`` one path segment. 409: a generation conflict
+        (Placement's 'placement.concurrent_update' code); 500; 'timeout':
+        no answer, the read times out (keystoneauth's ConnectTimeout);
+        'unreachable': no connection (its ConnectFailure). Every Nova
+        service's report client meets it; its retries do not back off.
+        """
+        method, path = request.split(' ', 1)
+        pattern = re.compile('^%s' % re.escape(path).replace(
+            r'\\*', '[^/]+'))
+        left = [times]
+
+        def failing(real):
+            def call(client, url, *args, **kwargs):
+                if not (left[0] and pattern.match(url.split('?')[0])):
+                    return real(client, url, *args, **kwargs)
+                left[0] -= 1
+                if status == 'timeout':
+                    raise ks_exc.ConnectTimeout(
+                        'injected fault: %s timed out' % request)
+                if status == 'unreachable':
+                    raise ks_exc.ConnectFailure(
+                        'injected fault: %s unreachable' % request)
+                code = ('placement.concurrent_update' if status == 409
+                        else 'placement.undefined_code')
+                return fake_requests.FakeResponse(
+                    status, content=jsonutils.dumps({'errors': [{
+                        'status': status, 'code': code,
+                        'detail': 'injected fault: Placement %s on %s'
+                        % (status, request)}]}),
+                    headers={'Content-Type': 'application/json'})
+            return call
+
+        report = 'nova.scheduler.client.report'
+        self.useFixture(fixtures.MonkeyPatch(
+            '%s.SchedulerReportClient.%s' % (report, method.lower()),
+            failing(getattr(report_client.SchedulerReportClient,
+                            method.lower()))))
+        # The report client's retries of a conflict wait up to 2, 4, 6 s
+        # at random: no wait here.
+        self.useFixture(fixtures.MonkeyPatch(
+            '%s.time' % report, types.SimpleNamespace(
+                time=time.time, sleep=lambda seconds: None)))
+'''
+
 HEADER = '''\
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
 # not use this file except in compliance with the License. You may obtain
@@ -360,29 +511,42 @@ def export(path, bug=None, with_harness=False):
         else:
             body += _class(path, group, None, bug, title, with_harness,
                            name, hosts=hosts)
-    injects = any('self._inject(' in line for line in body)
-    wraps = (injects or any('self._fault(' in line for line in body)
+    injects = any('self._inject' in line for line in body)
+    placement = any('self._placement_fault(' in line for line in body)
+    wraps = (injects or placement
+             or any('self._fault(' in line for line in body)
              or any('fixtures.Mock' in line for line in body))
     live = any('urllib.parse' in line for line in body)
     out = [HEADER, '"""%s"""' % _docstring(bug, title, path), '']
     if with_harness:
         out += ['import os']
-    if any('re.match(' in line for line in body):
+    if any('threading.' in line for line in body):
+        out += ['import threading']
+    if placement or any('re.match(' in line for line in body):
         out += ['import re']
+    if placement:
+        out += ['import time', 'import types']
     if live:
         out += ['import urllib.parse']
-    if with_harness or live:
+    if with_harness or live or placement or any(
+            'threading.' in line for line in body):
         out += ['']
     if wraps:
         out += ['import fixtures']
-    out += ['from oslo_config import cfg',
-            'from oslo_utils import timeutils', '']
+    if placement:
+        out += ['from keystoneauth1 import exceptions as ks_exc']
+    out += ['from oslo_config import cfg']
+    if placement:
+        out += ['from oslo_serialization import jsonutils']
     if injects:
-        out += ['from nova.compute import manager as compute_manager']
+        out += ['from oslo_utils import importutils']
+    out += ['from oslo_utils import timeutils', '']
     out += ['from nova.compute import utils as compute_utils',
             'from nova import context',
             'from nova import exception',
             'from nova import objects']
+    if placement:
+        out += ['from nova.scheduler.client import report as report_client']
     if any('nova_fixtures.' in line for line in body):
         out += ['from nova.tests import fixtures as nova_fixtures']
     if any('fakelibvirt.' in line for line in body):
@@ -392,6 +556,8 @@ def export(path, bug=None, with_harness=False):
     out += ['from nova.tests.functional import integrated_helpers']
     if any('base.ServersTestBase' in line for line in body):
         out += ['from nova.tests.functional.libvirt import base']
+    if placement:
+        out += ['from nova.tests.unit import fake_requests']
     if any('vconfig.' in line for line in body):
         out += ['from nova.virt.libvirt import config as vconfig']
     if with_harness:
@@ -581,15 +747,27 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
     if any(step.kind == 'inject' for scenario in scenarios
            for step in scenario.steps):
         lines[lines.index('        self._due = {}') + 1:0] = [
-            '        # Injections armed: (when, method) -> [(task, on)].',
+            '        # Injections armed: (when, point) -> [action].',
             '        self._injections = {}',
             '        self._wrapped = set()']
         lines += INJECTION_HELPERS.rstrip('\n').split('\n')
-    if any(step.kind == 'fault' for scenario in scenarios
-           for step in scenario.steps) or any(
+    injects = [step for scenario in scenarios for step in scenario.steps
+               if step.kind == 'inject']
+    if any(step.args.get('do') for step in injects):
+        lines += REQUEST_HELPERS.rstrip('\n').split('\n')
+    if any(step.args.get('stop') for step in injects):
+        lines[lines.index('        self._wrapped = set()') + 1:0] = [
+            '        # Host -> its death at a point (_inject_death).',
+            '        self._deaths = {}']
+        lines += DEATH_HELPERS.rstrip('\n').split('\n')
+    if any(step.kind == 'fault' and not step.args.get('placement')
+           for scenario in scenarios for step in scenario.steps) or any(
                _failing_method(host.driver) for scenario in scenarios
                for host in scenario.hosts.values()):
         lines += FAULT_HELPERS.rstrip('\n').split('\n')
+    if any(step.kind == 'fault' and step.args.get('placement')
+           for scenario in scenarios for step in scenario.steps):
+        lines += PLACEMENT_HELPERS.rstrip('\n').split('\n')
     if any('logs' in step.expect for scenario in scenarios
            for step in scenario.steps):
         lines += LOG_HELPERS.rstrip('\n').split('\n')
@@ -677,7 +855,22 @@ def _method(path, scenario, hosts=None):
         if unit is None:
             raise refusal.Refused(path, scenario.name, what,
                                   'step kind %r' % step.kind)
-        if step.error is not None:
+        dead = [inject.args['host'] or inject.args['stop']
+                for inject in getattr(step, 'interjected', ())
+                if inject.args.get('stop')]
+        deletes = [inject.args['point']
+                   for inject in getattr(step, 'interjected', ())
+                   if tuple(inject.args.get('do') or ()) == (
+                       'delete', step.args.get('server'))]
+        if step.error is not None and dead:
+            # A compute dies in it (an inject's stop).
+            unit = functools.partial(step_units.dying, step.kind,
+                                     error=step.error, host=dead[-1])
+        elif step.error is not None and deletes:
+            # Its server deleted in it (an inject's do).
+            unit = functools.partial(step_units.gone, step.kind,
+                                     error=step.error, point=deletes[-1])
+        elif step.error is not None:
             unit = step_units.get_failing(step.kind)
             if unit is None:
                 raise refusal.Refused(path, scenario.name, what + ': error',

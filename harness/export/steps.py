@@ -9,6 +9,7 @@ compute service). A step kind without a unit is refused by name.
 
 import re
 
+from harness.core import names as core_names
 from harness.export import registry
 
 _REGISTRY = registry.Registry()
@@ -254,25 +255,77 @@ def delete_service_refused(args, error, expect):
         'self.assertIn(%r, exc.response.text)' % error]
 
 
+# The services whose RPC methods a point may name besides a compute's
+# (bare): the scheduler's (``scheduler.select_destinations``), wrapped
+# on the conductor's client of it. The conductor's are refused: its RPC
+# endpoint keeps a method once dispatched, and no client wraps them all.
+_POINT_SERVICES = ('scheduler',)
+
+# A compute's RPC methods that are cast to it (nova.compute.rpcapi): its
+# death there has no caller waiting for an answer. At a call, the
+# harness's caller gets MessagingTimeout at once, which Nova's tests only
+# get after rpc_response_timeout: refused.
+_CAST_METHODS = ('build_and_run_instance', 'unshelve_instance',
+                 'prep_resize', 'resize_instance', 'finish_resize',
+                 'revert_resize', 'finish_revert_resize', 'live_migration',
+                 'rebuild_instance')
+
+# The API requests an injection may send at a point, as the generated
+# class's ``_request`` sends them.
+_REQUESTS = ('delete', 'abort_live_migration')
+
+
+def _point(args, compute_only=False):
+    """The point's method: a compute's, or ``<service>.<method>``."""
+    point = args['point']
+    service, _, method = point.rpartition('.')
+    if (not method.isidentifier() or point == 'is_node_deleted'
+            or service not in ('',) + (() if compute_only
+                                       else _POINT_SERVICES)
+            or not method.islower()):
+        raise Unsupported('point %r (no single %s method to wrap)' % (
+            point, 'compute' if compute_only else 'compute or scheduler'))
+    return point
+
+
 @translates('inject')
 def inject(args):
-    # A periodic at a compute manager's method; the other actions and
-    # points (conductor, scheduler, a record's change) have no single
-    # method of the compute to wrap, or need more than the periodic.
-    for key in ('do', 'check', 'stop', 'restart', 'refused', 'server',
-                'at_host'):
+    # At a method of one service: a periodic run there, an API request
+    # sent there, or a compute that dies there. A check, a restart and
+    # narrowed passes need more than one wrapped method.
+    for key in ('check', 'restart', 'refused', 'server', 'at_host'):
         if args.get(key) is not None:
             raise Unsupported('field %r' % key)
     if args.get('times') != 1:
         raise Unsupported('times %r' % args.get('times'))
-    point = args['point']
-    if not point.isidentifier() or point == 'is_node_deleted':
-        raise Unsupported('point %r (no single compute method to wrap)'
-                          % point)
+    if args.get('stop') is not None:
+        return _inject_death(args)
+    if args.get('do') is not None:
+        return _inject_request(args)
+    point = _point(args, compute_only=True)
     if not args['run'].isidentifier():
         raise Unsupported('task %r' % args['run'])
     return ['self._inject(%r, %r,' % (args['when'], point),
             '             %r, %r)' % (args['run'], args['on'])]
+
+
+def _inject_request(args):
+    action, server = args['do']
+    if action not in _REQUESTS:
+        raise Unsupported('do %r' % action)
+    point = _point(args)
+    return ['self._inject_request(%r, %r,' % (args['when'], point),
+            '                     %r, %r)' % (action, server)]
+
+
+def _inject_death(args):
+    point = _point(args, compute_only=True)
+    if point not in _CAST_METHODS:
+        raise Unsupported('stop at %r (a compute\'s death at a method '
+                          'that is not cast to it)' % point)
+    # The loader resolved a role to the host that dies.
+    return ['self._inject_death(%r, %r, %r)'
+            % (args['when'], point, args['host'] or args['stop'])]
 
 
 @translates('shelve')
@@ -306,8 +359,15 @@ def unshelve(args):
 
 @translates('fault')
 def fault(args):
-    # A compute's driver method or its claims; the network's calls and
-    # Placement's answers have no helper in Nova's tests: refused.
+    # A compute's driver method or its claims, or Placement's answer to
+    # a request; the network's calls have no helper in Nova's tests, and
+    # a fault armed at a point needs more than one patch: refused.
+    if args.get('at') is not None:
+        raise Unsupported('field %r' % 'at')
+    if args.get('placement') is not None:
+        _only(args, ('placement', 'status', 'times'))
+        return ['self._placement_fault(%r, %r, %r)'
+                % (args['placement'], args['status'], args['times'])]
     _only(args, ('host', 'method', 'times'))
     if args.get('host') is None:
         raise Unsupported('a fault of another service than a compute')
@@ -315,6 +375,11 @@ def fault(args):
         raise Unsupported('times %r' % args.get('times'))
     return ['self._fault(%r, %r, %r)'
             % (args['host'], args['method'], args['times'])]
+
+
+# A migration's statuses after which Nova does nothing more for it.
+_FINAL = ('confirmed', 'reverted', 'completed', 'error', 'failed',
+          'cancelled', 'done')
 
 
 # The harness's words for an operation that ended short of its resting
@@ -333,26 +398,47 @@ _FAULTED = re.compile(r'^injected hypervisor fault: \w+ failed on [\w-]+$')
 _NO_HOST = re.compile(r'^No valid host( was found\.?)?$')
 
 
-def _unrested(name, error, expect):
-    """Wait for where the step's expectations say the server ended."""
+def _unrested(name, error, expect, ending=None, fault_key=True):
+    """Wait for where the step's expectations say the server ended.
+
+    ``ending``: (action, event), the one compute event in which the
+    operation can fail, waited for in error where no status is expected.
+    ``fault_key``: whether Nova records an instance fault with an ERROR
+    (which the wait then waits for too).
+    """
     status = ((expect.get('servers') or {}).get(name) or {}).get('status')
-    faulted = _FAULTED.match(error) or (
-        status == 'ERROR' and _NO_HOST.match(error))
+    # The failing driver's whole error, the scheduler's answer, or the
+    # failing method's name in the ERROR server's fault (the harness
+    # matches a step's error in its report of the server).
+    faulted = _FAULTED.match(error) or (status == 'ERROR' and (
+        _NO_HOST.match(error) or error in core_names.DRIVER_FAULTS))
     if not (_UNRESTED.match(error) or faulted):
         raise Unsupported('error %r (not an operation that ended short of '
                           'its resting state)' % error)
+    if status is None and ending and _UNRESTED.match(error):
+        # The compute's handler failed (its event in error): the
+        # operation ends there, the server where Nova left it.
+        return ['self._wait_for_instance_action_event(',
+                '    %s, %r, %r, %r)' % ((_server(name),) + ending
+                                         + ('Error',))]
+    migration = (expect.get('migrations') or {}).get(name)
+    if status is None and migration in _FINAL and _UNRESTED.match(error):
+        # Nova sets a move's final status last, as its rollback ends
+        # (errors_out_migration, _rollback_live_migration).
+        return ['self._wait_for_migration_status(%s, [%r])'
+                % (_server(name), migration)]
     if status is None:
         raise Unsupported("error: no status expected for %s (the state "
                           "to wait for)" % name)
     lines = []
-    migration = (expect.get('migrations') or {}).get(name)
     if migration:
         lines.append('self._wait_for_migration_status(%s, [%r])'
                      % (_server(name), migration))
     lines += [
         'self.servers[%r] = self._wait_for_server_parameter(' % name,
-        '    %s, {%r: %r, %r: None})' % (
-            _server(name), 'status', status, 'OS-EXT-STS:task_state')]
+        '    %s, {%r: %r, %r: None}%s)' % (
+            _server(name), 'status', status, 'OS-EXT-STS:task_state',
+            '' if fault_key else ',\n    wait_for_fault_key=False')]
     if faulted:
         # The failing driver's or the scheduler's error, recorded as the
         # server's fault.
@@ -374,15 +460,19 @@ def boot_unrested(args, error, expect):
             % (args.get('host'), status)] + waits
 
 
-def _action_unrested(name, body, error, expect):
-    return _post_action(name, body) + _unrested(name, error, expect)
+def _action_unrested(name, body, error, expect, ending=None):
+    return _post_action(name, body) + _unrested(name, error, expect,
+                                                ending)
 
 
 @_FAILING.translates('confirm')
 def confirm_unrested(args, error, expect):
+    # The API answers a confirm before the source compute's
+    # confirm_resize, where it can fail (nova.compute.api.confirm_resize).
     _only(args, ('server',))
     return _action_unrested(args['server'], "{'confirmResize': None}",
-                            error, expect)
+                            error, expect,
+                            ending=('confirmResize', 'compute_confirm_resize'))
 
 
 @_FAILING.translates('revert')
@@ -394,18 +484,24 @@ def revert_unrested(args, error, expect):
 
 @_FAILING.translates('resize')
 def resize_unrested(args, error, expect):
-    _only(args, ('server', 'flavor'))
-    return _action_unrested(
-        args['server'], "{'resize': {'flavorRef': self.flavors[%r]}}"
-        % args['flavor'], error, expect)
+    return resize_sent(args) + _unrested(args['server'], error, expect)
 
 
 @_FAILING.translates('migrate')
 def migrate_unrested(args, error, expect):
-    _only(args, ('server', 'host'))
-    return _action_unrested(args['server'], "{'migrate': %r}" % (
-        {'host': args['host']} if args.get('host') else None,), error,
-        expect)
+    return migrate_sent(args) + _unrested(args['server'], error, expect)
+
+
+@_FAILING.translates('live_migrate')
+def live_migrate_unrested(args, error, expect):
+    if _FAULTED.match(error):
+        # The source's driver fails in its executor, after the RPC
+        # handler that records an instance fault has returned.
+        raise Unsupported('error %r (a live migration\'s driver error is '
+                          'no instance fault)' % error)
+    # Nor does its rollback record one (_do_live_migration).
+    return live_migrate_sent(args) + _unrested(args['server'], error,
+                                               expect, fault_key=False)
 
 
 @_FAILING.translates('evacuate')
@@ -417,6 +513,106 @@ def evacuate_unrested(args, error, expect):
 
 @_FAILING.translates('unshelve')
 def unshelve_unrested(args, error, expect):
+    return unshelve_sent(args) + _unrested(args['server'], error, expect)
+
+
+# The request of a step, sent without waiting for the server's rest (a
+# step expected to fail, one a compute dies in or whose server a delete
+# removed): kind -> (args -> lines).
+_SENT = registry.Registry()
+get_sent = _SENT.get
+
+
+def dying(kind, args, error, host):
+    """A step whose operation ends with ``host``'s compute dying in it.
+
+    The request is sent and the test waits for the death (the armed
+    ``_inject_death`` firing); the operation then rests where the death
+    left it, which the step's expectations check: Nova's clean-up does
+    not run, so no status settles to wait for.
+    """
+    send = _SENT.get(kind)
+    if send is None:
+        raise Unsupported('a %s that a compute dies in' % kind)
+    if not _UNRESTED.match(error):
+        raise Unsupported('error %r (not an operation that ended short of '
+                          'its resting state)' % error)
+    return send(args) + ['self._wait_for_death(%r)' % host]
+
+
+@_SENT.translates('boot')
+def boot_sent(args):
+    _only(args, ('server', 'flavor', 'host', 'image'))
+    # BUILD at once: the API answers before the build is cast.
+    return ['self.servers[%r] = self._create_server(' % args['server'],
+            '    name=%r, flavor_id=self.flavors[%r],%s'
+            % (args['server'], args['flavor'], _image(args)),
+            "    host=%r, networks='none', expected_state='BUILD')"
+            % (args.get('host'),)]
+
+
+@_SENT.translates('resize')
+def resize_sent(args):
+    _only(args, ('server', 'flavor'))
+    return _post_action(args['server'], "{'resize': {'flavorRef': "
+                        "self.flavors[%r]}}" % args['flavor'])
+
+
+@_SENT.translates('migrate')
+def migrate_sent(args):
     _only(args, ('server', 'host'))
-    return _action_unrested(args['server'], _unshelve_body(args), error,
-                            expect)
+    return _post_action(args['server'], "{'migrate': %r}" % (
+        {'host': args['host']} if args.get('host') else None,))
+
+
+@_SENT.translates('live_migrate')
+def live_migrate_sent(args):
+    _only(args, ('server', 'host'))
+    return _post_action(args['server'], "{'os-migrateLive': %r}" % (
+        {'host': args.get('host'), 'block_migration': 'auto'},))
+
+
+@_SENT.translates('unshelve')
+def unshelve_sent(args):
+    _only(args, ('server', 'host'))
+    return _post_action(args['server'], _unshelve_body(args))
+
+
+# The instance action of a step kind, as Nova records it.
+_ACTIONS = {'migrate': 'migrate', 'resize': 'resize',
+            'live_migrate': 'live-migration'}
+
+# (step kind, point) -> the event of the method in which an operation
+# whose server was deleted at the point fails and rolls back, as Nova's
+# tests of LP#1848343 wait for it: the conductor's, for a delete while
+# the scheduler runs; the destination's prep_resize. Elsewhere the
+# rollback runs past any event (a live migration's, in the source's
+# executor after pre_live_migration failed): refused.
+_GONE_EVENTS = {
+    ('migrate', 'scheduler.select_destinations'): 'conductor_migrate_server',
+    ('resize', 'scheduler.select_destinations'): 'conductor_migrate_server',
+    ('live_migrate', 'scheduler.select_destinations'):
+        'conductor_live_migrate_instance',
+    ('migrate', 'prep_resize'): 'compute_prep_resize',
+    ('resize', 'prep_resize'): 'compute_prep_resize',
+}
+
+
+def gone(kind, args, error, point):
+    """A step whose server a delete sent at ``point`` removed.
+
+    The request is sent; the delete runs inside it (``_inject_request``);
+    the test waits for the event in which the operation then fails.
+    """
+    if error != 'is gone':
+        raise Unsupported('error %r (the server is gone: say "is gone")'
+                          % error)
+    event = _GONE_EVENTS.get((kind, point))
+    send = _SENT.get(kind)
+    if event is None or send is None:
+        raise Unsupported('error %r after a delete at %r (no event of '
+                          'Nova ends the %s there)' % (error, point, kind))
+    return send(args) + [
+        'self._wait_for_instance_action_event(',
+        '    %s, %r, %r, %r)' % (_server(args['server']), _ACTIONS[kind],
+                                 event, 'Error')]

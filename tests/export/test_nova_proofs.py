@@ -122,16 +122,18 @@ class ExportedNovaTestProofs(_NovaTestRuns):
         # profile: CPUs, cells, pages, whole PCI devices and SR-IOV
         # functions), the operations with integrated_helpers' helpers,
         # images, rebuilds, computes stopped, started, forced down and
-        # their services deleted, time moved on, periodics injected at
-        # compute methods, faults on a compute and the steps they leave
-        # short of their resting state, shelve and unshelve; the other
-        # bugs' scenarios need vGPUs, computes with different options, a
-        # multi-node compute, an action at a point and more (refused by
+        # their services deleted, time moved on, periodics, requests and
+        # deaths injected at compute (or scheduler) methods, faults on a
+        # compute or of Placement and the steps they leave short of their
+        # resting state, shelve and unshelve; the other bugs' scenarios
+        # need vGPUs, computes with different options, a multi-node
+        # compute, a point that is no single method and more (refused by
         # name: see the unit tests). LP#1995153 exports but cannot be put
-        # back.
+        # back; LP#1848343 (open) exports, its test stating the leak.
         self.assertEqual(['1679750', '1707071', '1709902', '1712718',
-                          '1713786', '1713796', '1724172', '1749215',
-                          '1750618', '1756179', '1763183', '1763766',
+                          '1713786', '1713796', '1714237', '1715182',
+                          '1724172', '1749215', '1750618', '1756179',
+                          '1763183', '1763766',
                           '1785318', '1818914', '1821594', '1825537',
                           '1829479', '1852610', '1886418', '1944759',
                           '1986838', '2144660', '2153425'],
@@ -171,14 +173,30 @@ class ExportedFindingProofs(_NovaTestRuns):
     """Each finding's exported test fails on Nova at the harness's step."""
 
     def test_which_findings_export(self):
-        # The others need Placement's or the network's faults, a compute
-        # dying at a point, an API request sent at a point, a compute
-        # started with another config or a multi-node compute.
+        # The others need the network's faults, a compute dying at a
+        # point that is no method cast to it, an injection at a point
+        # that is no single method, a delete at a point past which no
+        # event ends the operation, a compute started with another config
+        # or a multi-node compute.
         self.assertEqual(
-            ['evacuate_spawn_failure_keeps_pins_on_destination.yaml',
+            ['aborted_live_migration_dest_periodic_after_drop_move_claim.yaml',
+             'cold_migration_finish_failure_keeps_source_claim.yaml',
+             'cold_migration_source_failure_keeps_destination_claim.yaml',
+             'confirm_with_placement_conflicts_leaks_source_allocation.yaml',
+             'dying_build_before_claim_restart_keeps_claim.yaml',
+             'dying_dest_before_finish_resize_restart.yaml',
+             'dying_evacuate_after_source_died_in_cold_migration.yaml',
+             'dying_placement_timeout_in_confirm_leaks_source_allocation.yaml',
+             'dying_unshelve_before_claim_restart_keeps_claim.yaml',
+             'evacuate_spawn_failure_keeps_pins_on_destination.yaml',
+             'live_migration_driver_failure_leaks_source_allocation.yaml',
+             'lp1848343_live_migration_rollback_leaks_allocation.yaml',
+             'lp1848343_migration_rollback_leaks_allocation.yaml',
              'resize_dest_periodic_before_finish_resize.yaml',
              'revert_dest_periodic_before_finish_revert_resize.yaml',
              'revert_source_periodic_before_finish_revert_resize.yaml',
+             'revert_with_placement_conflicts_reports_success_with_'
+             'swapped_allocations.yaml',
              'same_host_revert_after_periodic_before_finish_resize.yaml'],
             sorted(exportable_findings()))
 

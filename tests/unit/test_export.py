@@ -204,8 +204,8 @@ class StepTranslationTest(ExportTestCase):
             + ["self.admin_api.api_delete('/os-services/%s' % "
                "service['id'])"], body[3:])
         self.assertEqual(('boot', 'confirm', 'delete_service', 'evacuate',
-                          'migrate', 'rebuild', 'resize', 'revert',
-                          'unshelve'),
+                          'live_migrate', 'migrate', 'rebuild', 'resize',
+                          'revert', 'unshelve'),
                          step_units.failing_names())
 
     def test_a_service_delete_nova_refuses(self):
@@ -241,13 +241,122 @@ class StepTranslationTest(ExportTestCase):
                       "'dest')\n", source)
         # Wrapped on Nova's class as its tests do; armed in order, each
         # fires once.
-        self.assertIn("'nova.compute.manager.ComputeManager.%s' % method, "
-                      "wrapper))", source)
-        self.assertIn('due = self._injections.pop((when, method), [])',
-                      source)
+        self.assertIn("'': 'nova.compute.manager.ComputeManager',", source)
+        self.assertIn("'%s.%s' % (path, method), wrapper))", source)
+        # Also where a running compute's RPC endpoint kept the method.
+        self.assertIn('vars(endpoint).pop(method, None)', source)
+        self.assertIn('for action in self._injections.pop((when, point), '
+                      '[]):', source)
         self.assertIn('import fixtures\n', source)
-        self.assertIn('from nova.compute import manager as compute_manager',
+        self.assertIn('from oslo_utils import importutils\n', source)
+        # Nothing of a death or a request where none is armed.
+        self.assertNotIn('_ComputeDied', source)
+        self.assertNotIn('import threading', source)
+        self.assertNotIn('def _inject_request', source)
+
+    def test_a_compute_dying_at_a_method_cast_to_it(self):
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- inject: {before: finish_resize, stop: dest}\n'
+            '- resize: {server: vm1, flavor: large}\n'
+            '  error: did not reach its resting state\n'
+            '  expect: {servers: {vm1: {status: RESIZE, host: dst}}}')
+        # The loader's host for the role; armed on Nova's class.
+        self.assertIn("        # 2. inject before finish_resize: stop dest\n"
+                      "        self._inject_death('before', 'finish_resize', "
+                      "'dst')\n", source)
+        # The request sent without waiting for a rest, then the death
+        # waited for; the state is the expectations'.
+        self.assertIn(
+            "        self.api.post_server_action(\n"
+            "            self.servers['vm1']['id'], {'resize': {'flavorRef': "
+            "self.flavors['large']}})\n"
+            "        self._wait_for_death('dst')\n"
+            "        self.assertServer('vm1', host='dst', status='RESIZE')\n",
+            source)
+        # Its RPC servers stop, its timers too, and its own work there
+        # ends with an error Nova's handlers do not catch.
+        self.assertIn('class _ComputeDied(BaseException):', source)
+        self.assertIn('                    server.stop()\n'
+                      '            self._unschedule(host)\n'
+                      '            # Dead now: the test goes on (its clock '
+                      'without this host).\n'
+                      '            self._deaths[host].set()\n'
+                      '            if manager is service.manager:\n'
+                      '                raise self._ComputeDied(host)\n',
                       source)
+        self.assertIn('import threading\n', source)
+
+    def test_a_compute_dying_in_a_build(self):
+        self.assertEqual(
+            ["self._inject_death('before', 'build_and_run_instance', 'src')",
+             '# 2. boot vm1 (small) on src',
+             "self.servers['vm1'] = self._create_server(",
+             "name='vm1', flavor_id=self.flavors['small'],",
+             "host='src', networks='none', expected_state='BUILD')",
+             "self._wait_for_death('src')",
+             "self.assertServer('vm1', host=None, status='BUILD')"],
+            self.body(
+                '- inject: {before: build_and_run_instance, stop: src}\n'
+                '- boot: {server: vm1, flavor: small, host: src}\n'
+                '  error: did not reach its resting state\n'
+                '  expect: {servers: {vm1: {status: BUILD, host: null}}}'
+            )[1:])
+
+    def test_a_request_sent_at_a_point(self):
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- inject: {before: pre_live_migration, '
+            'do: {abort_live_migration: vm1}}\n'
+            '- inject: {before: scheduler.select_destinations, '
+            'do: {delete: vm1}}\n'
+            '- live_migrate: {server: vm1, host: dst}\n'
+            '- migrate: vm1')
+        self.assertIn("        self._inject_request('before', "
+                      "'pre_live_migration',\n"
+                      "                             'abort_live_migration', "
+                      "'vm1')\n", source)
+        self.assertIn("        self._inject_request('before', "
+                      "'scheduler.select_destinations',\n"
+                      "                             'delete', 'vm1')\n",
+                      source)
+        # The scheduler's manager wrapped; a delete waits for the server
+        # to go, an abort for the source compute's handling of it.
+        self.assertIn("'scheduler': 'nova.scheduler.client.query."
+                      "SchedulerQueryClient',", source)
+        self.assertIn('                self._delete_server(server)\n',
+                      source)
+        self.assertIn("                    server, 'live_migration_cancel',\n"
+                      "                    'compute_live_migration_abort', "
+                      "'Success')\n", source)
+        self.assertNotIn('_ComputeDied', source)
+
+    def test_a_step_whose_server_a_delete_at_a_point_removed(self):
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '- inject: {before: scheduler.select_destinations, '
+                         'do: {delete: vm1}}\n'
+                         '- live_migrate: vm1\n'
+                         '  error: is gone')
+        start = body.index('# 3. live migrate vm1')
+        # The conductor's event, in error, as Nova's test of LP#1848343
+        # waits for it.
+        self.assertEqual(
+            ['self.api.post_server_action(',
+             "self.servers['vm1']['id'], {'os-migrateLive': "
+             "{'host': None, 'block_migration': 'auto'}})",
+             'self._wait_for_instance_action_event(',
+             "self.servers['vm1'], 'live-migration', "
+             "'conductor_live_migrate_instance', 'Error')"],
+            body[start + 1:])
+
+    def test_a_delete_at_a_point_no_event_ends(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '- inject: {before: pre_live_migration, '
+                           'do: {delete: vm1}}\n'
+                           '- live_migrate: {server: vm1, host: dst}\n'
+                           '  error: is gone',
+                           'step 3 (live_migrate)',
+                           "after a delete at 'pre_live_migration'")
 
     def test_no_injection_helpers_without_injections(self):
         source = self.export('- boot: {server: vm1, flavor: small}')
@@ -266,6 +375,122 @@ class StepTranslationTest(ExportTestCase):
         self.assertIn('    def _fault(self, host, method, times):', source)
         self.assertIn('if left[0] and self.computes[host].manager is '
                       'manager:', source)
+
+    def test_a_fault_of_placement(self):
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- resize: {server: vm1, flavor: large}\n'
+            "- fault: {placement: 'PUT /allocations/*', times: 10}\n"
+            "- fault: {placement: 'DELETE /allocations/*', "
+            'status: timeout}\n'
+            '- confirm: vm1')
+        self.assertIn("        self._placement_fault('PUT /allocations/*', "
+                      "409, 10)\n", source)
+        self.assertIn("        self._placement_fault('DELETE "
+                      "/allocations/*', 'timeout', 1)\n", source)
+        # On the report client's method of the request, matched on the
+        # path from its start, '*' one segment, while calls are left;
+        # the conflict Placement answers, or keystoneauth's errors.
+        self.assertIn("'%s.SchedulerReportClient.%s' % (report, "
+                      "method.lower()),", source)
+        self.assertIn("pattern = re.compile('^%s' % re.escape(path)."
+                      "replace(\n            r'\\*', '[^/]+'))", source)
+        self.assertIn("if not (left[0] and pattern.match(url.split('?')"
+                      "[0])):", source)
+        self.assertIn("code = ('placement.concurrent_update' if status == "
+                      "409", source)
+        self.assertIn('raise ks_exc.ConnectTimeout(', source)
+        self.assertIn('raise ks_exc.ConnectFailure(', source)
+        # The retries' back-off passes no time.
+        self.assertIn("sleep=lambda seconds: None)))", source)
+        for line in ('import re', 'import time', 'import types',
+                     'from keystoneauth1 import exceptions as ks_exc',
+                     'from oslo_serialization import jsonutils',
+                     'from nova.scheduler.client import report as '
+                     'report_client',
+                     'from nova.tests.unit import fake_requests'):
+            self.assertIn('\n%s\n' % line, source)
+        # No driver fault helper.
+        self.assertNotIn('def _fault(', source)
+
+    def test_a_confirm_that_fails_at_the_compute(self):
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '- resize: {server: vm1, flavor: large}\n'
+                         "- fault: {placement: 'PUT /allocations/*', "
+                         'times: 10}\n'
+                         '- confirm: vm1\n'
+                         '  error: did not reach its resting state\n'
+                         '  expect: {allocations: {vm1: {dst: large}}}')
+        start = body.index('# 4. confirm vm1')
+        # No status to wait for: the source compute's confirm_resize
+        # event, in error.
+        self.assertEqual(
+            ['self.api.post_server_action(',
+             "self.servers['vm1']['id'], {'confirmResize': None})",
+             'self._wait_for_instance_action_event(',
+             "self.servers['vm1'], 'confirmResize', "
+             "'compute_confirm_resize', 'Error')",
+             'self.assertAllocations({'], body[start + 1:start + 6])
+
+    def test_a_live_migration_that_ends_short_of_its_resting_state(self):
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '- live_migrate: {server: vm1, host: dst}\n'
+                         '  error: did not reach its resting state\n'
+                         '  expect:\n'
+                         '    servers: {vm1: {status: ERROR, host: src}}\n'
+                         '    migrations: {vm1: error}')
+        start = body.index('# 2. live migrate vm1 to dst')
+        # Nova records no instance fault for it: not waited for.
+        self.assertEqual(
+            ['self.api.post_server_action(',
+             "self.servers['vm1']['id'], {'os-migrateLive': "
+             "{'host': 'dst', 'block_migration': 'auto'}})",
+             "self._wait_for_migration_status(self.servers['vm1'], "
+             "['error'])",
+             "self.servers['vm1'] = self._wait_for_server_parameter(",
+             "self.servers['vm1'], {'status': 'ERROR', "
+             "'OS-EXT-STS:task_state': None},",
+             'wait_for_fault_key=False)'], body[start + 1:start + 7])
+
+    def test_a_move_that_ends_in_a_final_migration_status(self):
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '- live_migrate: {server: vm1, host: dst}\n'
+                         '  error: did not reach its resting state\n'
+                         '  expect: {migrations: {vm1: cancelled}}')
+        start = body.index('# 2. live migrate vm1 to dst')
+        # No status expected: the migration's, set as Nova's rollback
+        # ends.
+        self.assertEqual(
+            ["self._wait_for_migration_status(self.servers['vm1'], "
+             "['cancelled'])",
+             "self.assertLatestMigration('vm1', 'cancelled')"],
+            body[start + 3:start + 5])
+
+    def test_a_move_whose_driver_method_fails_by_name(self):
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '- fault: {host: dst, method: finish_migration}\n'
+                         '- migrate: {server: vm1, host: dst}\n'
+                         '  error: finish_migration\n'
+                         '  expect: {servers: {vm1: {status: ERROR, '
+                         'host: dst}}}')
+        start = body.index('# 3. migrate vm1 to dst')
+        # The method's name in the ERROR server's fault, as the harness
+        # finds it in its report of the server.
+        self.assertEqual(
+            ["self.servers['vm1'] = self._wait_for_server_parameter(",
+             "self.servers['vm1'], {'status': 'ERROR', "
+             "'OS-EXT-STS:task_state': None})",
+             "self.assertIn('finish_migration', "
+             "self.servers['vm1']['fault']['message'])"],
+            body[start + 3:start + 6])
+
+    def test_a_driver_method_named_without_an_error_status(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '- fault: {host: dst, method: finish_migration}\n'
+                           '- migrate: {server: vm1, host: dst}\n'
+                           '  error: finish_migration\n'
+                           '  expect: {servers: {vm1: {status: ACTIVE}}}',
+                           'step 3 (migrate)', "error 'finish_migration'")
 
     def test_a_boot_that_ends_short_of_its_resting_state(self):
         body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
@@ -472,6 +697,57 @@ class RefusalTest(ExportTestCase):
                            '- resize: {server: vm1, flavor: large}',
                            'step 2 (inject)', 'no single compute method')
 
+    def test_a_compute_dying_at_a_method_called_on_it(self):
+        # Its caller would wait rpc_response_timeout in Nova's tests; the
+        # harness's gets MessagingTimeout at once.
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '- inject: {before: pre_live_migration, '
+                           'stop: dst}\n'
+                           '- live_migrate: {server: vm1, host: dst}\n'
+                           '  error: did not reach its resting state',
+                           'step 2 (inject)', "stop at 'pre_live_migration'")
+
+    def test_a_dying_step_with_another_error(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '- inject: {before: finish_resize, stop: dst}\n'
+                           '- resize: {server: vm1, flavor: large}\n'
+                           '  error: is gone',
+                           'step 3 (resize)', "error 'is gone'")
+
+    def test_a_request_at_a_point_other_than_delete_or_abort(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '- boot: {server: vm2, flavor: small, host: src}\n'
+                           '- inject: {before: pre_live_migration, '
+                           'do: {live_migrate: vm2}}\n'
+                           '- live_migrate: {server: vm1, host: dst}',
+                           'step 3 (inject)', "do 'live_migrate'")
+
+    def test_a_request_at_a_conductor_task(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '- inject: {before: conductor.MigrationTask, '
+                           'do: {delete: vm1}}\n'
+                           '- migrate: vm1',
+                           'step 2 (inject)', "point 'conductor."
+                           "MigrationTask' (no single compute or scheduler "
+                           'method to wrap)')
+
+    def test_a_request_at_a_conductor_method(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '- inject: {before: conductor.migrate_server, '
+                           'do: {delete: vm1}}\n'
+                           '- migrate: vm1',
+                           'step 2 (inject)', "point 'conductor."
+                           "migrate_server'")
+
+    def test_a_live_migration_whose_driver_fails(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '- fault: {host: src, method: live_migration}\n'
+                           '- live_migrate: {server: vm1, host: dst}\n'
+                           "  error: 'injected hypervisor fault: "
+                           "live_migration failed on src'\n"
+                           '  expect: {servers: {vm1: ERROR}}',
+                           'step 3 (live_migrate)', 'no instance fault')
+
     def test_an_injection_other_than_a_periodic(self):
         self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
                            '- inject: {before: resize_instance, '
@@ -489,9 +765,9 @@ class RefusalTest(ExportTestCase):
 
     def test_a_step_expected_to_fail(self):
         self.assertRefused('- boot: {server: vm1, flavor: small}\n'
-                           '- live_migrate: {server: vm1}\n'
+                           '- shelve: vm1\n'
                            '  error: No valid host',
-                           'step 2 (live_migrate): error',
+                           'step 2 (shelve): error',
                            'expected to fail')
 
     def test_an_error_of_the_api(self):
@@ -520,10 +796,17 @@ class RefusalTest(ExportTestCase):
                            '- shelve: vm1', 'config', 'shelved_offload_time'
                            ' -1', head=head)
 
-    def test_a_fault_of_placement(self):
-        self.assertRefused("- fault: {placement: 'PUT /allocations/*'}\n"
+    def test_a_fault_of_placement_armed_at_a_point(self):
+        self.assertRefused("- boot: {server: vm1, flavor: small, host: src}\n"
+                           "- fault: {placement: 'PUT /allocations/*', "
+                           'at: {before: finish_resize}}\n'
+                           '- resize: {server: vm1, flavor: large}',
+                           'step 2 (fault)', "field 'at'")
+
+    def test_a_fault_of_the_network(self):
+        self.assertRefused('- fault: {network: update_port}\n'
                            '- boot: {server: vm1, flavor: small}',
-                           'step 1 (fault)', "field 'placement'")
+                           'step 1 (fault)', "field 'network'")
 
     def test_a_field_without_translation(self):
         self.assertRefused('- boot: {server: vm1, flavor: small, '

@@ -19,9 +19,9 @@ Exported from the nova-harness scenario file harness/bugs/lp1707071.yaml.
 
 import fixtures
 from oslo_config import cfg
+from oslo_utils import importutils
 from oslo_utils import timeutils
 
-from nova.compute import manager as compute_manager
 from nova.compute import utils as compute_utils
 from nova import context
 from nova import exception
@@ -48,7 +48,7 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
         # Seconds the test moved time on (_advance_clock).
         self._now = 0
         self._due = {}
-        # Injections armed: (when, method) -> [(task, on)].
+        # Injections armed: (when, point) -> [action].
         self._injections = {}
         self._wrapped = set()
 
@@ -202,33 +202,61 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
         self.assertEqual(status, self._migrations_of(name)[-1]['status'],
                          'the latest migration of %s' % name)
 
-    def _inject(self, when, method, task, on):
-        """Run the periodic ``task`` on ``on`` once, at the next pass.
+    # The class whose method a point names: a compute manager's, or the
+    # conductor's client of the scheduler (as Nova's tests of LP#1848343
+    # wrap it): the call that sends the scheduler's RPC method.
+    _WRAPPED = {
+        '': 'nova.compute.manager.ComputeManager',
+        'scheduler': 'nova.scheduler.client.query.SchedulerQueryClient',
+    }
 
-        The next time a compute passes ``ComputeManager.<method>``
-        (``when``: just before or just after it). ``on`` is a host or a
-        role of the move in flight: 'source' or 'dest' (the server's
-        migration), 'server_host' (the server's host as it passes).
+    def _arm(self, when, point, action):
+        """Call ``action(manager, passed)`` once, at the next pass.
+
+        The next time a service passes the point (``when``: just before
+        or just after it): a compute's method (``finish_resize``), or
+        the scheduler's (``scheduler.select_destinations``). ``passed``
+        lists the method's arguments. Each point's actions fire in
+        arming order.
         """
-        if method not in self._wrapped:
-            self._wrapped.add(method)
-            real = getattr(compute_manager.ComputeManager, method)
+        if point not in self._wrapped:
+            self._wrapped.add(point)
+            service, _, method = point.rpartition('.')
+            path = self._WRAPPED[service]
+            real = getattr(importutils.import_class(path), method)
+            # Nova's RPC endpoint wrapper keeps each method it has
+            # dispatched (nova.service._TrackingEndpointWrapper): a
+            # running compute looks the method up again, wrapped.
+            for compute in self.computes.values():
+                for endpoint in compute.rpcserver.dispatcher.endpoints:
+                    vars(endpoint).pop(method, None)
 
             def wrapper(manager, *args, **kwargs):
-                self._fire('before', method, manager, args, kwargs)
+                passed = list(args) + list(kwargs.values())
+                self._fire('before', point, manager, passed)
                 result = real(manager, *args, **kwargs)
-                self._fire('after', method, manager, args, kwargs)
+                self._fire('after', point, manager, passed)
                 return result
 
             self.useFixture(fixtures.MonkeyPatch(
-                'nova.compute.manager.ComputeManager.%s' % method, wrapper))
-        self._injections.setdefault((when, method), []).append((task, on))
+                '%s.%s' % (path, method), wrapper))
+        self._injections.setdefault((when, point), []).append(action)
 
-    def _fire(self, when, method, manager, args, kwargs):
-        due = self._injections.pop((when, method), [])
-        for task, on in due:
-            host = self._host(on, manager, list(args) + list(kwargs.values()))
+    def _fire(self, when, point, manager, passed):
+        for action in self._injections.pop((when, point), []):
+            action(manager, passed)
+
+    def _inject(self, when, point, task, on):
+        """Run the periodic ``task`` on ``on`` once, at the next pass.
+
+        ``on`` is a host or a role of the move in flight: 'source' or
+        'dest' (the server's migration), 'server_host' (the server's
+        host as it passes).
+        """
+        def run(manager, passed):
+            host = self._host(on, manager, passed)
             getattr(self.computes[host].manager, task)(self.context)
+        self._arm(when, point, run)
 
     def _host(self, on, manager, passed):
         if on not in ('source', 'dest', 'server_host'):
