@@ -56,7 +56,6 @@ importable as ``nova.virt.harness_faults``: ``driver_name(method)`` is the
 
 import errno
 import json
-import re
 import socket
 import sys
 import time
@@ -190,8 +189,7 @@ class PlacementFault(object):
         self.fired = []
         method, path = request.split(' ', 1)
         self.method = method
-        self._path = re.compile('^%s' % re.escape(path).replace(
-            r'\*', '[^/]+'))
+        self._path = names.placement_path(path)
 
     @property
     def subject(self):
@@ -410,6 +408,16 @@ class InjectedFaults(fixtures.Fixture):
         For its next ``times`` matches (see ``PlacementFaults``).
         """
         return self.placement.arm(request, status, times)
+
+    def placement_refused(self, request):
+        """Whether a fault refused the connection of ``request`` to Placement.
+
+        ``request`` is ``METHOD /path`` as sent (``status: unreachable``
+        faults armed in this run only).
+        """
+        return any(fault.status == names.PLACEMENT_UNREACHABLE
+                   and request in fault.fired
+                   for fault in self.placement.armed)
 
     def clear(self):
         """Disarm every fault (what fired stays recorded on it)."""

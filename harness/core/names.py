@@ -47,6 +47,13 @@ NETWORK_FAULTS = ('create_port_binding', 'activate_port_binding',
 # error (harness.cloud.faults.PlacementFaults): ``METHOD /path`` with
 # ``*`` for one segment, and the status it gets.
 PLACEMENT_REQUEST = re.compile(r'^(GET|PUT|POST|DELETE|PATCH) /[\w/*.-]*$')
+
+
+def placement_path(path):
+    """A fault's path as a regex: matched from its start, ``*`` a segment."""
+    return re.compile('^%s' % re.escape(path).replace(r'\*', '[^/]+'))
+
+
 # ``timeout``: no answer, the client's read times out; ``unreachable``:
 # no connection, the client's is refused.
 PLACEMENT_TIMEOUT = 'timeout'

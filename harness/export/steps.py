@@ -129,7 +129,9 @@ def revert(args):
 
 @translates('delete')
 def delete(args):
-    _only(args, ('server',))
+    # ``placement_cut_off``: the loader's note that a Placement fault
+    # armed before (translated by its own unit) refuses this request.
+    _only(args, ('server', 'placement_cut_off'))
     return ['self._delete_server(%s)' % _server(args['server'])]
 
 

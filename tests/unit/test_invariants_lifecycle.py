@@ -200,3 +200,79 @@ class TestDeleteMidMoveWindows(testing.TestCase):
         self.assertEqual({'host dst, vcpus', 'host dst, memory_mb',
                           'host dst, local_gb'},
                          {problem.subject for problem in problems})
+
+
+class TestKeptAllocationsWindow(testing.TestCase):
+    """A local delete whose DELETE of the allocations Placement refused.
+
+    vm1 deleted on h1 while h1's compute is down, its allocations left
+    against h1 (the API could not reach Placement): excused while h1 is
+    down, only in h1's tree, only if a fault refused that very request.
+    """
+
+    def deleted(self, held=None):
+        return build(held or {'vm1': {'h1': SMALL}}, servers=[],
+                     hosts=('h1', 'h2'))
+
+    def before(self):
+        return build({'vm1': {'h1': SMALL}},
+                     servers=[('vm1', 'ACTIVE', 'h1')], hosts=('h1', 'h2'))
+
+    def claims(self, after, refused=(), stopped=('h1',), cut_off=True):
+        args = {'server': 'vm1'}
+        if cut_off:
+            args['placement_cut_off'] = True
+        return invariants.claim_windows(
+            {}, self.before(), after, set(stopped), step('delete', args),
+            lambda request: request in refused)
+
+    def request(self):
+        return 'DELETE /allocations/%s' % self.before().servers['vm1'].uuid
+
+    def test_without_window_the_kept_allocations_are_leaks(self):
+        snap = self.deleted()
+        self.assertEqual(
+            ['allocations_where_server_is', 'nothing_leaks', 'nothing_leaks'],
+            [problem.check for problem in
+             invariants.allocations_where_server_is(snap)
+             + invariants.nothing_leaks(snap)])
+
+    def test_excused_where_placement_refused_the_delete(self):
+        snap = self.deleted()
+        claims = self.claims(snap, refused=(self.request(),))
+        self.assertEqual(['vm1'], sorted(claims))
+        self.assertEqual(
+            [], invariants.allocations_where_server_is(snap, claims))
+        self.assertEqual([], invariants.nothing_leaks(snap, windows=claims))
+
+    def test_not_when_no_fault_refused_the_request(self):
+        # A local delete that never sent it (LP#1679750 put back), or a
+        # fault that refused another server's.
+        snap = self.deleted()
+        self.assertEqual({}, self.claims(snap))
+        self.assertEqual({}, self.claims(
+            snap, refused=('DELETE /allocations/another',)))
+
+    def test_not_without_a_fault_armed_before_the_delete(self):
+        self.assertEqual({}, self.claims(
+            self.deleted(), refused=(self.request(),), cut_off=False))
+
+    def test_not_when_the_compute_runs(self):
+        self.assertEqual({}, self.claims(
+            self.deleted(), refused=(self.request(),), stopped=()))
+
+    def test_only_in_the_host_tree(self):
+        snap = self.deleted(held={'vm1': {'h1': SMALL, 'h2': SMALL}})
+        self.assertEqual({}, self.claims(snap, refused=(self.request(),)))
+
+    def test_only_what_the_deleted_server_holds(self):
+        # Another consumer's leak on h1 is reported still, and the
+        # provider's usage beyond vm1's.
+        snap = self.deleted(held={'vm1': {'h1': SMALL},
+                                  'ghost': {'h1': SMALL}})
+        claims = self.claims(snap, refused=(self.request(),))
+        self.assertEqual(['vm1'], sorted(claims))
+        problems = invariants.nothing_leaks(snap, windows=claims)
+        self.assertEqual(
+            ['ghost', 'provider h1'],
+            [problem.subject for problem in problems])

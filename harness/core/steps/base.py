@@ -167,6 +167,23 @@ class State(object):
                 self.node_hosts[node] = name
         self.all_nodes = frozenset(self.node_hosts)
         self.nodes_removed = set()
+        # Placement faults armed to refuse the connection (``status:
+        # unreachable``), not yet taken by a step that sends such a
+        # request: ``[method, path regex, times left or None]``.
+        self.placement_cut_off = []
+
+    def take_cut_off(self, method, path):
+        """Whether an armed ``unreachable`` fault takes ``method path``.
+
+        One of its times is used up, as the cloud's fault counts them.
+        """
+        for fault in self.placement_cut_off:
+            if fault[0] == method and fault[1].match(path) and (
+                    fault[2] is None or fault[2] > 0):
+                if fault[2] is not None:
+                    fault[2] -= 1
+                return True
+        return False
 
     def service_down_time(self):
         value = self.config.get('DEFAULT', {}).get('service_down_time')
@@ -267,6 +284,17 @@ COMPUTE_RESTARTED = Lag(
     'the start-up periodic counted the move in flight; a move that then '
     'fails or rolls back without telling the tracker stays counted',
     _PERIODIC)
+LOCAL_DELETE_CUT_OFF = Lag(
+    'local delete cut off from Placement',
+    'the API deletes a guest of a down compute locally (API._local_delete, '
+    'nova/compute/api.py), but its DELETE of the allocations finds no '
+    'Placement: SchedulerReportClient.delete_allocation_for_instance is '
+    'safe_connect (nova/scheduler/client/report.py), which logs the '
+    'ConnectFailure and goes on, so the deleted guest\'s allocations stay '
+    'in its host\'s tree while that compute is down',
+    'ResourceTracker._remove_deleted_instances_allocations '
+    '(nova/compute/resource_tracker.py), in the start-up pass of '
+    + _START)
 CLAIM_WAITING = Lag(
     'scheduler claim waiting for its compute',
     'the scheduler claims in Placement (select_destinations) before the '

@@ -14,6 +14,14 @@ until the host's next periodic):
   and drops its allocations; the compute's record counts it until the
   compute starts again (start-up runs the periodic).
 
+And one on the allocations (``KeptAllocationsWindow``): a guest deleted
+locally while a Placement fault refuses the API's connection
+(``fault: {placement: 'DELETE /allocations/*', status: unreachable}``
+armed before the delete, and refusing that server's DELETE: a local
+delete that never sent it, LP#1679750's, opens none) keeps its
+allocations in its host's tree until that compute starts again; only
+then, only there.
+
 And a delete sent in the middle of a move (``inject: do: {delete}``,
 ``interjected_windows``): the delete frees every allocation, but the
 trackers the move touched keep counting the guest until their next
@@ -54,15 +62,23 @@ class Delete(base.ServerOperation):
         if not error:
             del state.servers[args['server']]
             state.deleted.add(args['server'])
+        # The API's DELETE of the server's allocations (its consumer's
+        # name is no path Placement has, but any ``*`` pattern takes it).
+        if state.take_cut_off('DELETE', '/allocations/%s' % args['server']):
+            args['placement_cut_off'] = True
         return args
 
     def run(self, cloud, args):
         cloud.servers.delete(args['server'])
 
-    lags = (base.DELETED_WHILE_DOWN, base.DELETED_AFTER_MOVE)
+    lags = (base.DELETED_WHILE_DOWN, base.DELETED_AFTER_MOVE,
+            base.LOCAL_DELETE_CUT_OFF)
 
     def windows(self, args, before, after, down):
-        return deletion_windows(before, after, down)
+        opened = deletion_windows(before, after, down)
+        if (args or {}).get('placement_cut_off'):
+            opened += kept_allocations_windows(before, after, down)
+        return opened
 
 
 def deletion_windows(before, after, down):
@@ -89,6 +105,62 @@ def deletion_windows(before, after, down):
         opened.append(base.Window(
             server.host, 'above',
             snapshot_mod.held_in(before, name, roots), why, lag))
+    return opened
+
+
+class KeptAllocationsWindow(object):
+    """A guest deleted locally keeps its allocations on ``host``.
+
+    Opened by a delete whose API could not reach Placement (the lag
+    ``LOCAL_DELETE_CUT_OFF`` says why Nova leaves them): the deleted
+    ``server``'s allocations may stay in ``host``'s tree, and nowhere
+    else, while that compute is down (``open_while``); its start-up pass
+    removes them. Honoured by ``allocations_where_server_is`` and
+    ``nothing_leaks`` (``excuses``).
+    """
+
+    lag = base.LOCAL_DELETE_CUT_OFF
+
+    def __init__(self, server, uuid, host, roots, why):
+        self.server = server
+        self.host = host
+        self.roots = frozenset(roots)
+        self.why = why
+        #: The API's request a Placement fault must have refused for the
+        #: window to open (``allocations_where_server_is.claim_windows``).
+        self.request = 'DELETE /allocations/%s' % uuid
+
+    def excuses(self, snap):
+        """Whether ``snap``'s allocations of the server are all kept here."""
+        held = snap.allocations_of(self.server)
+        return self.server not in snap.servers and bool(held) and all(
+            snapshot_mod.root(snap, provider) in self.roots
+            for provider in held)
+
+    def open_while(self, snap, down):
+        """Whether the window stays open at ``snap``, ``down`` stopped."""
+        return self.host in down and self.excuses(snap)
+
+
+def kept_allocations_windows(before, after, down):
+    """A ``KeptAllocationsWindow`` per guest deleted on a down compute.
+
+    Only for a guest whose allocations after the step lie all in its
+    host's tree.
+    """
+    opened = []
+    before_roots = snapshot_mod.host_roots(before)
+    for name, server in sorted(before.servers.items()):
+        if name in after.servers or server.host not in down:
+            continue
+        window = KeptAllocationsWindow(
+            name, server.uuid, server.host,
+            before_roots.get(server.host, {server.host}),
+            '%s deleted while its compute was down and Placement '
+            'unreachable: its allocations stay until the compute starts'
+            % name)
+        if window.excuses(after):
+            opened.append(window)
     return opened
 
 

@@ -80,7 +80,12 @@ class Fault(base.StepKind):
     def parse(self, check, value, scenario, state, error):
         check.mapping(value, 'the step')
         if 'at' not in value:
-            return self._parse_now(check, value, scenario, state)
+            args = self._parse_now(check, value, scenario, state)
+            if args.get('status') == names.PLACEMENT_UNREACHABLE:
+                method, path = args['placement'].split(' ', 1)
+                state.placement_cut_off.append(
+                    [method, names.placement_path(path), args['times']])
+            return args
         at = base.race_point_at(check, value['at'])
         if at['host'] is not None:
             check.known(at['host'], scenario.hosts, 'at.host')

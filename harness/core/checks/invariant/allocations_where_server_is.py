@@ -26,7 +26,10 @@ class AllocationsWhereServerIs(base.Invariant):
     compute starts again and cleans up (status ``accepted``,
     ``pre-migrating`` or ``done``; see ``one_compute_node_per_consumer``).
 
-    Its windows (``claim_windows``): a server whose chosen compute died
+    Its windows (``claim_windows``): a server deleted locally while the
+    API could not reach Placement keeps its allocations in its host's
+    tree while that compute is down (``delete.KeptAllocationsWindow``);
+    a server whose chosen compute died
     before it took the build or unshelve (``inject: stop``) waits on no
     host, BUILD or unshelving, with the scheduler's claim in that host's
     tree, while that compute is down (``inject.ClaimWindow`` says why
@@ -40,19 +43,25 @@ class AllocationsWhereServerIs(base.Invariant):
     honours = ('allocations_where_server_is',)
 
     def windows(self, opened, context):
+        def refused(request):
+            # Asked only of a window that needs a refused request.
+            return context.cloud.faults.placement_refused(request)
         return claim_windows(opened or {}, context.before, context.snapshot,
-                             context.stopped, context.step)
+                             context.stopped, context.step, refused)
 
     def check(self, context):
         return allocations_where_server_is(context.snapshot,
                                            context.windows.get(self.name))
 
 
-def claim_windows(claims, before, after, stopped, step):
+def claim_windows(claims, before, after, stopped, step, refused=None):
     """The claim windows open after ``step``.
 
     :param claims: server -> window open before the step (not changed).
     :param stopped: hosts whose compute is not running.
+    :param refused: ``request -> bool``: whether a Placement fault
+        refused that request (``METHOD /path``); a window with a
+        ``request`` opens only then (none without ``refused``).
     :returns: server -> window: those the step's units open
         (``inject.ClaimWindow``) and those before it, each only while it
         holds (its host's compute down, the server still waiting on no
@@ -61,8 +70,12 @@ def claim_windows(claims, before, after, stopped, step):
     opened = dict(claims)
     for unit, args in views.step_units(step):
         for window in unit.windows(args, before, after, set(stopped)):
-            if hasattr(window, 'open_while'):
-                opened[window.server] = window
+            if not hasattr(window, 'open_while'):
+                continue
+            if hasattr(window, 'request') and not (
+                    refused and refused(window.request)):
+                continue
+            opened[window.server] = window
     return {server: window for server, window in opened.items()
             if window.open_while(after, set(stopped))}
 
@@ -122,6 +135,12 @@ def allocations_where_server_is(snap, claims=None):
                 ' or %s, whose compute died before taking it' % claim.host
                 if claim is not None and claim.covers(server) else '')
         else:
+            kept = claims.get(consumer)
+            if kept is not None and hasattr(kept, 'excuses') and (
+                    kept.excuses(snap)):
+                # Deleted locally, Placement out of reach: until its
+                # compute starts again.
+                continue
             problems.append(Problem(
                 'allocations_where_server_is', consumer,
                 text=(

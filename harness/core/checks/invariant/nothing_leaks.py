@@ -19,6 +19,11 @@ class NothingLeaks(base.Invariant):
     nothing beyond the reserved amounts, pin no CPU and use no CPU,
     memory or page of any cell. A stopped compute's record stays as it
     last saved it, so it is not checked.
+
+    Its windows are ``allocations_where_server_is``'s: a server deleted
+    locally while the API could not reach Placement keeps its
+    allocations, and the usage they make, in its host's tree while that
+    compute is down (``delete.KeptAllocationsWindow``).
     """
 
     name = 'nothing_leaks'
@@ -26,15 +31,19 @@ class NothingLeaks(base.Invariant):
     summary = ('Once no server is left, Placement holds nothing and the '
                'reconciled trackers count nothing.')
 
+    honours = ('allocations_where_server_is',)
+
     def check(self, context):
         return nothing_leaks(context.snapshot,
                              reconciled=context.after_periodics,
                              reconciled_hosts=context.reconciled_hosts,
-                             running=context.running)
+                             running=context.running,
+                             windows=context.windows.get(
+                                 'allocations_where_server_is'))
 
 
 def nothing_leaks(snap, reconciled=None, reconciled_hosts=(),
-                  running=None):
+                  running=None, windows=None):
     """See the unit's docstring.
 
     :param reconciled: a snapshot taken after the periodic ran on every
@@ -43,18 +52,23 @@ def nothing_leaks(snap, reconciled=None, reconciled_hosts=(),
         reconciled (their periodic ran with no server left).
     :param running: hosts whose compute runs; a stopped compute's record
         stays as it last saved it, so it is not checked (``None``: all).
+    :param windows: consumer -> ``allocations_where_server_is``'s window.
     """
     if snap.servers:
         return []
     problems = []
+    kept = {consumer for consumer, window in (windows or {}).items()
+            if hasattr(window, 'excuses') and window.excuses(snap)}
     for consumer in sorted(snap.allocations):
+        if consumer in kept:
+            continue
         problems.append(Problem(
             'nothing_leaks', consumer,
             text=(
                 'nothing_leaks: no server is left, but consumer %s holds %s'
                 % (consumer, views.fmt_held(snap.allocations[consumer])))))
     for name in sorted(snap.providers):
-        usages = snap.providers[name].usages
+        usages = _less_kept(snap, name, kept)
         if usages:
             problems.append(Problem(
                 'nothing_leaks', 'provider %s' % name,
@@ -74,6 +88,16 @@ def nothing_leaks(snap, reconciled=None, reconciled_hosts=(),
         for node in nodes:
             problems += _tracker_leaks(view, node)
     return problems
+
+
+def _less_kept(snap, provider, kept):
+    """``provider``'s usage less what the ``kept`` consumers hold there."""
+    usages = dict(snap.providers[provider].usages)
+    for consumer in kept:
+        for rc, amount in snap.allocations_of(consumer).get(
+                provider, {}).items():
+            usages[rc] = usages.get(rc, 0) - amount
+    return {rc: amount for rc, amount in usages.items() if amount}
 
 
 def _tracker_leaks(snap, node):
