@@ -1,4 +1,4 @@
-"""LP#1879878 put back into Nova: confirm saves 'confirmed' outside the lock.
+"""LP#1879878 put back: confirm and revert save the status outside the lock.
 
 Its reintroduction fixture, for ``harness reproduce 1879878``, the bite
 proof (tests/regressions/test_bites.py) and ``--reintroduce 1879878``;
@@ -11,7 +11,7 @@ from harness.bugs import base
 
 
 class ConfirmMarksMigrationBeforeTrackerLock(base.Reintroduction):
-    """LP#1879878 as it was: confirm saved 'confirmed' outside the lock.
+    """LP#1879878 as it was: the migration's status saved outside the lock.
 
     Fixed by a57800d3825ef2fb833d8024c6f7e5c550f55e2f "Move confirm
     resize under semaphore" (master, Victoria, Stephen Finucane,
@@ -32,16 +32,26 @@ class ConfirmMarksMigrationBeforeTrackerLock(base.Reintroduction):
     lock, saves the status, drops the claim with the old flavor and
     ``old_`` prefix, and drops the migration context.
 
-    This fixture saves the status before taking the lock again: it
-    replaces ``drop_move_claim_at_source`` (called only by the two
-    confirm paths, at the point the old code called ``drop_move_claim``)
-    by one that sets and saves ``migration.status = 'confirmed'``, then
-    calls Nova's own locked method, whose repeated assignment writes the
-    same value. The window between the save and the lock is the old one;
-    the claim dropped, its flavor and prefix, and everything else are
-    today's. The revert half (``drop_move_claim_at_dest``) is left alone:
-    on Nova 34 that method passes the new flavor explicitly, so a
-    destination periodic in the old window does no harm there.
+    This fixture saves the status before taking the lock again, for both
+    halves. Confirm: it replaces ``drop_move_claim_at_source`` (called
+    only by the two confirm paths, at the point the old code called
+    ``drop_move_claim``) by one that sets and saves ``migration.status =
+    'confirmed'``, then calls Nova's own locked method, whose repeated
+    assignment writes the same value. Revert: before the companion fix,
+    ``ComputeManager.revert_resize`` on the destination set and saved
+    ``migration.status = 'reverted'`` and only then called the tracker's
+    ``drop_move_claim``; the fixture replaces ``drop_move_claim_at_dest``
+    (called by revert_resize where the old code called
+    ``drop_move_claim``) by one that sets and saves ``'reverted'``, then
+    calls the method it found, Nova's own locked one (behind the race
+    point ``tracker.drop_move_claim_at_dest``, which the cloud put on the
+    class before this fixture: a periodic injected there runs in the old
+    window). A periodic on the source there sees a migration no longer in
+    progress and an instance still on the destination, and drops the
+    guest's usage from the source, to which the revert brings the guest
+    back uncounted. The windows between the saves and the lock are the old
+    ones; the claims dropped, their flavors and prefixes, and everything
+    else are today's.
     """
 
     def _setUp(self):
@@ -57,3 +67,15 @@ class ConfirmMarksMigrationBeforeTrackerLock(base.Reintroduction):
         self.useFixture(fixtures.MonkeyPatch(
             'nova.compute.resource_tracker.ResourceTracker.'
             'drop_move_claim_at_source', drop_move_claim_at_source))
+
+        # What is there now: the race point's wrapper of Nova's method.
+        at_dest = resource_tracker.ResourceTracker.drop_move_claim_at_dest
+
+        def drop_move_claim_at_dest(rt, context, instance, migration):
+            migration.status = 'reverted'
+            migration.save()
+            return at_dest(rt, context, instance, migration)
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.compute.resource_tracker.ResourceTracker.'
+            'drop_move_claim_at_dest', drop_move_claim_at_dest))

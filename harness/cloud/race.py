@@ -14,6 +14,12 @@ The points a cloud passes, each ``before`` and ``after``:
 - state changes: ``instance.host`` (a save that moves the instance) and
   ``migration.status=<new status>`` (e.g. ``migration.status=finished``),
   on the host whose code saves them;
+- the resource tracker's methods that a move calls at the edge of its
+  lock (``names.TRACKER_STEPS``), as ``tracker.<method>`` (e.g.
+  ``tracker.drop_move_claim_at_dest``, revert_resize's drop of the
+  destination's claim), on the tracker's host: ``before`` is passed
+  before the method takes the tracker's lock and ``after`` once it freed
+  it, so a periodic injected there runs at once, never deferred;
 - a multi-node compute's driver asked whether a node it no longer lists
   was deleted (``is_node_deleted``, in ``update_available_resource``,
   between its read of the host's compute nodes and its delete of an
@@ -57,6 +63,7 @@ import typing
 import fixtures
 from oslo_concurrency import lockutils
 
+from nova.compute import resource_tracker
 from nova.conductor.tasks import base as conductor_tasks
 from nova import context as nova_context
 from nova import objects
@@ -65,6 +72,7 @@ from harness.cloud import activity
 from harness.cloud import dying
 from harness.core import errors
 from harness.core import hooks
+from harness.core import names
 
 WHEN = ('before', 'after')
 # Roles read from the migration in flight, and the one read from the
@@ -246,6 +254,33 @@ class RacePoints(fixtures.Fixture):
 
         self.useFixture(fixtures.MonkeyPatch(
             'nova.conductor.tasks.base.TaskBase.execute', execute))
+        for step in names.TRACKER_STEPS:
+            self._wrap_tracker(step)
+
+    def _wrap_tracker(self, step):
+        """Pass ``tracker.<step>`` around ResourceTracker.<step>.
+
+        On the class, not on each compute's tracker: a kept cloud and a
+        checkpoint put new tracker objects in place (harness.cloud.reuse,
+        checkpoint). A fixture set up after the cloud (a bug's
+        reintroduction) that replaces the method and calls what it found
+        keeps the points, inside its own code.
+        """
+        real = getattr(resource_tracker.ResourceTracker, step)
+        point = 'tracker.' + step
+        points = self
+
+        def wrapped(tracker, *args, **kwargs):
+            instance, migration = _subjects(args, kwargs)
+            points.fire(point, 'before', tracker.host, instance, migration)
+            result = real(tracker, *args, **kwargs)
+            points.fire(point, 'after', tracker.host, instance, migration)
+            return result
+
+        wrapped.__name__ = step
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.compute.resource_tracker.ResourceTracker.%s' % step,
+            wrapped))
 
     # -- wiring services ---------------------------------------------------
 

@@ -86,7 +86,15 @@ COMPUTE_TASKS = ('restart', 'delete_service')
 RECONCILE = 'update_available_resource'
 CUSTOM_RC = re.compile(r'^CUSTOM_[A-Z0-9_]+$')
 MIGRATION_CONSUMER = re.compile(r'^migration\((?P<server>[^)]+)\)$')
-POINT_NAME = re.compile(r'^((conductor|scheduler)\.)?[A-Za-z_][A-Za-z0-9_]*$'
+# Resource tracker methods a compute passes as race points
+# (``tracker.<method>``, harness.cloud.race): each takes the tracker's lock
+# itself, so its points lie outside the lock. drop_move_claim_at_dest:
+# revert_resize on the destination marks the migration reverted and drops
+# the destination's claim under the lock (LP#1879878's revert half).
+TRACKER_STEPS = ('drop_move_claim_at_dest',)
+TRACKER_POINTS = tuple('tracker.' + step for step in TRACKER_STEPS)
+POINT_NAME = re.compile(r'^((conductor|scheduler|tracker)\.)?'
+                        r'[A-Za-z_][A-Za-z0-9_]*$'
                         r'|^instance\.host$|^migration\.status=[a-z-]+$')
 
 

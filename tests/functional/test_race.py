@@ -249,3 +249,43 @@ class TestInjectionInsideTheTrackerLock(RaceTestCase):
         self.assertNotIn(('before', 'resize_instance', 'host1'), before_run)
         self.assertIn(('before', 'resize_instance', 'host1'),
                       passed[passage.deferred_at:])
+
+
+class TestInjectionAtATrackerMethod(RaceTestCase):
+    """``tracker.<method>``: a tracker method that takes the lock itself.
+
+    revert_resize on the destination calls the tracker's
+    drop_move_claim_at_dest, which marks the migration reverted and drops
+    the destination's claim under the tracker's lock, then casts
+    finish_revert_resize to the source (compute/manager.py). The point
+    is passed outside that lock, so a periodic injected before it runs
+    at once, while the migration is still reverting: the source counts
+    the migration's old flavor, the destination the instance's new one.
+    """
+
+    def test_revert_passes_it_on_the_destination_outside_the_lock(self):
+        self.cloud.servers.resize('vm1', 'large')
+        self.cloud.race.recording.clear()
+        injection = self.cloud.race.at(
+            'tracker.drop_move_claim_at_dest', when='before').run(
+            'update_available_resource', host='source')
+        self.cloud.servers.revert('vm1')
+        wanted = [('revert_resize', 'host2'),
+                  ('tracker.drop_move_claim_at_dest', 'host2'),
+                  ('migration.status=reverted', 'host2'),
+                  ('finish_revert_resize', 'host1')]
+        self.assertEqual(
+            wanted, subsequence(wanted, self.cloud.race.recording))
+        passage, = injection.fired
+        self.assertEqual(('host2', 'vm1'), (passage.host, passage.server))
+        # Run there and then, not deferred to the lock's release.
+        self.assertFalse(passage.deferred)
+        snap = self.cloud.snapshot()
+        self.assertEqual({'vm1': {'host1': SMALL}}, snap.allocations)
+        source, dest = snap.trackers['host1'], snap.trackers['host2']
+        self.assertEqual((1, 512 + RESERVED_MB, 1),
+                         (source.vcpus_used, source.memory_mb_used,
+                          source.local_gb_used))
+        self.assertEqual((0, RESERVED_MB, 0),
+                         (dest.vcpus_used, dest.memory_mb_used,
+                          dest.local_gb_used))

@@ -295,6 +295,25 @@ class TestBadInput(LoaderTestCase):
             "'finish resize!' is not a race point name",
             step=2, field='inject.before')
 
+    def test_inject_at_a_tracker_method_no_later_step_passes(self):
+        # Only a revert passes the destination's drop of its claim; a
+        # resize that is then confirmed never does.
+        self.assertRefused(
+            HEAD + '  - inject: {before: tracker.drop_move_claim_at_dest, '
+            'run: update_available_resource, on: source}\n'
+            '  - resize: {server: vm1, flavor: large}\n'
+            '  - confirm: vm1\n',
+            "no later step passes race point "
+            "'tracker.drop_move_claim_at_dest'", 'confirm_resize',
+            step=2, field='before')
+
+    def test_inject_at_a_tracker_point_that_is_no_name(self):
+        self.assertRefused(
+            HEAD + '  - inject: {before: tracker.drop-claim, '
+            'run: update_available_resource, on: source}\n',
+            "'tracker.drop-claim' is not a race point name",
+            'tracker.<...>', step=2, field='inject.before')
+
     def test_server_that_is_not_a_name(self):
         self.assertRefused(
             HEAD + '  - delete: {server: [vm1]}\n',

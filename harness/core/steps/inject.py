@@ -78,9 +78,11 @@ class Inject(base.StepKind):
     fields = {
         'before': ('race point', 'fire just before the point: a compute '
                    'RPC method (``finish_resize``), ``conductor.<...>``, '
-                   '``scheduler.<...>``, ``instance.host`` or '
-                   '``migration.status=<status>``; one later step must be '
-                   'able to pass it'),
+                   '``scheduler.<...>``, ``tracker.<...>`` (a resource '
+                   'tracker method, outside its lock: '
+                   '``tracker.drop_move_claim_at_dest``), '
+                   '``instance.host`` or ``migration.status=<status>``; '
+                   'one later step must be able to pass it'),
         'after': ('race point', 'fire just after the point (say ``before`` '
                   'or ``after``)'),
         'run': ('periodic task name', 'run this periodic task there (with '
@@ -131,7 +133,7 @@ class Inject(base.StepKind):
         if not names.POINT_NAME.match(point):
             check.fail(whens[0], '%r is not a race point name (a compute '
                        'RPC method such as finish_resize, conductor.<...>, '
-                       'scheduler.<...>, instance.host or '
+                       'scheduler.<...>, tracker.<...>, instance.host or '
                        'migration.status=<status>)' % point)
         task = on = do = None
         deaths = [key for key in DEATHS if key in value]
