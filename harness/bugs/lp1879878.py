@@ -39,23 +39,28 @@ class ConfirmMarksMigrationBeforeTrackerLock(base.Reintroduction):
     'confirmed'``, then calls Nova's own locked method, whose repeated
     assignment writes the same value. Revert: before the companion fix,
     ``ComputeManager.revert_resize`` on the destination set and saved
-    ``migration.status = 'reverted'`` and only then called the tracker's
-    ``drop_move_claim``; the fixture replaces ``drop_move_claim_at_dest``
-    (called by revert_resize where the old code called
-    ``drop_move_claim``) by one that sets and saves ``'reverted'``, then
-    calls the method it found, Nova's own locked one (behind the race
-    point ``tracker.drop_move_claim_at_dest``, which the cloud put on the
-    class before this fixture: a periodic injected there runs in the old
-    window). A periodic on the source there sees a migration no longer in
+    ``migration.status = 'reverted'`` right after
+    ``_terminate_volume_connections`` and only then called the tracker's
+    ``drop_move_claim``, where it now calls ``drop_move_claim_at_dest``.
+    The fixture saves it there again: after
+    ``_terminate_volume_connections`` of an instance whose task state is
+    ``resize_reverting`` (only revert_resize calls it then), it sets and
+    saves the reverting migration's status; Nova's own locked method
+    follows, its repeated assignment writing the same value. A periodic
+    on the source in between (at the race point
+    ``tracker.drop_move_claim_at_dest``) sees a migration no longer in
     progress and an instance still on the destination, and drops the
     guest's usage from the source, to which the revert brings the guest
-    back uncounted. The windows between the saves and the lock are the old
-    ones; the claims dropped, their flavors and prefixes, and everything
-    else are today's.
+    back uncounted. The windows between the saves and the lock are the
+    old ones; the claims dropped, their flavors and prefixes, and
+    everything else are today's.
     """
 
     def _setUp(self):
+        from nova.compute import manager
         from nova.compute import resource_tracker
+        from nova.compute import task_states
+        from nova import objects
 
         real = resource_tracker.ResourceTracker.drop_move_claim_at_source
 
@@ -68,14 +73,16 @@ class ConfirmMarksMigrationBeforeTrackerLock(base.Reintroduction):
             'nova.compute.resource_tracker.ResourceTracker.'
             'drop_move_claim_at_source', drop_move_claim_at_source))
 
-        # What is there now: the race point's wrapper of Nova's method.
-        at_dest = resource_tracker.ResourceTracker.drop_move_claim_at_dest
+        terminate = manager.ComputeManager._terminate_volume_connections
 
-        def drop_move_claim_at_dest(rt, context, instance, migration):
-            migration.status = 'reverted'
-            migration.save()
-            return at_dest(rt, context, instance, migration)
+        def _terminate_volume_connections(compute, context, instance, bdms):
+            terminate(compute, context, instance, bdms)
+            if instance.task_state == task_states.RESIZE_REVERTING:
+                migration = objects.Migration.get_by_instance_and_status(
+                    context.elevated(), instance.uuid, 'reverting')
+                migration.status = 'reverted'
+                migration.save()
 
         self.useFixture(fixtures.MonkeyPatch(
-            'nova.compute.resource_tracker.ResourceTracker.'
-            'drop_move_claim_at_dest', drop_move_claim_at_dest))
+            'nova.compute.manager.ComputeManager.'
+            '_terminate_volume_connections', _terminate_volume_connections))
