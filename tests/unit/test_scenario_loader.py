@@ -370,6 +370,20 @@ class TestBadInput(LoaderTestCase):
         self.assertEqual(('inject', 'instances_read'),
                          (inject.kind, inject.args['overlap']))
 
+    def test_boot_with_a_bandwidth_port_that_must_succeed(self):
+        # No host reports bandwidth inventory: only a boot that must fail
+        # (refused over a limit) may ask for it.
+        self.assertRefused(
+            HEAD + '  - boot: {server: vm2, flavor: small, '
+            'port: bandwidth}\n',
+            'a boot with a bandwidth port is placed nowhere', 'error:',
+            step=2, field='boot.port')
+        path = self.write(
+            HEAD + '  - boot: {server: vm2, flavor: small, '
+            'port: bandwidth}\n    error: over limit\n', name='good.yaml')
+        self.assertEqual('bandwidth',
+                         scenario.load(path)[0].steps[1].args['port'])
+
     def test_server_that_is_not_a_name(self):
         self.assertRefused(
             HEAD + '  - delete: {server: [vm1]}\n',
