@@ -88,6 +88,12 @@ class TestRegistry(testing.TestCase):
         self.assertEqual(set(names.TRACKER_POINTS), passed)
         self.assertIn('tracker.drop_move_claim_at_dest',
                       steps.get('revert').points)
+        # Every rebuild ends in finish_evacuation, an evacuation's and a
+        # rebuild on its own host alike (ComputeManager._do_rebuild_
+        # instance).
+        for name in ('evacuate', 'rebuild'):
+            self.assertIn('tracker.finish_evacuation',
+                          steps.get(name).points, name)
         for point in names.TRACKER_POINTS:
             self.assertRegex(point, names.POINT_NAME)
 
