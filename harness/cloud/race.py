@@ -120,10 +120,6 @@ class Passage(object):
     # noted (see noting_roles); None when not.
     roles: typing.Optional[tuple] = dataclasses.field(
         default=None, repr=False, compare=False)
-    # The call the operation makes at a tracker point (``Held``), which
-    # an injection there may carry on in a thread of its own.
-    held: typing.Any = dataclasses.field(default=None, repr=False,
-                                         compare=False)
 
     def __str__(self):
         return '%s %s on %s%s' % (
@@ -144,6 +140,8 @@ class Injection(object):
         self.action = None
         self.description = None
         self.fired = []
+        # The calls an overlap carried on (``Held``), in firing order.
+        self.carried = []
 
     def run(self, task, host):
         """At the point, run periodic ``task`` on ``host`` (or a role)."""
@@ -171,12 +169,13 @@ class Injection(object):
                     moment, ', '.join(names.OVERLAP_MOMENTS)))
 
         def overlapping(passage):
-            held = passage.held
+            held = getattr(passage, 'held', None)
             if held is None or passage.when != 'before':
                 raise errors.HarnessError(
                     '%s holds no call to overlap (before a tracker.<...> '
                     'point)' % passage)
             target = points.resolve_host(host, passage)
+            self.carried.append(held)
             hook = (moment, target,
                     lambda: held.carry_on(points._cloud))
             points._moments.append(hook)
@@ -338,7 +337,7 @@ class RacePoints(fixtures.Fixture):
             passage = points.fire(point, 'before', tracker.host, instance,
                                   migration, call=lambda: real(
                                       tracker, *args, **kwargs))
-            held = passage.held if passage is not None else None
+            held = vars(passage).pop('held', None) if passage else None
             if held is not None and held.tasks is not None:
                 # Carried on in a thread of its own (Injection.overlap).
                 result = held.outcome(points._cloud)
@@ -632,6 +631,8 @@ class RacePoints(fixtures.Fixture):
         passage = Passage(point, when, host, server,
                           version=self._cloud.activity.version)
         if call is not None:
+            # Not a field: no record keeps it (a call of this run), and it
+            # goes once the point is passed (the tracker step's wrapper).
             passage.held = Held(call, host)
         if instance is not None and getattr(
                 instance, 'obj_attr_is_set', lambda f: False)('host'):

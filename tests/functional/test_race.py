@@ -311,9 +311,10 @@ class TestInjectionAtATrackerMethod(RaceTestCase):
             server['status'], server['OS-EXT-SRV-ATTR:host']))
         passage, = injection.fired
         self.assertEqual(('host2', 'vm1'), (passage.host, passage.server))
-        task, = passage.held.tasks
+        held, = injection.carried
+        task, = held.tasks
         self.assertTrue(task.done)
-        self.assertIsNone(passage.held.error)
+        self.assertIsNone(held.error)
         wanted = [('tracker.finish_evacuation', 'host2'),
                   ('instance.host', 'host2'),
                   ('migration.status=done', 'host2')]
