@@ -1,4 +1,4 @@
-"""LP#1879878 put back into Nova: confirm saves 'confirmed' outside the lock.
+"""LP#1879878 put back: confirm and revert save the status outside the lock.
 
 Its reintroduction fixture, for ``harness reproduce 1879878``, the bite
 proof (tests/regressions/test_bites.py) and ``--reintroduce 1879878``;
@@ -11,7 +11,7 @@ from harness.bugs import base
 
 
 class ConfirmMarksMigrationBeforeTrackerLock(base.Reintroduction):
-    """LP#1879878 as it was: confirm saved 'confirmed' outside the lock.
+    """LP#1879878 as it was: the migration's status saved outside the lock.
 
     Fixed by a57800d3825ef2fb833d8024c6f7e5c550f55e2f "Move confirm
     resize under semaphore" (master, Victoria, Stephen Finucane,
@@ -32,20 +32,35 @@ class ConfirmMarksMigrationBeforeTrackerLock(base.Reintroduction):
     lock, saves the status, drops the claim with the old flavor and
     ``old_`` prefix, and drops the migration context.
 
-    This fixture saves the status before taking the lock again: it
-    replaces ``drop_move_claim_at_source`` (called only by the two
-    confirm paths, at the point the old code called ``drop_move_claim``)
-    by one that sets and saves ``migration.status = 'confirmed'``, then
-    calls Nova's own locked method, whose repeated assignment writes the
-    same value. The window between the save and the lock is the old one;
-    the claim dropped, its flavor and prefix, and everything else are
-    today's. The revert half (``drop_move_claim_at_dest``) is left alone:
-    on Nova 34 that method passes the new flavor explicitly, so a
-    destination periodic in the old window does no harm there.
+    This fixture saves the status before taking the lock again, for both
+    halves. Confirm: it replaces ``drop_move_claim_at_source`` (called
+    only by the two confirm paths, at the point the old code called
+    ``drop_move_claim``) by one that sets and saves ``migration.status =
+    'confirmed'``, then calls Nova's own locked method, whose repeated
+    assignment writes the same value. Revert: before the companion fix,
+    ``ComputeManager.revert_resize`` on the destination set and saved
+    ``migration.status = 'reverted'`` right after
+    ``_terminate_volume_connections`` and only then called the tracker's
+    ``drop_move_claim``, where it now calls ``drop_move_claim_at_dest``.
+    The fixture saves it there again: after
+    ``_terminate_volume_connections`` of an instance whose task state is
+    ``resize_reverting`` (only revert_resize calls it then), it sets and
+    saves the reverting migration's status; Nova's own locked method
+    follows, its repeated assignment writing the same value. A periodic
+    on the source in between (at the race point
+    ``tracker.drop_move_claim_at_dest``) sees a migration no longer in
+    progress and an instance still on the destination, and drops the
+    guest's usage from the source, to which the revert brings the guest
+    back uncounted. The windows between the saves and the lock are the
+    old ones; the claims dropped, their flavors and prefixes, and
+    everything else are today's.
     """
 
     def _setUp(self):
+        from nova.compute import manager
         from nova.compute import resource_tracker
+        from nova.compute import task_states
+        from nova import objects
 
         real = resource_tracker.ResourceTracker.drop_move_claim_at_source
 
@@ -57,3 +72,17 @@ class ConfirmMarksMigrationBeforeTrackerLock(base.Reintroduction):
         self.useFixture(fixtures.MonkeyPatch(
             'nova.compute.resource_tracker.ResourceTracker.'
             'drop_move_claim_at_source', drop_move_claim_at_source))
+
+        terminate = manager.ComputeManager._terminate_volume_connections
+
+        def _terminate_volume_connections(compute, context, instance, bdms):
+            terminate(compute, context, instance, bdms)
+            if instance.task_state == task_states.RESIZE_REVERTING:
+                migration = objects.Migration.get_by_instance_and_status(
+                    context.elevated(), instance.uuid, 'reverting')
+                migration.status = 'reverted'
+                migration.save()
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.compute.manager.ComputeManager.'
+            '_terminate_volume_connections', _terminate_volume_connections))

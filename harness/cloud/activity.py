@@ -699,6 +699,29 @@ class Activity(fixtures.Fixture):
             'Nova\'s tasks did not finish or wait for a lock within %ss '
             '(%s).\n%s' % (timeout, state, describe()))
 
+    def wait_done(self, tasks, timeout, describe):
+        """Block until each task is done, or raise after ``timeout``.
+
+        Unlike ``wait_parked``, a task waiting for a lock is waited for
+        until it took it and ended (a call an injection carried on in a
+        thread of its own: harness.cloud.race).
+        """
+        chain = self.chain()
+        if mode.THREADING and chain is not None:
+            if self.await_turn(chain, 'waiting for %s' % ', '.join(
+                    str(task) for task in tasks),
+                    ready=lambda: all(task.done for task in tasks)):
+                return
+        else:
+            with self._cond:
+                if self._cond.wait_for(
+                        lambda: all(task.done for task in tasks), timeout):
+                    return
+        raise errors.OperationTimeout(
+            'Nova\'s tasks did not end within %ss (%s).\n%s' % (
+                timeout, ', '.join(str(task) for task in tasks),
+                describe()))
+
     def _check_alone(self):
         """Raise if two of Nova's threads ran at once since last asked.
 

@@ -14,6 +14,12 @@ The points a cloud passes, each ``before`` and ``after``:
 - state changes: ``instance.host`` (a save that moves the instance) and
   ``migration.status=<new status>`` (e.g. ``migration.status=finished``),
   on the host whose code saves them;
+- the resource tracker's methods that a move calls at the edge of its
+  lock (``names.TRACKER_STEPS``), as ``tracker.<method>`` (e.g.
+  ``tracker.drop_move_claim_at_dest``, revert_resize's drop of the
+  destination's claim), on the tracker's host: ``before`` is passed
+  before the method takes the tracker's lock and ``after`` once it freed
+  it, so a periodic injected there runs at once, never deferred;
 - a multi-node compute's driver asked whether a node it no longer lists
   was deleted (``is_node_deleted``, in ``update_available_resource``,
   between its read of the host's compute nodes and its delete of an
@@ -57,6 +63,7 @@ import typing
 import fixtures
 from oslo_concurrency import lockutils
 
+from nova.compute import resource_tracker
 from nova.conductor.tasks import base as conductor_tasks
 from nova import context as nova_context
 from nova import objects
@@ -65,6 +72,7 @@ from harness.cloud import activity
 from harness.cloud import dying
 from harness.core import errors
 from harness.core import hooks
+from harness.core import names
 
 WHEN = ('before', 'after')
 # Roles read from the migration in flight, and the one read from the
@@ -132,11 +140,58 @@ class Injection(object):
         self.action = None
         self.description = None
         self.fired = []
+        # The calls an overlap carried on (``Held``), in firing order.
+        self.carried = []
 
     def run(self, task, host):
         """At the point, run periodic ``task`` on ``host`` (or a role)."""
         self.action = lambda where: self._points.run_task(task, host, where)
         self.description = '%s on %s' % (task, host)
+        self._points.add(self)
+        return self
+
+    def overlap(self, task, host, moment):
+        """At a tracker point, run ``task`` overlapping the held call.
+
+        The point's call (a tracker method: ``tracker.<method>``,
+        ``before``) carries on in a thread of its own, started when the
+        periodic ``task`` on ``host`` (or a role) reaches ``moment``
+        (``names.OVERLAP_MOMENTS``): it runs there and then until it ends
+        or waits for a lock (the tracker's, which the periodic holds),
+        and the periodic goes on; the operation goes on once the call
+        has ended. A periodic that never reaches ``moment`` fails the
+        injection (the call then runs as it would have).
+        """
+        points = self._points
+        if moment not in names.OVERLAP_MOMENTS:
+            raise errors.HarnessError(
+                'no moment %r of a periodic; known: %s' % (
+                    moment, ', '.join(names.OVERLAP_MOMENTS)))
+
+        def overlapping(passage):
+            held = getattr(passage, 'held', None)
+            if held is None or passage.when != 'before':
+                raise errors.HarnessError(
+                    '%s holds no call to overlap (before a tracker.<...> '
+                    'point)' % passage)
+            target = points.resolve_host(host, passage)
+            self.carried.append(held)
+            hook = (moment, target,
+                    lambda: held.carry_on(points._cloud))
+            points._moments.append(hook)
+            try:
+                points._cloud.clock.run(task, target, wait=False)
+            finally:
+                missed = hook in points._moments
+                if missed:
+                    points._moments.remove(hook)
+            if missed:
+                raise errors.HarnessError('%s on %s never reached %s' % (
+                    task, target, moment))
+
+        self.action = overlapping
+        self.description = '%s on %s overlapping the call from %s' % (
+            task, host, moment)
         self._points.add(self)
         return self
 
@@ -246,6 +301,78 @@ class RacePoints(fixtures.Fixture):
 
         self.useFixture(fixtures.MonkeyPatch(
             'nova.conductor.tasks.base.TaskBase.execute', execute))
+        self._wrap_migrations_read()
+        # The tracker's methods are wrapped when the first compute starts
+        # (attach): after the fixtures a run sets up before its computes.
+        self._trackers_wrapped = False
+
+    def _wrap_trackers(self):
+        """Pass ``tracker.<step>`` around each of ResourceTracker's steps.
+
+        On the class, not on each compute's tracker (a kept cloud and a
+        checkpoint put new tracker objects in place: harness.cloud.reuse,
+        checkpoint), and once the first compute starts: around what the
+        class has then, a bug's reintroduction included (set up before the
+        computes: harness.cloud.reuse.start_services), so the points and
+        the call an injection holds there are its code's. Put back at
+        the end only if still in place (the reintroduction's own clean-up,
+        earlier, puts Nova's method back).
+        """
+        if self._trackers_wrapped:
+            return
+        self._trackers_wrapped = True
+        cls = resource_tracker.ResourceTracker
+        for step in names.TRACKER_STEPS:
+            found = vars(cls)[step]
+            wrapped = self._tracker_step(found, step)
+            setattr(cls, step, wrapped)
+            self.addCleanup(_put_back, cls, step, wrapped, found)
+
+    def _tracker_step(self, real, step):
+        point = 'tracker.' + step
+        points = self
+
+        def wrapped(tracker, *args, **kwargs):
+            instance, migration = _subjects(args, kwargs)
+            passage = points.fire(point, 'before', tracker.host, instance,
+                                  migration, call=lambda: real(
+                                      tracker, *args, **kwargs))
+            held = vars(passage).pop('held', None) if passage else None
+            if held is not None and held.tasks is not None:
+                # Carried on in a thread of its own (Injection.overlap).
+                result = held.outcome(points._cloud)
+            else:
+                result = real(tracker, *args, **kwargs)
+            points.fire(point, 'after', tracker.host, instance, migration)
+            return result
+
+        wrapped.__name__ = step
+        return wrapped
+
+    def _wrap_migrations_read(self):
+        """Call the moment hooks of ``instances_read`` on their host.
+
+        update_available_resource reads the node's instances, then its
+        migrations in progress (ResourceTracker._update_available_resource:
+        MigrationList.get_in_progress_and_error, called by nothing else),
+        under the tracker's lock: an injection's held call may carry on
+        between the two (``Injection.overlap``).
+        """
+        real = objects.MigrationList.get_in_progress_and_error
+        points = self
+
+        # A classmethod still (fixtures.MonkeyPatch keeps the kind).
+        def get_in_progress_and_error(cls, context, host, node):
+            due = [hook for hook in points._moments
+                   if hook[:2] == (names.INSTANCES_READ, host)]
+            for hook in due:
+                points._moments.remove(hook)
+                hook[2]()
+            return real(context, host, node)
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.objects.migration.MigrationList.get_in_progress_and_error',
+            get_in_progress_and_error))
 
     # -- wiring services ---------------------------------------------------
 
@@ -267,6 +394,7 @@ class RacePoints(fixtures.Fixture):
                 endpoints[index] = _PointsEndpoint(
                     endpoint, self, prefix, host)
         if host:
+            self._wrap_trackers()
             manager = service.manager
             for step in COMPUTE_STEPS:
                 setattr(manager, step, self._wrap(
@@ -342,6 +470,9 @@ class RacePoints(fixtures.Fixture):
         # same way whenever the hub gets to it.
         self._local = threading.local()
         self._deferred = []
+        # (moment, host, callback): what runs when a periodic on that
+        # host reaches that moment (Injection.overlap).
+        self._moments = []
 
     @contextlib.contextmanager
     def _handling(self, host):
@@ -484,15 +615,25 @@ class RacePoints(fixtures.Fixture):
 
     # -- passing points ----------------------------------------------------
 
-    def fire(self, point, when, host, instance=None, migration=None):
-        """Pass a point: record it, then run the injections it matches."""
+    def fire(self, point, when, host, instance=None, migration=None,
+             call=None):
+        """Pass a point: record it, then run the injections it matches.
+
+        ``call``: the call the operation makes there (a tracker point's),
+        which an injection may carry on elsewhere (``Injection.overlap``).
+        Returns the passage (None while an injected action runs).
+        """
         if self._injecting:
-            return
+            return None
         server = None
         if instance is not None:
             server = self._cloud.servers.names().get(instance.uuid)
         passage = Passage(point, when, host, server,
                           version=self._cloud.activity.version)
+        if call is not None:
+            # Not a field: no record keeps it (a call of this run), and it
+            # goes once the point is passed (the tracker step's wrapper).
+            passage.held = Held(call, host)
         if instance is not None and getattr(
                 instance, 'obj_attr_is_set', lambda f: False)('host'):
             passage.server_host = instance.host
@@ -510,7 +651,7 @@ class RacePoints(fixtures.Fixture):
         if noting:
             passage.roles = self._roles(passage)
         if not due:
-            return
+            return passage
         self._injecting = True
         # What the actions want done once no injection runs any more
         # (interject: wait until a request's threads are parked).
@@ -536,6 +677,7 @@ class RacePoints(fixtures.Fixture):
                 then()
             except Exception as exc:
                 self.failures.append((injection, passage, exc))
+        return passage
 
     def _roles(self, passage):
         named = []
@@ -580,6 +722,43 @@ class RacePoints(fixtures.Fixture):
         """The recorded points as strings, for reports and tests."""
         return [str(p) for p in self.recording
                 if when is None or p.when == when]
+
+
+class Held(object):
+    """The call an operation makes at a point, maybe carried on elsewhere.
+
+    ``carry_on`` runs it in a thread of its own, one of Nova's executor's
+    (so the cloud's waits count it), acting as ``host``, until it ends or
+    waits for a lock; the operation then takes its ``outcome`` (waiting
+    for it to end) instead of making the call itself.
+    """
+
+    def __init__(self, call, host):
+        self.call = call
+        self.host = host
+        self.tasks = None
+        self.result = None
+        self.error = None
+
+    def carry_on(self, cloud):
+        def held_call():
+            try:
+                self.result = self.call()
+            except BaseException as exc:
+                # Raised where the operation made the call (outcome).
+                self.error = exc
+
+        with activity.acting_as(self.host):
+            with cloud.activity.spawned(park=cloud.timeout) as tasks:
+                activity.thread_pool_factory.spawn(held_call)
+        self.tasks = tasks
+
+    def outcome(self, cloud):
+        cloud.activity.wait_done(self.tasks, cloud.timeout,
+                                 lambda: 'a call carried on at a point')
+        if self.error is not None:
+            raise self.error
+        return self.result
 
 
 class _PointsEndpoint(object):
@@ -672,3 +851,9 @@ def _latest_migration(instance):
 
 def _forget(obj, name):
     obj.__dict__.pop(name, None)
+
+
+def _put_back(cls, name, wrapped, found):
+    """Put ``found`` back as ``cls.name`` if ``wrapped`` is still there."""
+    if vars(cls).get(name) is wrapped:
+        setattr(cls, name, found)

@@ -88,12 +88,15 @@ class ServerOps(object):
         VLAN network on physnet2 (a VF of the host, see ``sriov_port``),
         ``'vdpa'`` for one vDPA port there (``vnic_type: vdpa``, a vDPA
         device of the host), ``'remote-managed'`` for one port of a DPU's
-        VF there; no network otherwise.
+        VF there; ``'bandwidth'`` for one port with a minimum-bandwidth
+        request (see ``bandwidth_port``); no network otherwise.
         """
         if name in self.uuids:
             raise errors.HarnessError('a server named %r exists' % name)
         if port in ('direct', 'vdpa', 'remote-managed'):
             networks = [{'port': self.sriov_port(name, vnic_type=port)}]
+        elif port == 'bandwidth':
+            networks = [{'port': self.bandwidth_port(name)}]
         elif port:
             networks = [{'uuid': self._cloud.neutron.network_1['id']}]
         else:
@@ -111,6 +114,24 @@ class ServerOps(object):
         self.known[server['id']] = name
         return self._settle(name, 'boot', expect_host=host,
                             **_rests('boot'))
+
+    def bandwidth_port(self, name):
+        """Create a port with a bandwidth request for ``name``; its id.
+
+        A copy of Nova's Neutron stand-in's ``port_with_resource_request``
+        (``resource_request``: 1000 kbit/s ingress and egress, physnet2,
+        vnic type normal), with an id and MAC of its own.
+        """
+        neutron = self._cloud.neutron
+        port = copy.deepcopy(neutron.port_with_resource_request)
+        port_id = str(uuid.uuid5(uuid.NAMESPACE_URL,
+                                 'bandwidth-port/%s' % name))
+        digest = uuid.UUID(port_id).bytes
+        port.update({'id': port_id, 'name': 'bandwidth-%s' % name,
+                     'mac_address': '52:54:01:%02x:%02x:%02x' % tuple(
+                         digest[:3])})
+        neutron._ports[port_id] = port
+        return port_id
 
     def sriov_port(self, name, vnic_type='direct'):
         """Create an SR-IOV port for server ``name``; return its id.

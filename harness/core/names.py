@@ -93,7 +93,23 @@ COMPUTE_TASKS = ('restart', 'delete_service')
 RECONCILE = 'update_available_resource'
 CUSTOM_RC = re.compile(r'^CUSTOM_[A-Z0-9_]+$')
 MIGRATION_CONSUMER = re.compile(r'^migration\((?P<server>[^)]+)\)$')
-POINT_NAME = re.compile(r'^((conductor|scheduler)\.)?[A-Za-z_][A-Za-z0-9_]*$'
+# Resource tracker methods a compute passes as race points
+# (``tracker.<method>``, harness.cloud.race): each takes the tracker's lock
+# itself, so its points lie outside the lock. drop_move_claim_at_dest:
+# revert_resize on the destination marks the migration reverted and drops
+# the destination's claim under the lock (LP#1879878's revert half).
+# finish_evacuation: the destination of an evacuation sets the instance's
+# host and drops its migration context under the lock (LP#1896463).
+TRACKER_STEPS = ('drop_move_claim_at_dest', 'finish_evacuation')
+TRACKER_POINTS = tuple('tracker.' + step for step in TRACKER_STEPS)
+# Moments of a periodic at which a call an injection holds at a tracker
+# point may carry on (``inject: {overlap: ...}``, harness.cloud.race):
+# update_available_resource has read the node's instances and not yet its
+# migrations in progress (ResourceTracker._update_available_resource).
+INSTANCES_READ = 'instances_read'
+OVERLAP_MOMENTS = (INSTANCES_READ,)
+POINT_NAME = re.compile(r'^((conductor|scheduler|tracker)\.)?'
+                        r'[A-Za-z_][A-Za-z0-9_]*$'
                         r'|^instance\.host$|^migration\.status=[a-z-]+$')
 
 

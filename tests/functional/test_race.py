@@ -249,3 +249,94 @@ class TestInjectionInsideTheTrackerLock(RaceTestCase):
         self.assertNotIn(('before', 'resize_instance', 'host1'), before_run)
         self.assertIn(('before', 'resize_instance', 'host1'),
                       passed[passage.deferred_at:])
+
+
+class TestInjectionAtATrackerMethod(RaceTestCase):
+    """``tracker.<method>``: a tracker method that takes the lock itself.
+
+    revert_resize on the destination calls the tracker's
+    drop_move_claim_at_dest, which marks the migration reverted and drops
+    the destination's claim under the tracker's lock, then casts
+    finish_revert_resize to the source (compute/manager.py). The point
+    is passed outside that lock, so a periodic injected before it runs
+    at once, while the migration is still reverting: the source counts
+    the migration's old flavor, the destination the instance's new one.
+    """
+
+    def test_revert_passes_it_on_the_destination_outside_the_lock(self):
+        self.cloud.servers.resize('vm1', 'large')
+        self.cloud.race.recording.clear()
+        injection = self.cloud.race.at(
+            'tracker.drop_move_claim_at_dest', when='before').run(
+            'update_available_resource', host='source')
+        self.cloud.servers.revert('vm1')
+        wanted = [('revert_resize', 'host2'),
+                  ('tracker.drop_move_claim_at_dest', 'host2'),
+                  ('migration.status=reverted', 'host2'),
+                  ('finish_revert_resize', 'host1')]
+        self.assertEqual(
+            wanted, subsequence(wanted, self.cloud.race.recording))
+        passage, = injection.fired
+        self.assertEqual(('host2', 'vm1'), (passage.host, passage.server))
+        # Run there and then, not deferred to the lock's release.
+        self.assertFalse(passage.deferred)
+        snap = self.cloud.snapshot()
+        self.assertEqual({'vm1': {'host1': SMALL}}, snap.allocations)
+        source, dest = snap.trackers['host1'], snap.trackers['host2']
+        self.assertEqual((1, 512 + RESERVED_MB, 1),
+                         (source.vcpus_used, source.memory_mb_used,
+                          source.local_gb_used))
+        self.assertEqual((0, RESERVED_MB, 0),
+                         (dest.vcpus_used, dest.memory_mb_used,
+                          dest.local_gb_used))
+
+    def test_a_periodic_overlaps_the_end_of_an_evacuation(self):
+        # The evacuation's call to finish_evacuation carries on in a
+        # thread of its own once the destination's periodic has read its
+        # instances; Nova 34 takes the tracker's lock there
+        # (ResourceTracker.finish_evacuation), which the periodic holds,
+        # so the call ends once the periodic has. The periodic read no
+        # instance of host2 (vm1's host was still host1) and, the rebuild
+        # done, does not count its migration as a move
+        # (_instance_in_resize_state): host2 counts vm1 from its next
+        # periodic on.
+        self.cloud.stop_compute('host1')
+        self.cloud.services.force_down('host1')
+        injection = self.cloud.race.at(
+            'tracker.finish_evacuation', when='before').overlap(
+            'update_available_resource', 'dest', 'instances_read')
+        server = self.cloud.servers.evacuate('vm1', host='host2')
+        self.cloud.race.check()
+        self.assertEqual(('SHUTOFF', 'host2'), (
+            server['status'], server['OS-EXT-SRV-ATTR:host']))
+        passage, = injection.fired
+        self.assertEqual(('host2', 'vm1'), (passage.host, passage.server))
+        held, = injection.carried
+        task, = held.tasks
+        self.assertTrue(task.done)
+        self.assertIsNone(held.error)
+        wanted = [('tracker.finish_evacuation', 'host2'),
+                  ('instance.host', 'host2'),
+                  ('migration.status=done', 'host2')]
+        self.assertEqual(
+            wanted, subsequence(wanted, self.cloud.race.recording))
+        self.assertEqual(0, self.cloud.snapshot().trackers['host2']
+                         .vcpus_used)
+        self.cloud.run_periodics()
+        self.assertEqual(1, self.cloud.snapshot().trackers['host2']
+                         .vcpus_used)
+
+    def test_a_periodic_that_never_reads_its_instances_fails(self):
+        # _poll_unconfirmed_resizes reads no instances of the tracker's:
+        # the injection fails and the call runs as it would have.
+        self.cloud.servers.resize('vm1', 'large')
+        injection = self.cloud.race.at(
+            'tracker.drop_move_claim_at_dest', when='before').overlap(
+            '_poll_unconfirmed_resizes', 'dest', 'instances_read')
+        # The operation reports the failed injection once it settled.
+        exc = self.assertRaises(errors.InjectionFailed,
+                                self.cloud.servers.revert, 'vm1')
+        self.assertEqual(1, len(injection.fired))
+        self.assertIn('never reached instances_read', str(exc))
+        self.assertEqual({'vm1': {'host1': SMALL}},
+                         self.cloud.snapshot().allocations)

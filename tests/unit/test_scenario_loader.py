@@ -32,6 +32,16 @@ steps:
   - boot: {server: vm1, flavor: small, host: host1}
 """
 
+# After HEAD: host1 goes down and vm1 is evacuated to host2, with an
+# injection before ``%s`` running ``%s`` that overlaps from ``%s``.
+EVACUATION = '''\
+  - stop_compute: host1
+  - advance_clock: 61
+  - force_down: host1
+  - inject: {before: %s, run: %s, on: dest, overlap: %s}
+  - evacuate: {server: vm1, host: host2}
+'''
+
 
 class LoaderTestCase(testing.TestCase):
 
@@ -294,6 +304,85 @@ class TestBadInput(LoaderTestCase):
             'run: update_available_resource, on: source}\n',
             "'finish resize!' is not a race point name",
             step=2, field='inject.before')
+
+    def test_inject_at_a_tracker_method_no_later_step_passes(self):
+        # Only a revert passes the destination's drop of its claim; a
+        # resize that is then confirmed never does.
+        self.assertRefused(
+            HEAD + '  - inject: {before: tracker.drop_move_claim_at_dest, '
+            'run: update_available_resource, on: source}\n'
+            '  - resize: {server: vm1, flavor: large}\n'
+            '  - confirm: vm1\n',
+            "no later step passes race point "
+            "'tracker.drop_move_claim_at_dest'", 'confirm_resize',
+            step=2, field='before')
+
+    def test_inject_at_a_tracker_point_that_is_no_name(self):
+        self.assertRefused(
+            HEAD + '  - inject: {before: tracker.drop-claim, '
+            'run: update_available_resource, on: source}\n',
+            "'tracker.drop-claim' is not a race point name",
+            'tracker.<...>', step=2, field='inject.before')
+
+    def test_overlap_of_an_unknown_moment(self):
+        self.assertRefused(
+            HEAD + EVACUATION % ('tracker.finish_evacuation',
+                                 'update_available_resource',
+                                 'migrations_read'),
+            "unknown moment 'migrations_read' of a periodic",
+            'instances_read', step=5, field='inject.overlap')
+
+    def test_overlap_at_a_point_that_holds_no_tracker_call(self):
+        self.assertRefused(
+            HEAD + EVACUATION % ('rebuild_instance',
+                                 'update_available_resource',
+                                 'instances_read'),
+            "the call that carries on is a tracker method's",
+            'tracker.finish_evacuation', step=5, field='inject.overlap')
+
+    def test_overlap_by_a_periodic_that_reads_no_instances(self):
+        self.assertRefused(
+            HEAD + EVACUATION % ('tracker.finish_evacuation',
+                                 '_poll_unconfirmed_resizes',
+                                 'instances_read'),
+            'only update_available_resource reaches instances_read',
+            step=5, field='inject.overlap')
+
+    def test_overlap_with_a_request_or_a_check(self):
+        self.assertRefused(
+            HEAD + '  - inject: {before: tracker.drop_move_claim_at_dest, '
+            'do: {delete: vm1}, overlap: instances_read}\n'
+            '  - resize: {server: vm1, flavor: large}\n'
+            '  - revert: vm1\n',
+            "an overlap is a periodic's", step=2, field='inject.overlap')
+        self.assertRefused(
+            HEAD + '  - inject: {before: tracker.drop_move_claim_at_dest, '
+            'check: {tracker: {}}, overlap: instances_read}\n'
+            '  - resize: {server: vm1, flavor: large}\n'
+            '  - revert: vm1\n',
+            'does nothing else at its point', step=2, field='inject.overlap')
+
+    def test_overlap_at_the_end_of_an_evacuation(self):
+        path = self.write(HEAD + EVACUATION % (
+            'tracker.finish_evacuation', 'update_available_resource',
+            'instances_read'), name='good.yaml')
+        inject = scenario.load(path)[0].steps[4]
+        self.assertEqual(('inject', 'instances_read'),
+                         (inject.kind, inject.args['overlap']))
+
+    def test_boot_with_a_bandwidth_port_that_must_succeed(self):
+        # No host reports bandwidth inventory: only a boot that must fail
+        # (refused over a limit) may ask for it.
+        self.assertRefused(
+            HEAD + '  - boot: {server: vm2, flavor: small, '
+            'port: bandwidth}\n',
+            'a boot with a bandwidth port is placed nowhere', 'error:',
+            step=2, field='boot.port')
+        path = self.write(
+            HEAD + '  - boot: {server: vm2, flavor: small, '
+            'port: bandwidth}\n    error: over limit\n', name='good.yaml')
+        self.assertEqual('bandwidth',
+                         scenario.load(path)[0].steps[1].args['port'])
 
     def test_server_that_is_not_a_name(self):
         self.assertRefused(

@@ -76,6 +76,27 @@ class TestRegistry(testing.TestCase):
             for point in unit.points:
                 self.assertRegex(point, names.POINT_NAME)
 
+    def test_tracker_points_are_the_tracker_methods_a_move_passes(self):
+        # A step kind names a tracker point only if the race points wrap
+        # that method (names.TRACKER_STEPS), and each one is passed by
+        # some move (else no scenario could inject there).
+        passed = set()
+        for name in steps.moves():
+            passed |= {point for point in steps.get(name).points
+                       if point.startswith('tracker.')}
+        self.assertLessEqual(passed, set(names.TRACKER_POINTS))
+        self.assertEqual(set(names.TRACKER_POINTS), passed)
+        self.assertIn('tracker.drop_move_claim_at_dest',
+                      steps.get('revert').points)
+        # Every rebuild ends in finish_evacuation, an evacuation's and a
+        # rebuild on its own host alike (ComputeManager._do_rebuild_
+        # instance).
+        for name in ('evacuate', 'rebuild'):
+            self.assertIn('tracker.finish_evacuation',
+                          steps.get(name).points, name)
+        for point in names.TRACKER_POINTS:
+            self.assertRegex(point, names.POINT_NAME)
+
     def test_the_periodic_and_a_start_reconcile_their_hosts(self):
         running = {'a', 'b'}
         self.assertEqual(running, steps.get('run_periodic').reconciles(

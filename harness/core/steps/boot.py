@@ -19,6 +19,15 @@ true``); ``port: remote-managed`` a port of a SmartNIC/DPU's VF
 (``vnic_type: remote-managed``), for which Nova claims a VF the
 ``device_spec`` marks ``remote_managed: "true"`` and sends its card's
 serial number, PF MAC and VF number in the port's binding.
+
+``port: bandwidth`` gives it a port with a minimum-bandwidth resource
+request (a copy of the network stand-in's ``port_with_resource_request``:
+1000 kbit/s each way, on physnet2 with vnic type normal), which Nova
+counts against the project's limits (unified limits) and asks Placement
+for. No host reports bandwidth inventory (Neutron's agents make those
+providers, and the harness runs none), so such a boot is placed nowhere:
+the loader takes it only in a boot that must fail (``error:``), as one
+refused over a limit before anything is scheduled.
 """
 
 from harness.core import errors
@@ -27,6 +36,10 @@ from harness.core.steps import base
 
 #: ``port:`` values that are a port of their own vnic type.
 VNIC_PORTS = ('direct', 'vdpa', 'remote-managed')
+#: The ``port:`` value of a port with a minimum-bandwidth request.
+BANDWIDTH_PORT = 'bandwidth'
+#: The ``port:`` values that name a kind of port.
+PORT_KINDS = VNIC_PORTS + (BANDWIDTH_PORT,)
 
 
 class Boot(base.ServerOperation):
@@ -44,13 +57,16 @@ class Boot(base.ServerOperation):
                   "scheduler's filters"),
         'image': ('image name', "one of the scenario's ``images:``; the "
                   "image stand-in's default image otherwise"),
-        'port': ('true, false, ``direct``, ``vdpa`` or ``remote-managed``',
+        'port': ('true, false, ``direct``, ``vdpa``, ``remote-managed`` '
+                 'or ``bandwidth``',
                  "true: a port on the network stand-in's network, so its "
                  'moves bind ports; ``direct``: an SR-IOV port on physnet2, '
                  'for which Nova claims a VF; ``vdpa``: a vDPA port there, '
                  'for which Nova claims a vDPA device; ``remote-managed``: '
                  "a DPU's port there, for which Nova claims a remote-"
-                 'managed VF; no port by default'),
+                 'managed VF; ``bandwidth``: a port with a minimum-'
+                 'bandwidth request, in a boot that must fail (no host '
+                 'reports bandwidth); no port by default'),
     }
     example = '''\
 - boot: {server: vm1, flavor: pin2, host: src}
@@ -83,11 +99,18 @@ class Boot(base.ServerOperation):
             check.fail('force', 'forcing needs a host to force the server to')
         port = args.get('port')
         if port is not None and not isinstance(port, bool) and \
-                port not in VNIC_PORTS:
+                port not in PORT_KINDS:
             check.fail('port', 'expected true or false (or direct: an '
                        'SR-IOV port; vdpa: a vDPA port; remote-managed: a '
-                       "DPU's port), got %s"
+                       "DPU's port; bandwidth: a port with a minimum-"
+                       'bandwidth request), got %s'
                        % errors.show(args['port']))
+        if port == BANDWIDTH_PORT and not error:
+            check.fail('port', 'a boot with a bandwidth port is placed '
+                       'nowhere (no host reports bandwidth inventory: the '
+                       "harness runs no Neutron agent): say the error it "
+                       'must fail with (error:), as a boot refused over a '
+                       'limit')
         if args.get('image') is not None:
             check.known(args['image'], scenario.images, 'image',
                         noun='image')
@@ -103,7 +126,7 @@ class Boot(base.ServerOperation):
                            host=args.get('host'), image=args.get('image'),
                            force=args.get('force', False),
                            port=(args['port'] if args.get('port') in
-                                 VNIC_PORTS else bool(args.get('port'))))
+                                 PORT_KINDS else bool(args.get('port'))))
 
 
 KIND = Boot()

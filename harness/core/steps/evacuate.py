@@ -114,7 +114,10 @@ class Evacuate(base.ServerOperation):
         'scheduler.update_instance_info', 'rebuild_instance',
         'instance.host', 'migration.status=pre-migrating',
         'migration.status=done', 'migration.status=failed',
-        'migration.status=error'))
+        'migration.status=error',
+        # The destination sets the instance's host and drops its
+        # migration context under the tracker's lock.
+        'tracker.finish_evacuation'))
 
     def parse(self, check, value, scenario, state, error):
         args = self.server_args(check, value)

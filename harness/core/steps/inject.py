@@ -78,9 +78,11 @@ class Inject(base.StepKind):
     fields = {
         'before': ('race point', 'fire just before the point: a compute '
                    'RPC method (``finish_resize``), ``conductor.<...>``, '
-                   '``scheduler.<...>``, ``instance.host`` or '
-                   '``migration.status=<status>``; one later step must be '
-                   'able to pass it'),
+                   '``scheduler.<...>``, ``tracker.<...>`` (a resource '
+                   'tracker method, outside its lock: '
+                   '``tracker.drop_move_claim_at_dest``), '
+                   '``instance.host`` or ``migration.status=<status>``; '
+                   'one later step must be able to pass it'),
         'after': ('race point', 'fire just after the point (say ``before`` '
                   'or ``after``)'),
         'run': ('periodic task name', 'run this periodic task there (with '
@@ -103,6 +105,14 @@ class Inject(base.StepKind):
         'check': ('{expectation key: value}', "check these expectations "
                   "there (a step's ``expect:`` keys), while the operation "
                   'is parked at the point'),
+        'overlap': ('moment of the periodic', 'with ``run`` at '
+                    '``before: tracker.<...>``: the operation\'s call '
+                    'there carries on in a thread of its own from this '
+                    'moment of the periodic (``instances_read``: '
+                    'update_available_resource has read the node\'s '
+                    'instances, not yet its migrations), until it ends or '
+                    'waits for the tracker\'s lock, which the periodic '
+                    'holds'),
         'times': ('whole number or null', 'how many passes fire it (default '
                   '1; null: every one); a death is once'),
         'server': ('server name', 'only passes for this server'),
@@ -121,8 +131,8 @@ class Inject(base.StepKind):
     def parse(self, check, value, scenario, state, error):
         check.mapping(value, 'the step')
         check.keys(value, ('before', 'after', 'run', 'on', 'do', 'times',
-                           'server', 'at_host', 'refused', 'check')
-                   + DEATHS)
+                           'server', 'at_host', 'refused', 'check',
+                           'overlap') + DEATHS)
         whens = [when for when in ('before', 'after') if when in value]
         if len(whens) != 1:
             check.fail('the step',
@@ -131,7 +141,7 @@ class Inject(base.StepKind):
         if not names.POINT_NAME.match(point):
             check.fail(whens[0], '%r is not a race point name (a compute '
                        'RPC method such as finish_resize, conductor.<...>, '
-                       'scheduler.<...>, instance.host or '
+                       'scheduler.<...>, tracker.<...>, instance.host or '
                        'migration.status=<status>)' % point)
         task = on = do = None
         deaths = [key for key in DEATHS if key in value]
@@ -172,6 +182,9 @@ class Inject(base.StepKind):
         # In this order (the explorer's replays compare args).
         args = {'when': whens[0], 'point': point, 'run': task, 'on': on}
         args.update(_which_passes(check, value, scenario))
+        if 'overlap' in value:
+            args['overlap'] = _parse_overlap(check, value, whens[0], point,
+                                             task)
         if do is not None:
             args['do'] = do
         if 'refused' in value:
@@ -189,7 +202,7 @@ class Inject(base.StepKind):
         """``check: {expectations}`` at the point."""
         # Here, not at the top: the expectation units read the step kinds.
         from harness.core import expect as expect_mod
-        others = [key for key in ('run', 'on', 'do', 'refused')
+        others = [key for key in ('run', 'on', 'do', 'refused', 'overlap')
                   if key in value]
         if others:
             check.fail(others[0], 'an injection that checks expectations '
@@ -208,8 +221,8 @@ class Inject(base.StepKind):
     @staticmethod
     def _parse_death(check, value, deaths, when, point, scenario, state):
         """``stop: host | role`` or ``restart: host | role``."""
-        if len(deaths) > 1 or any(key in value for key in ('run', 'on',
-                                                           'do')):
+        if len(deaths) > 1 or any(key in value for key in (
+                'run', 'on', 'do', 'overlap')):
             check.fail(deaths[-1], 'an injection runs a periodic (run, '
                        'on), sends a request (do), stops a compute (stop) '
                        'or restarts one (restart): one of them')
@@ -270,6 +283,8 @@ class Inject(base.StepKind):
             what = 'check %s' % ', '.join(args['check'])
         else:
             what = '%s on %s' % (args['run'], args['on'])
+            if args.get('overlap'):
+                what += ' overlapping the call from %s' % args['overlap']
         return 'inject %s %s: %s' % (args['when'], args['point'], what)
 
     lags = (base.COMPUTE_DIED, base.CLAIM_WAITING, base.COMPUTE_RESTARTED,
@@ -313,7 +328,30 @@ class Inject(base.StepKind):
             return _noting_moves(injection.do(*args['do']), args)
         if args.get('do'):
             return injection.do(*args['do'])
+        if args.get('overlap'):
+            return injection.overlap(args['run'], args['on'],
+                                     args['overlap'])
         return injection.run(args['run'], host=args['on'])
+
+
+def _parse_overlap(check, value, when, point, task):
+    """``overlap: <moment>``: the periodic overlaps the point's call."""
+    if task is None:
+        check.fail('overlap', 'an overlap is a periodic\'s (run: %s, on: '
+                   '<host or role>), not a request\'s' % names.RECONCILE)
+    moment = check.string(value['overlap'], 'overlap')
+    if moment not in names.OVERLAP_MOMENTS:
+        check.fail('overlap', 'unknown moment %r of a periodic; known: %s'
+                   % (moment, ', '.join(names.OVERLAP_MOMENTS)))
+    if task != names.RECONCILE:
+        check.fail('overlap', 'only %s reaches %s (run: %s)'
+                   % (names.RECONCILE, moment, task))
+    if when != 'before' or point not in names.TRACKER_POINTS:
+        check.fail('overlap', 'the call that carries on is a tracker '
+                   'method\'s: say "before: <point>" with one of %s (got '
+                   '%s: %s)' % (', '.join(names.TRACKER_POINTS), when,
+                                point))
+    return moment
 
 
 def _which_passes(check, value, scenario):

@@ -39,7 +39,10 @@ class Rebuild(base.ServerOperation):
     points = frozenset((
         'conductor.rebuild_instance', 'scheduler.select_destinations',
         'scheduler.update_instance_info', 'rebuild_instance',
-        'instance.host'))
+        'instance.host',
+        # Every rebuild ends there, on its own host, with no migration
+        # (ComputeManager._do_rebuild_instance).
+        'tracker.finish_evacuation'))
 
     def parse(self, check, value, scenario, state, error):
         args = self.server_args(check, value)

@@ -21,7 +21,11 @@ class Revert(base.ServerOperation):
     points = frozenset((
         'revert_resize', 'finish_revert_resize', 'instance.host',
         'migration.status=reverting', 'migration.status=reverted',
-        'migration.status=error', 'scheduler.update_instance_info'))
+        'migration.status=error', 'scheduler.update_instance_info',
+        # The destination drops its claim (and marks the migration
+        # reverted) under the tracker's lock, before it casts
+        # finish_revert_resize to the source.
+        'tracker.drop_move_claim_at_dest'))
 
     def parse(self, check, value, scenario, state, error):
         args = self.server_args(check, value)
