@@ -186,6 +186,14 @@ def paths():
         FILE_NAME.match(os.path.basename(path)).group('id')))
 
 
+def of_file(path):
+    """The bug of ``path`` if it is a bug file (``lp<ID>.yaml``), else None."""
+    path = os.path.abspath(path)
+    if not FILE_NAME.match(os.path.basename(path)):
+        return None
+    return load(path)
+
+
 def load(path):
     """The bug of file ``path`` (``lp<ID>.yaml``), checked.
 

@@ -427,7 +427,7 @@ def _write_nova_logs(logs, scenario, verbose):
 
 
 def _checks(no_invariants=False, no_periodic_check=False,
-            capacity_probe=None):
+            capacity_probe=None, enabled=None):
     if no_invariants:
         return []
     from harness.core import invariants
@@ -435,8 +435,27 @@ def _checks(no_invariants=False, no_periodic_check=False,
     # None: the Checker reads HARNESS_CAPACITY_PROBE, on if unset. A
     # scenario's known open bug or finding is judged as in its test.
     return known_bugs.wrap([invariants.Checker(
-        periodic_idempotence=not no_periodic_check,
+        periodic_idempotence=not no_periodic_check, enabled=enabled,
         capacity_probe=capacity_probe, probe_by_default=True)])
+
+
+def _checks_of(args):
+    """``scenario -> its checks``, as ``harness run``'s flags ask.
+
+    A bug file's scenarios get the invariants its regression tests check
+    (all but the file's ``invariants_off``, each said there with why).
+    """
+    from harness import bugs
+    everywhere = _checks(args.no_invariants, args.no_periodic_check,
+                         args.capacity_probe)
+
+    def checks(scenario):
+        bug = bugs.of_file(scenario.path)
+        if bug is None or not bug.invariants_off:
+            return everywhere
+        return _checks(args.no_invariants, args.no_periodic_check,
+                       args.capacity_probe, enabled=bug.invariants)
+    return checks
 
 
 def _check_config(loaded):
@@ -483,8 +502,7 @@ def cmd_run(args, out):
     if args.reintroduce:
         from harness import bugs
         fixtures.append(bugs.get(args.reintroduce))
-    checks = _checks(args.no_invariants, args.no_periodic_check,
-                     args.capacity_probe)
+    checks = _checks_of(args)
     report_dir = _report_dir(args)
     from harness.cloud import reuse
     recorded = [] if args.record else None
@@ -562,6 +580,8 @@ def _run_each(loaded, checks, fixtures, out, pool, report_dir=None,
               status=None, recorded=None, fail_fast=False, logs=None):
     """Run every scenario of ``loaded``, say each one's verdict; the exit.
 
+    ``checks``: the checks, or ``scenario -> its checks``.
+
     Then a summary line. ``fail_fast``: stop at the first that fails and
     say how many did not run (not while ``recorded``: a mode of
     ``--concurrency both`` records every scenario). ``logs``: called
@@ -584,8 +604,10 @@ def _run_each(loaded, checks, fixtures, out, pool, report_dir=None,
     try:
         for scenario in loaded:
             try:
-                passed = _run_one(scenario, runner, checks, fixtures, say,
-                                  pool, report_dir, recorded)
+                passed = _run_one(
+                    scenario, runner,
+                    checks(scenario) if callable(checks) else checks,
+                    fixtures, say, pool, report_dir, recorded)
             finally:
                 if logs is not None:
                     logs(scenario)

@@ -1,5 +1,6 @@
 """The command line's answers to bad input, and its listings (no Nova)."""
 
+import argparse
 import io
 import os
 import subprocess
@@ -9,6 +10,10 @@ import fixtures
 
 from harness.runners import cli
 from harness import testing
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+BUGS = os.path.join(ROOT, 'harness', 'bugs')
 
 
 class CliTestCase(testing.TestCase):
@@ -125,6 +130,41 @@ class TestBugs(CliTestCase):
                       'during resize', out)
         self.assertIn('https://bugs.launchpad.net/nova/+bug/1944759', out)
         self.assertIn('b841e553214be9a732703e2dfed6c97698ef9b71', out)
+
+
+class TestRunChecksOfBugFiles(testing.TestCase):
+    """``harness run`` checks a bug file as its regression tests do."""
+
+    def checker(self, path, **flags):
+        from harness.core import scenario as scenario_mod
+        args = argparse.Namespace(**dict(
+            {'no_invariants': False, 'no_periodic_check': False,
+             'capacity_probe': None}, **flags))
+        [scenario] = scenario_mod.load(path)[:1]
+        [checks] = cli._checks_of(args)(scenario)
+        return getattr(checks, 'checker', checks)
+
+    def test_a_bug_file_s_invariants_off_stay_off(self):
+        # LP#1896463's file leaves tracker_agrees off, and says why.
+        path = os.path.join(BUGS, 'lp1896463.yaml')
+        self.assertNotIn('tracker_agrees', self.checker(path).enabled)
+        self.assertIn('nothing_leaks', self.checker(path).enabled)
+
+    def test_other_files_get_every_invariant(self):
+        path = os.path.join(BUGS, 'lp1944759.yaml')
+        self.assertIn('tracker_agrees', self.checker(path).enabled)
+        path = os.path.join(ROOT, 'tests', 'functional', 'scenarios',
+                            'boot.yaml')
+        self.assertIn('tracker_agrees', self.checker(path).enabled)
+
+    def test_no_invariants_still_means_none(self):
+        path = os.path.join(BUGS, 'lp1896463.yaml')
+        from harness.core import scenario as scenario_mod
+        [scenario] = scenario_mod.load(path)[:1]
+        args = argparse.Namespace(no_invariants=True,
+                                  no_periodic_check=False,
+                                  capacity_probe=None)
+        self.assertEqual([], cli._checks_of(args)(scenario))
 
 
 class TestHashSeed(testing.TestCase):
