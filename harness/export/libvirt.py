@@ -400,9 +400,7 @@ HELPERS = '''
         if 'placement' in expected:
             got['placement'] = 0
             root = self._providers().get(host)
-            tree = self.placement.get(
-                '/resource_providers?in_tree=%s' % root).body[
-                'resource_providers'] if root else []
+            tree = self._get_all_rps_in_a_tree(root) if root else []
             for provider in tree:
                 if re.match(r'^%s_[0-9A-F]{4}:[0-9A-F]{2}:[0-9A-F]{2}'
                             r'\\.[0-7]$' % re.escape(host), provider['name']):
@@ -513,6 +511,16 @@ def _wrap(text, width):
 
 def start_lines(host, profile, indent):
     """Start ``host``'s compute shaped like ``profile``."""
+    items = ['hostname=%r' % host] + connection_items(profile)
+    return [indent + 'self.start_compute('] + _args(
+        items, indent + '    ', ')')
+
+
+def connection_items(profile):
+    """The arguments of ``start_compute`` that build ``profile``'s host.
+
+    Its fake libvirt: the host info, its devices, its versions.
+    """
     name = slug(profile.name)
     versions = []
     for field, key in (('libvirt_version', 'libvirt'),
@@ -521,9 +529,7 @@ def start_lines(host, profile, indent):
             versions.append('%s=%d' % (
                 field, versionutils.convert_version_to_int(
                     profile.hypervisor[key])))
-    items = ['hostname=%r' % host, 'host_info=self._host_info_%s()' % name]
+    items = ['host_info=self._host_info_%s()' % name]
     if profile.devices:
         items.append('pci_info=self._pci_info_%s()' % name)
-    items += versions
-    return [indent + 'self.start_compute('] + _args(
-        items, indent + '    ', ')')
+    return items + versions

@@ -877,6 +877,12 @@ def _method(path, scenario, hosts=None):
                                       'a step expected to fail')
             unit = functools.partial(unit, error=step.error,
                                      expect=step.expect)
+        if (hosts is not None and step.kind == 'start_compute'
+                and step.error is None):
+            # A machine booted afresh is its profile's fake libvirt again.
+            unit = functools.partial(unit, fresh=libvirt.connection_items(
+                profiles.load_profile(
+                    scenario.hosts[step.args['host']].profile)))
         try:
             body = unit(step.args)
         except step_units.Unsupported as exc:

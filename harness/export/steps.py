@@ -203,15 +203,23 @@ def start_compute(args):
 
 
 @_LIBVIRT.translates('start_compute')
-def start_compute_profiled(args):
-    # ServersTestBase's restart keeps the host's fake libvirt, guests and
-    # all; a fresh one of the profile is not translated.
+def start_compute_profiled(args, fresh=None):
+    """ServersTestBase's restart, the host's fake libvirt kept.
+
+    ``guests: gone``: a fresh fake libvirt, ``fresh`` (the arguments of
+    ``start_compute`` that build the host's profile, as at its first
+    start), as the harness boots the machine again from its profile.
+    """
     _only(args, ('host', 'guests'))
-    if args.get('guests', 'kept') != 'kept':
-        raise Unsupported('guests %r on a profiled host'
-                          % args.get('guests'))
-    return ['self.restart_compute_service(%r)' % args['host'],
-            'self._schedule(%r)' % args['host']]
+    host = args['host']
+    if args.get('guests', 'kept') == 'kept':
+        return ['self.restart_compute_service(%r)' % host,
+                'self._schedule(%r)' % host]
+    return (['self.restart_compute_service(',
+             '    %r, keep_hypervisor_state=False,' % host]
+            + ['    %s%s' % (item, ',' if number < len(fresh) - 1 else ')')
+               for number, item in enumerate(fresh)]
+            + ['self._schedule(%r)' % host])
 
 
 @translates('evacuate')

@@ -183,6 +183,7 @@ class ExportedFindingProofs(_NovaTestRuns):
              'cold_migration_finish_failure_keeps_source_claim.yaml',
              'cold_migration_source_failure_keeps_destination_claim.yaml',
              'confirm_with_placement_conflicts_leaks_source_allocation.yaml',
+             'delete_after_move_keeps_device_until_periodic.yaml',
              'dying_build_before_claim_restart_keeps_claim.yaml',
              'dying_dest_before_finish_resize_restart.yaml',
              'dying_evacuate_after_source_died_in_cold_migration.yaml',

@@ -368,9 +368,7 @@ class TestBug1785318(base.ServersTestBase):
         if 'placement' in expected:
             got['placement'] = 0
             root = self._providers().get(host)
-            tree = self.placement.get(
-                '/resource_providers?in_tree=%s' % root).body[
-                'resource_providers'] if root else []
+            tree = self._get_all_rps_in_a_tree(root) if root else []
             for provider in tree:
                 if re.match(r'^%s_[0-9A-F]{4}:[0-9A-F]{2}:[0-9A-F]{2}'
                             r'\.[0-7]$' % re.escape(host), provider['name']):
