@@ -12,6 +12,7 @@ hosts. What Nova's fakes cannot show the way the harness does is refused
 by name: SR-IOV functions, vGPUs, a compute started with its guests lost.
 """
 
+import dataclasses
 import re
 import textwrap
 
@@ -155,6 +156,86 @@ class Hosts(object):
         """Whether a host has more CPUs than ServersTestBase's 16."""
         return any(len(profile.cpus) >= BASE_ONLINE_CPUS
                    for profile in self.profiles.values())
+
+
+#: Options a compute reads as it starts and never again while it runs:
+#: ``[pci] device_spec`` makes its PCI tracker's filter (``PciDevTracker``,
+#: built at the start-up pass; ``init_host`` and the libvirt driver check
+#: it there too), which the Placement translator reads thereafter; the
+#: scheduler's ``PciDeviceStats`` parses it but matches no device with
+#: it. Nova's PCI tests set it with ``self.flags`` before each compute
+#: (re)start: so may an exported test. Any other option a running
+#: compute reads again (the CPU sets, reserved amounts, allocation
+#: ratios at each resource pass): one value for every compute.
+START_ONLY = frozenset([('pci', 'device_spec')])
+
+
+class Options(object):
+    """The options of a scenario's computes and of the test, step by step.
+
+    A start with ``config`` changes its host's options (for this and
+    later starts, as the harness's edited nova.conf); the test sets, by
+    ``self.flags`` before each start, the options that start reads where
+    they differ from what the test has set. An option a running compute
+    reads again must stay one for all the computes: else refused.
+    """
+
+    def __init__(self, scenario, shared):
+        self.test = dict(shared)
+        self._nova = {}
+        self._profiles = {}
+        self.hosts = {}
+        for name, host in scenario.hosts.items():
+            profile = profiles.load_profile(host.profile)
+            self._profiles[name] = profile
+            self._nova[name] = {section: dict(options)
+                                for section, options in profile.nova.items()}
+            self.hosts[name] = dict(shared)
+
+    def start(self, host, config=None):
+        """The lines that set what ``host``'s start reads (indented 8)."""
+        for section, options in (config or {}).items():
+            for name, value in options.items():
+                if value is None:
+                    # The option's line removed from the host's file.
+                    self._nova[host].get(section, {}).pop(name, None)
+                else:
+                    self._nova[host].setdefault(section, {})[name] = value
+        if config:
+            self.hosts[host] = dataclasses.replace(
+                self._profiles[host], nova=self._nova[host]).conf_overrides()
+        lines = []
+        for key in sorted(set(self.hosts[host]) | set(self.test), key=str):
+            value = self.hosts[host].get(key)
+            if value == self.test.get(key):
+                continue
+            if key not in START_ONLY:
+                self._shared(host, key)
+            if value is None and key not in UNSET_IS_DEFAULT:
+                raise Unsupported('option %s removed from host %r\'s '
+                                  'config' % (_option(key), host))
+            lines += flags_lines(key[0], key[1], value)
+            self.test[key] = value
+        return lines
+
+    def _shared(self, host, key):
+        for other in sorted(self.hosts):
+            if self.hosts[other].get(key) != self.hosts[host].get(key):
+                raise Unsupported(
+                    'option %s: host %r starts with %r, host %r has %r; '
+                    'a running compute reads it again, and the computes '
+                    'of one test share one config'
+                    % (_option(key), host, self.hosts[host].get(key),
+                       other, self.hosts[other].get(key)))
+
+
+#: Options whose absence is their default, None (a removed CPU set).
+UNSET_IS_DEFAULT = frozenset([('compute', 'cpu_dedicated_set'),
+                              ('compute', 'cpu_shared_set')])
+
+
+def _option(key):
+    return '%s.%s' % (key[0] or 'DEFAULT', key[1])
 
 
 def _cpu_set(cpus):

@@ -48,12 +48,25 @@ HELPERS = '''
         return sorted(migrations, key=lambda migration: migration['id'])
 
     def _held(self, consumer_uuid):
-        """What a consumer holds, by host name (none: left out)."""
+        """What a consumer holds, by host name (none: left out).
+
+        Not what it holds in a host's PCI device providers (Nova names
+        them <host>_<PCI address>): the devices' assertions read those.
+        """
         by_provider = self.placement.get(
             '/allocations/%s' % consumer_uuid).body['allocations']
         hosts = {rp: host for host, rp in self._providers().items()}
+        devices = set()
+        if set(by_provider) - set(hosts):
+            devices = {
+                rp['uuid'] for rp in self._get_all_providers()
+                if rp['root_provider_uuid'] in hosts and re.match(
+                    r'^%s_[0-9A-F]{4}:[0-9A-F]{2}:[0-9A-F]{2}\\.[0-7]$'
+                    % re.escape(hosts[rp['root_provider_uuid']]),
+                    rp['name'])}
         return {hosts[rp]: allocation['resources']
-                for rp, allocation in by_provider.items()}
+                for rp, allocation in by_provider.items()
+                if rp not in devices}
 
     def assertAllocations(self, expected):
         """Exactly what each consumer holds.
@@ -849,6 +862,8 @@ def _method(path, scenario, hosts=None):
     lines = ['', '    def test_%s(self):' % slug,
              '        """%s"""' % scenario.name.replace('"""', "'''")]
     lines += _world(scenario, hosts)
+    if hosts is not None:
+        options = libvirt.Options(scenario, hosts.options[scenario.name])
     for step in scenario.steps:
         what = 'step %d (%s)' % (step.index, step.kind)
         unit = step_units.get(step.kind, libvirt=hosts is not None)
@@ -877,13 +892,16 @@ def _method(path, scenario, hosts=None):
                                       'a step expected to fail')
             unit = functools.partial(unit, error=step.error,
                                      expect=step.expect)
-        if (hosts is not None and step.kind == 'start_compute'
-                and step.error is None):
-            # A machine booted afresh is its profile's fake libvirt again.
-            unit = functools.partial(unit, fresh=libvirt.connection_items(
-                profiles.load_profile(
-                    scenario.hosts[step.args['host']].profile)))
         try:
+            if (hosts is not None and step.kind == 'start_compute'
+                    and step.error is None):
+                # What the start reads set first; a machine booted
+                # afresh is its profile's fake libvirt again.
+                host = step.args['host']
+                unit = functools.partial(
+                    unit, flags=options.start(host, step.args.get('config')),
+                    fresh=libvirt.connection_items(profiles.load_profile(
+                        scenario.hosts[host].profile)))
             body = unit(step.args)
         except step_units.Unsupported as exc:
             raise refusal.Refused(path, scenario.name, what, str(exc))

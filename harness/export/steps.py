@@ -203,20 +203,24 @@ def start_compute(args):
 
 
 @_LIBVIRT.translates('start_compute')
-def start_compute_profiled(args, fresh=None):
+def start_compute_profiled(args, flags=(), fresh=None):
     """ServersTestBase's restart, the host's fake libvirt kept.
 
-    ``guests: gone``: a fresh fake libvirt, ``fresh`` (the arguments of
-    ``start_compute`` that build the host's profile, as at its first
-    start), as the harness boots the machine again from its profile.
+    ``flags``: the lines that set the options the start reads (a
+    ``config`` changed them; ``libvirt.Options``), as Nova's PCI tests
+    set ``[pci] device_spec`` before a restart. ``guests: gone``: a
+    fresh fake libvirt, ``fresh`` (the arguments of ``start_compute``
+    that build the host's profile, as at its first start), as the
+    harness boots the machine again from its profile.
     """
-    _only(args, ('host', 'guests'))
+    _only(args, ('host', 'guests', 'config'))
     host = args['host']
+    lines = [line[8:] for line in flags]
     if args.get('guests', 'kept') == 'kept':
-        return ['self.restart_compute_service(%r)' % host,
-                'self._schedule(%r)' % host]
-    return (['self.restart_compute_service(',
-             '    %r, keep_hypervisor_state=False,' % host]
+        return lines + ['self.restart_compute_service(%r)' % host,
+                        'self._schedule(%r)' % host]
+    return (lines + ['self.restart_compute_service(',
+                     '    %r, keep_hypervisor_state=False,' % host]
             + ['    %s%s' % (item, ',' if number < len(fresh) - 1 else ')')
                for number, item in enumerate(fresh)]
             + ['self._schedule(%r)' % host])

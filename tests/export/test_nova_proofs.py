@@ -121,8 +121,9 @@ class ExportedNovaTestProofs(_NovaTestRuns):
         # too) and profiled hosts (Nova's fake libvirt shaped like the
         # profile: CPUs, cells, pages, whole PCI devices and SR-IOV
         # functions), the operations with integrated_helpers' helpers,
-        # images, rebuilds, computes stopped, started, forced down and
-        # their services deleted, time moved on, periodics, requests and
+        # images, rebuilds, computes stopped, started (a device_spec
+        # changed; a profiled one afresh), forced down and their
+        # services deleted, time moved on, periodics, requests and
         # deaths injected at compute (or scheduler) methods, faults on a
         # compute or of Placement and the steps they leave short of their
         # resting state, shelve and unshelve; the other bugs' scenarios
@@ -130,13 +131,13 @@ class ExportedNovaTestProofs(_NovaTestRuns):
         # compute, a point that is no single method and more (refused by
         # name: see the unit tests). LP#1995153 exports but cannot be put
         # back; LP#1848343 (open) exports, its test stating the leak.
-        self.assertEqual(['1679750', '1707071', '1709902', '1712718',
-                          '1713786', '1713796', '1714237', '1715182',
-                          '1724172', '1749215', '1750618', '1756179',
-                          '1763183', '1763766',
-                          '1785318', '1818914', '1821594', '1825537',
-                          '1829479', '1852610', '1886418', '1944759',
-                          '1986838', '2144660', '2153425'],
+        self.assertEqual(['1633120', '1679750', '1707071', '1709902',
+                          '1712718', '1713786', '1713796', '1714237',
+                          '1715182', '1724172', '1749215', '1750618',
+                          '1756179', '1763183', '1763766', '1785318',
+                          '1818914', '1821594', '1825537', '1829479',
+                          '1852610', '1886418', '1944759', '1986838',
+                          '2115905', '2144660', '2153425'],
                          sorted(exportable()))
 
     def prove(self, bug):
@@ -184,6 +185,10 @@ class ExportedFindingProofs(_NovaTestRuns):
              'cold_migration_source_failure_keeps_destination_claim.yaml',
              'confirm_with_placement_conflicts_leaks_source_allocation.yaml',
              'delete_after_move_keeps_device_until_periodic.yaml',
+             'devices_pci_in_placement_evacuation_ignores_allocated_device.'
+             'yaml',
+             'devices_pci_in_placement_migration_ignores_allocated_device.'
+             'yaml',
              'dying_build_before_claim_restart_keeps_claim.yaml',
              'dying_dest_before_finish_resize_restart.yaml',
              'dying_evacuate_after_source_died_in_cold_migration.yaml',

@@ -148,6 +148,48 @@ class ProfiledHostTest(LibvirtExportTestCase):
             "        self._schedule('src')\n", method)
         self.assertIn('pci_info=self._pci_info_xeon_2s_20c_smt2(', start)
 
+    def test_a_device_spec_changed_at_a_start_is_set_before_it(self):
+        # [pci] device_spec is read as a compute starts: set before each
+        # start to what that host starts with, as Nova's PCI tests do.
+        spec = ("[\n            "
+                "'{\"product_id\": \"a80a\", \"vendor_id\": \"144d\"}',"
+                "\n        ]")
+        method = self.method(self.export(
+            '- stop_compute: src\n'
+            '- start_compute: {host: src, config: {pci: {device_spec: []}}}\n'
+            '- stop_compute: dst\n'
+            '- start_compute: dst\n'
+            '- stop_compute: src\n'
+            '- start_compute: src'))
+        self.assertIn("        self.flags(device_spec=%s, group='pci')\n"
+                      % spec, method)
+        self.assertIn(
+            "        # 2. start compute src with device_spec=[]\n"
+            "        self.flags(device_spec=[], group='pci')\n"
+            "        self.restart_compute_service('src')\n", method)
+        # dst starts with its own, src again with its changed one.
+        self.assertIn(
+            "        # 4. start compute dst\n"
+            "        self.flags(device_spec=%s, group='pci')\n"
+            "        self.restart_compute_service('dst')\n" % spec, method)
+        self.assertIn(
+            "        # 6. start compute src\n"
+            "        self.flags(device_spec=[], group='pci')\n"
+            "        self.restart_compute_service('src')\n", method)
+
+    def test_an_option_of_a_running_compute_on_the_only_host(self):
+        head = HEAD.replace("      dst: {profile: dev-1s-8c-smt2}\n", '')
+        method = self.method(self.export(
+            '- stop_compute: src\n'
+            '- start_compute: {host: src, config: {compute: '
+            '{cpu_dedicated_set: "3-7,11-15", cpu_shared_set: null}}}',
+            head=head))
+        self.assertIn(
+            "        self.flags(cpu_dedicated_set='3-7,11-15', "
+            "group='compute')\n"
+            "        self.flags(cpu_shared_set=None, group='compute')\n"
+            "        self.restart_compute_service('src')\n", method)
+
     def test_fake_and_profiled_scenarios_make_two_classes(self):
         head = HEAD + '''\
       - boot: {server: vm1, flavor: pin2}
@@ -223,6 +265,13 @@ class ExpectationTest(LibvirtExportTestCase):
         helper = helper[:helper.index('\n    def ', 10)]
         self.assertIn('self._get_all_rps_in_a_tree(root)', helper)
         self.assertNotIn('in_tree', helper)
+        # Allocations are by host, what a server holds in a host's device
+        # providers left to devices' placement, as the harness counts
+        # them (a PCI alias's unit in Placement: LP#2115905's scenario).
+        held = source[source.index('    def _held('):]
+        held = held[:held.index('\n    def ', 10)]
+        self.assertIn("if set(by_provider) - set(hosts):", held)
+        self.assertIn("if rp not in devices}", held)
 
     def test_a_tracker_s_cells(self):
         body = self.body('- boot: {server: vm1, flavor: pin2, host: src}\n'
@@ -262,6 +311,17 @@ class RefusalTest(LibvirtExportTestCase):
         head = HEAD.replace('dev-1s-8c-smt2', 'nfv-2s-10c-smt2-vdpa')
         self.assertRefused('- boot: {server: vm1, flavor: pin2}',
                            'vDPA and remote-managed functions', head=head)
+
+    def test_an_option_of_a_running_compute_for_one_host_of_two(self):
+        # A running compute reads its CPU sets at each resource pass: dst
+        # would read src's.
+        self.assertRefused(
+            '- stop_compute: src\n'
+            '- start_compute: {host: src, config: {compute: '
+            '{cpu_dedicated_set: "3-7,11-15"}}}',
+            'step 2 (start_compute)', 'option compute.cpu_dedicated_set',
+            "host 'src' starts with '3-7,11-15', host 'dst' has "
+            "'2-7,10-15'", 'the computes of one test share one config')
 
     def test_pinned_cpus_of_a_host_without_profile(self):
         self.assertRefused(

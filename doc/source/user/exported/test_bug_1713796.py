@@ -17,6 +17,7 @@ Failed unshelve does not remove allocations from placement.
 Exported from the nova-harness scenario file harness/bugs/lp1713796.yaml.
 """
 
+import re
 import fixtures
 from oslo_config import cfg
 from oslo_utils import timeutils
@@ -63,12 +64,25 @@ class TestBug1713796(integrated_helpers.ProviderUsageBaseTestCase):
         return sorted(migrations, key=lambda migration: migration['id'])
 
     def _held(self, consumer_uuid):
-        """What a consumer holds, by host name (none: left out)."""
+        """What a consumer holds, by host name (none: left out).
+
+        Not what it holds in a host's PCI device providers (Nova names
+        them <host>_<PCI address>): the devices' assertions read those.
+        """
         by_provider = self.placement.get(
             '/allocations/%s' % consumer_uuid).body['allocations']
         hosts = {rp: host for host, rp in self._providers().items()}
+        devices = set()
+        if set(by_provider) - set(hosts):
+            devices = {
+                rp['uuid'] for rp in self._get_all_providers()
+                if rp['root_provider_uuid'] in hosts and re.match(
+                    r'^%s_[0-9A-F]{4}:[0-9A-F]{2}:[0-9A-F]{2}\.[0-7]$'
+                    % re.escape(hosts[rp['root_provider_uuid']]),
+                    rp['name'])}
         return {hosts[rp]: allocation['resources']
-                for rp, allocation in by_provider.items()}
+                for rp, allocation in by_provider.items()
+                if rp not in devices}
 
     def assertAllocations(self, expected):
         """Exactly what each consumer holds.
