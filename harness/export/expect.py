@@ -172,6 +172,36 @@ def pci(value, scenario):
     return lines
 
 
+# The fields of a compute node record ``compute_nodes`` may name that are
+# translated: its state, identity and the tracker's amounts. The stats
+# and the PCI pools are the harness's readings of JSON fields: refused.
+_NODE_FIELDS = ('deleted', 'uuid', 'host', 'records', 'mapped', 'vcpus',
+                'vcpus_used', 'memory_mb', 'memory_mb_used', 'local_gb',
+                'local_gb_used', 'running_vms')
+
+
+@translates('compute_nodes')
+def compute_nodes(value, scenario):
+    # The cell database's records of each node, deleted ones too, as
+    # Nova's test of LP#2085135 reads them (read_deleted='yes').
+    _check_plain_hosts(scenario)
+    lines = []
+    for node, want in sorted(value.items()):
+        if want is not None:
+            extra = sorted(set(want) - set(_NODE_FIELDS))
+            if extra:
+                raise Unsupported('%s: %s' % (node, extra[0]))
+            want = dict(sorted(want.items()))
+        line = 'self.assertComputeNode(%r, %r)' % (node, want)
+        if want is None or len(line) <= 71:
+            lines.append(line)
+            continue
+        lines += (['self.assertComputeNode(%r, {' % node]
+                  + ['    %r: %r,' % item for item in want.items()]
+                  + ['})'])
+    return lines
+
+
 # What Nova's test log keeps (StandardLogging): INFO and up, unless the
 # run sets OS_DEBUG.
 _LOG_LEVELS = ('INFO', 'WARNING', 'ERROR', 'CRITICAL')

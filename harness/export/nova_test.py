@@ -197,6 +197,62 @@ HELPERS = '''
                          'the latest migration of %s' % name)
 '''
 
+# The compute node helper, in a class whose scenarios expect records.
+NODE_HELPERS = '''
+    def assertComputeNode(self, node, expected):
+        """The node's compute node record, as the cell database holds it.
+
+        Its live record, else its latest deleted one (None: it has no
+        record), the fields named only: 'records' counts the node's
+        records, deleted ones too (a node brought back is its old
+        record, undeleted); 'uuid': 'provider' is its provider's.
+        """
+        context_deleted = context.get_admin_context(read_deleted='yes')
+        found = sorted(
+            (record for record in objects.ComputeNodeList.get_all(
+                context_deleted) if record.hypervisor_hostname == node),
+            key=lambda record: record.id)
+        if expected is None:
+            self.assertEqual([], found, 'the records of node %s' % node)
+            return
+        self.assertNotEqual([], found, 'compute node %s: no record' % node)
+        record = ([record for record in found if not record.deleted]
+                  or found)[-1]
+        got = {'records': len(found), 'deleted': bool(record.deleted),
+               'mapped': bool(record.mapped)}
+        want = dict(expected)
+        if want.get('uuid') == 'provider':
+            want['uuid'] = self._providers().get(node)
+        self.assertEqual(
+            want, {key: got[key] if key in got else getattr(record, key)
+                   for key in want}, 'compute node %s' % node)
+'''
+
+# The host mapping helpers, in a class whose scenarios start a compute
+# whose service was deleted, mapped again as the harness maps it.
+MAPPING_HELPERS = '''
+    def _map_host(self, host):
+        """Map ``host`` to its cell again, as discover_hosts would have.
+
+        Its service's delete destroyed its host mapping; a restart makes
+        none (the test's host_mappings keeps the old one).
+        """
+        try:
+            objects.HostMapping.get_by_host(self.context, host)
+        except exception.HostMappingNotFound:
+            objects.HostMapping(
+                context=self.context, host=host,
+                cell_mapping=self.host_mappings[host].cell_mapping).create()
+
+    def _flag_mapped(self, host):
+        """Flag the host's records mapped, as discover_hosts does."""
+        for node in objects.ComputeNodeList.get_all_by_host(
+                self.context, host):
+            if not node.mapped:
+                node.mapped = 1
+                node.save()
+'''
+
 # The image helper, in a class whose scenarios have images.
 IMAGE_HELPERS = '''
     def _create_image(self, name, properties):
@@ -531,19 +587,19 @@ def export(path, bug=None, with_harness=False):
              or any('fixtures.Mock' in line for line in body))
     live = any('urllib.parse' in line for line in body)
     out = [HEADER, '"""%s"""' % _docstring(bug, title, path), '']
+    stdlib = []
     if with_harness:
-        out += ['import os']
+        stdlib += ['os']
     if any('threading.' in line for line in body):
-        out += ['import threading']
+        stdlib += ['threading']
     if placement or any('re.match(' in line for line in body):
-        out += ['import re']
+        stdlib += ['re']
     if placement:
-        out += ['import time', 'import types']
+        stdlib += ['time', 'types']
     if live:
-        out += ['import urllib.parse']
-    if with_harness or live or placement or any(
-            'threading.' in line for line in body):
-        out += ['']
+        stdlib += ['urllib.parse']
+    if stdlib:
+        out += ['import %s' % name for name in sorted(stdlib)] + ['']
     if wraps:
         out += ['import fixtures']
     if placement:
@@ -558,6 +614,8 @@ def export(path, bug=None, with_harness=False):
             'from nova import context',
             'from nova import exception',
             'from nova import objects']
+    if any('host_mapping.' in line for line in body):
+        out += ['from nova.objects import host_mapping']
     if placement:
         out += ['from nova.scheduler.client import report as report_client']
     if any('nova_fixtures.' in line for line in body):
@@ -687,6 +745,8 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
     for scenario in scenarios:
         _check_scenario(path, scenario, config, scenarios[0].weights,
                         hosts is not None)
+    methods = [line for scenario in scenarios
+               for line in _method(path, scenario, hosts)]
     lines = ['class %s(%s):' % (
         name, 'integrated_helpers.ProviderUsageBaseTestCase'
         if hosts is None else 'base.ServersTestBase')]
@@ -784,15 +844,18 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
     if any('logs' in step.expect for scenario in scenarios
            for step in scenario.steps):
         lines += LOG_HELPERS.rstrip('\n').split('\n')
+    if any(line.lstrip().startswith('self.assertComputeNode(')
+           for line in methods):
+        lines += NODE_HELPERS.rstrip('\n').split('\n')
+    if any(line.lstrip().startswith('self._map_host(') for line in methods):
+        lines += MAPPING_HELPERS.rstrip('\n').split('\n')
     if hosts is not None:
         if hosts.widens_online_cpus():
             lines += libvirt.WIDE_CONNECTION.rstrip('\n').split('\n')
         lines += libvirt.HELPERS.rstrip('\n').split('\n')
         for profile_name in sorted(hosts.profiles):
             lines += libvirt.host_info_method(hosts.profiles[profile_name])
-    for scenario in scenarios:
-        lines += _method(path, scenario, hosts)
-    return lines
+    return lines + methods
 
 
 def _check_scenario(path, scenario, config, weights, profiled=False):
@@ -864,6 +927,8 @@ def _method(path, scenario, hosts=None):
     lines += _world(scenario, hosts)
     if hosts is not None:
         options = libvirt.Options(scenario, hosts.options[scenario.name])
+    # Hosts whose service a step deleted, since their compute's start.
+    deleted = set()
     for step in scenario.steps:
         what = 'step %d (%s)' % (step.index, step.kind)
         unit = step_units.get(step.kind, libvirt=hosts is not None)
@@ -893,15 +958,21 @@ def _method(path, scenario, hosts=None):
             unit = functools.partial(unit, error=step.error,
                                      expect=step.expect)
         try:
+            if step.kind == 'start_compute' and step.error is None:
+                host = step.args['host']
+                unit = functools.partial(unit, mapping=step.args.get(
+                    'mapped', True) if host in deleted else None)
+                deleted.discard(host)
             if (hosts is not None and step.kind == 'start_compute'
                     and step.error is None):
                 # What the start reads set first; a machine booted
                 # afresh is its profile's fake libvirt again.
-                host = step.args['host']
                 unit = functools.partial(
                     unit, flags=options.start(host, step.args.get('config')),
                     fresh=libvirt.connection_items(profiles.load_profile(
                         scenario.hosts[host].profile)))
+            if step.kind == 'delete_service' and step.error is None:
+                deleted.add(step.args['host'])
             body = unit(step.args)
         except step_units.Unsupported as exc:
             raise refusal.Refused(path, scenario.name, what, str(exc))

@@ -191,19 +191,37 @@ def stop_compute(args):
             'self._unschedule(%r)' % host]
 
 
+def _mapping(args, mapping, lines):
+    """``lines`` (a restart) with its host mapped again, if it must be.
+
+    ``mapping``: None, the compute's host mapping is there; otherwise its
+    service's delete destroyed it (Nova's test keeps its own record of
+    it, ``self.host_mappings``, so its restart makes none): True, the
+    start maps it again first and flags its records, as a deployment's
+    ``discover_hosts`` would have (the harness's default); False, it
+    starts unmapped (``mapped: false``).
+    """
+    if not mapping:
+        return lines
+    return (['self._map_host(%r)' % args['host']] + lines
+            + ['self._flag_mapped(%r)' % args['host']])
+
+
 @translates('start_compute')
-def start_compute(args):
-    # A changed nova.conf has no helper in Nova's tests: refused.
-    _only(args, ('host', 'guests'))
+def start_compute(args, mapping=None):
+    # A changed nova.conf on Nova's fake driver: refused (its options are
+    # all read by a running compute again).
+    _only(args, ('host', 'guests', 'mapped'))
     host = args['host']
     kept = args.get('guests', 'kept') == 'kept'
-    return ['self.computes[%r] = self.restart_compute_service(' % host,
-            '    self.computes[%r], keep_hypervisor_state=%r)' % (host, kept),
-            'self._schedule(%r)' % host]
+    return _mapping(args, mapping, [
+        'self.computes[%r] = self.restart_compute_service(' % host,
+        '    self.computes[%r], keep_hypervisor_state=%r)' % (host, kept),
+        'self._schedule(%r)' % host])
 
 
 @_LIBVIRT.translates('start_compute')
-def start_compute_profiled(args, flags=(), fresh=None):
+def start_compute_profiled(args, flags=(), fresh=None, mapping=None):
     """ServersTestBase's restart, the host's fake libvirt kept.
 
     ``flags``: the lines that set the options the start reads (a
@@ -211,19 +229,31 @@ def start_compute_profiled(args, flags=(), fresh=None):
     set ``[pci] device_spec`` before a restart. ``guests: gone``: a
     fresh fake libvirt, ``fresh`` (the arguments of ``start_compute``
     that build the host's profile, as at its first start), as the
-    harness boots the machine again from its profile.
+    harness boots the machine again from its profile. ``mapping``: as
+    ``_mapping``'s.
     """
-    _only(args, ('host', 'guests', 'config'))
+    _only(args, ('host', 'guests', 'config', 'mapped'))
     host = args['host']
-    lines = [line[8:] for line in flags]
     if args.get('guests', 'kept') == 'kept':
-        return lines + ['self.restart_compute_service(%r)' % host,
-                        'self._schedule(%r)' % host]
-    return (lines + ['self.restart_compute_service(',
-                     '    %r, keep_hypervisor_state=False,' % host]
-            + ['    %s%s' % (item, ',' if number < len(fresh) - 1 else ')')
-               for number, item in enumerate(fresh)]
-            + ['self._schedule(%r)' % host])
+        restart = ['self.restart_compute_service(%r)' % host]
+    else:
+        restart = (['self.restart_compute_service(',
+                    '    %r, keep_hypervisor_state=False,' % host]
+                   + ['    %s%s' % (item, ',' if number < len(fresh) - 1
+                                    else ')')
+                      for number, item in enumerate(fresh)])
+    return [line[8:] for line in flags] + _mapping(
+        args, mapping, restart + ['self._schedule(%r)' % host])
+
+
+@translates('discover_hosts')
+def discover_hosts(args):
+    # nova-manage cell_v2 discover_hosts: the hosts it mapped, exactly.
+    _only(args, ('maps',))
+    return ['mapped = host_mapping.discover_hosts(',
+            '    self.context, status_fn=lambda message: None)',
+            'self.assertEqual(%r, sorted(' % (list(args['maps']),),
+            '    mapping.host for mapping in mapped))']
 
 
 @translates('evacuate')

@@ -154,7 +154,8 @@ class StepTranslationTest(ExportTestCase):
         self.assertLessEqual(set(step_units.names()), set(kinds.names()))
         self.assertEqual(
             ('advance_clock', 'boot', 'confirm', 'delete', 'delete_service',
-             'disable_compute', 'enable_compute', 'evacuate', 'fault',
+             'disable_compute', 'discover_hosts', 'enable_compute',
+             'evacuate', 'fault',
              'force_down', 'inject', 'live_migrate', 'migrate', 'rebuild',
              'resize', 'revert', 'run_periodic', 'shelve', 'start_compute',
              'stop_compute', 'unshelve'),
@@ -207,6 +208,49 @@ class StepTranslationTest(ExportTestCase):
                           'live_migrate', 'migrate', 'rebuild', 'resize',
                           'revert', 'unshelve'),
                          step_units.failing_names())
+
+    def test_a_compute_back_after_its_service_s_delete(self):
+        # Its host mapping went with the service: mapped again, as the
+        # harness's start does by default (discover_hosts' work), or
+        # left unmapped for a discover_hosts step.
+        source = self.export('- stop_compute: src\n'
+                             '- delete_service: src\n'
+                             '- start_compute: src\n'
+                             '- stop_compute: dst\n'
+                             '- delete_service: dst\n'
+                             '- start_compute: {host: dst, mapped: false}\n'
+                             '- discover_hosts: {maps: [dst]}\n'
+                             '- stop_compute: src\n'
+                             '- start_compute: src')
+        method = source[source.index('    def test_the_scenario'):]
+        body = [line.strip() for line in method.splitlines()
+                if line.strip()]
+        start = body.index('# 3. start compute src')
+        self.assertEqual(
+            ["self._map_host('src')",
+             "self.computes['src'] = self.restart_compute_service(",
+             "self.computes['src'], keep_hypervisor_state=True)",
+             "self._schedule('src')", "self._flag_mapped('src')"],
+            body[start + 1:start + 6])
+        start = body.index('# 6. start compute dst (unmapped)')
+        self.assertEqual(
+            "self.computes['dst'] = self.restart_compute_service(",
+            body[start + 1])
+        start = body.index('# 7. discover hosts')
+        self.assertEqual(
+            ['mapped = host_mapping.discover_hosts(',
+             'self.context, status_fn=lambda message: None)',
+             "self.assertEqual(['dst'], sorted(",
+             'mapping.host for mapping in mapped))'],
+            body[start + 1:start + 5])
+        # Mapped since: its next start maps nothing.
+        start = body.index('# 9. start compute src')
+        self.assertEqual(
+            "self.computes['src'] = self.restart_compute_service(",
+            body[start + 1])
+        for helper in ('_map_host', '_flag_mapped'):
+            self.assertIn('    def %s(self, host):' % helper, source)
+        self.assertIn('from nova.objects import host_mapping\n', source)
 
     def test_a_service_delete_nova_refuses(self):
         source = self.export('- boot: {server: vm1, flavor: small, '
@@ -639,10 +683,37 @@ class ExpectTranslationTest(ExportTestCase):
             self.assertIn('    def %s(self' % helper, source)
         # devices, pci and pinned_cpus: profiled hosts only
         # (test_export_libvirt).
-        self.assertEqual(('allocations', 'devices', 'logs', 'migrations',
-                          'pci', 'pinned_cpus', 'provider_traits',
-                          'providers', 'servers', 'tracker', 'usages'),
+        self.assertEqual(('allocations', 'compute_nodes', 'devices', 'logs',
+                          'migrations', 'pci', 'pinned_cpus',
+                          'provider_traits', 'providers', 'servers',
+                          'tracker', 'usages'),
                          expect_units.names())
+
+    def test_compute_nodes(self):
+        # The records of the cell database, deleted ones too, read as
+        # Nova's test of LP#2085135 reads them.
+        source = self.export(
+            '- stop_compute: src\n'
+            '- delete_service: src\n'
+            '  expect: {compute_nodes: {src: {deleted: true, mapped: false, '
+            'records: 1}, dst: {uuid: provider, vcpus_used: 0}}}')
+        self.assertIn(
+            "        self.assertComputeNode('dst', {'uuid': 'provider', "
+            "'vcpus_used': 0})\n"
+            "        self.assertComputeNode('src', {\n"
+            "            'deleted': True,\n"
+            "            'mapped': False,\n"
+            "            'records': 1,\n"
+            "        })\n", source)
+        self.assertIn('    def assertComputeNode(self, node, expected):',
+                      source)
+        self.assertIn("context.get_admin_context(read_deleted='yes')",
+                      source)
+
+    def test_no_compute_node_record(self):
+        body = self.body('- stop_compute: src\n'
+                         '  expect: {compute_nodes: {src: null}}')
+        self.assertEqual("self.assertComputeNode('src', None)", body[-1])
 
     def test_providers(self):
         body = self.body('- stop_compute: src\n'
@@ -683,6 +754,13 @@ class RefusalTest(ExportTestCase):
         self.assertRefused('- force_down: src\n'
                            '- force_up: src',
                            "step 2 (force_up)", "step kind 'force_up'")
+
+    def test_compute_node_stats(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small}\n'
+                           '  expect: {compute_nodes: {src: {stats: '
+                           '{num_instances: 1}}}}',
+                           'step 1 (boot): expect: compute_nodes',
+                           'src: stats')
 
     def test_a_compute_started_with_a_changed_config(self):
         self.assertRefused('- stop_compute: src\n'

@@ -18,6 +18,7 @@ Exported from the nova-harness scenario file harness/bugs/lp1986838.yaml.
 """
 
 import re
+
 import fixtures
 from oslo_config import cfg
 from oslo_utils import timeutils
