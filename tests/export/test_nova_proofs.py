@@ -189,6 +189,7 @@ class ExportedFindingProofs(_NovaTestRuns):
              'yaml',
              'devices_pci_in_placement_migration_ignores_allocated_device.'
              'yaml',
+             'devices_revert_source_periodic_frees_guest_drive.yaml',
              'dying_build_before_claim_restart_keeps_claim.yaml',
              'dying_dest_before_finish_resize_restart.yaml',
              'dying_evacuate_after_source_died_in_cold_migration.yaml',

@@ -549,6 +549,21 @@ class StepTranslationTest(ExportTestCase):
              "self.servers['vm1'], {'status': 'ERROR', "
              "'OS-EXT-STS:task_state': None})"], body[:6])
 
+    def test_a_boot_no_host_fits(self):
+        # Nova's conductor leaves it in ERROR, the scheduler's answer its
+        # fault, whether or not the step's expectations say ERROR.
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '  error: No valid host\n'
+                         '  expect: {allocations: {}}')
+        self.assertEqual(
+            ["host='src', networks='none', expected_state='ERROR')",
+             "self.servers['vm1'] = self._wait_for_server_parameter(",
+             "self.servers['vm1'], {'status': 'ERROR', "
+             "'OS-EXT-STS:task_state': None})",
+             "self.assertIn('No valid host', "
+             "self.servers['vm1']['fault']['message'])",
+             'self.assertAllocations({', '})'], body[3:])
+
     def test_a_move_that_ends_short_of_its_resting_state(self):
         body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
                          '- resize: {server: vm1, flavor: large}\n'
@@ -850,9 +865,9 @@ class RefusalTest(ExportTestCase):
 
     def test_an_error_of_the_api(self):
         self.assertRefused('- boot: {server: vm1, flavor: small}\n'
-                           '  error: No valid host',
-                           'step 1 (boot)', "error 'No valid host' (not an "
-                           "operation that ended short of its resting "
+                           '  error: Quota exceeded',
+                           'step 1 (boot)', "error 'Quota exceeded' (not "
+                           "an operation that ended short of its resting "
                            "state)")
 
     def test_an_unrested_step_without_the_status_to_wait_for(self):
