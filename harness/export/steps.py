@@ -46,14 +46,22 @@ def _image(args):
             if args.get('image') else '')
 
 
+def _where(args):
+    # A host asked for (microversion 2.74: scheduled, its filters run),
+    # or forced (the availability zone 'nova:<host>': the scheduler's
+    # filters skipped), as the harness's boot sends it.
+    if args.get('force'):
+        return 'az=%r' % ('nova:%s' % args['host'])
+    return 'host=%r' % (args.get('host'),)
+
+
 @translates('boot')
 def boot(args):
-    _only(args, ('server', 'flavor', 'host', 'image'))
-    host = args.get('host')
+    _only(args, ('server', 'flavor', 'host', 'image', 'force'))
     return ['self.servers[%r] = self._create_server(' % args['server'],
             '    name=%r, flavor_id=self.flavors[%r],%s'
             % (args['server'], args['flavor'], _image(args)),
-            "    host=%r, networks='none')" % (host,)]
+            "    %s, networks='none')" % _where(args)]
 
 
 def _rebuild_body(args):
@@ -275,6 +283,12 @@ def force_down(args):
     return _service(args['host'], {'forced_down': True})
 
 
+@translates('force_up')
+def force_up(args):
+    _only(args, ('host',))
+    return _service(args['host'], {'forced_down': False})
+
+
 @translates('delete_service')
 def delete_service(args):
     _only(args, ('host',))
@@ -491,7 +505,7 @@ def _unrested(name, error, expect, ending=None, fault_key=True):
 
 @_FAILING.translates('boot')
 def boot_unrested(args, error, expect):
-    _only(args, ('server', 'flavor', 'host', 'image'))
+    _only(args, ('server', 'flavor', 'host', 'image', 'force'))
     name = args['server']
     if _NO_HOST.match(error) and not ((expect.get('servers') or {}).get(
             name) or {}).get('status'):
@@ -506,8 +520,8 @@ def boot_unrested(args, error, expect):
     return ['self.servers[%r] = self._create_server(' % args['server'],
             '    name=%r, flavor_id=self.flavors[%r],%s'
             % (args['server'], args['flavor'], _image(args)),
-            "    host=%r, networks='none', expected_state=%s)"
-            % (args.get('host'), status)] + waits
+            "    %s, networks='none', expected_state=%s)"
+            % (_where(args), status)] + waits
 
 
 def _action_unrested(name, body, error, expect, ending=None):
@@ -592,13 +606,13 @@ def dying(kind, args, error, host):
 
 @_SENT.translates('boot')
 def boot_sent(args):
-    _only(args, ('server', 'flavor', 'host', 'image'))
+    _only(args, ('server', 'flavor', 'host', 'image', 'force'))
     # BUILD at once: the API answers before the build is cast.
     return ['self.servers[%r] = self._create_server(' % args['server'],
             '    name=%r, flavor_id=self.flavors[%r],%s'
             % (args['server'], args['flavor'], _image(args)),
-            "    host=%r, networks='none', expected_state='BUILD')"
-            % (args.get('host'),)]
+            "    %s, networks='none', expected_state='BUILD')"
+            % _where(args)]
 
 
 @_SENT.translates('resize')

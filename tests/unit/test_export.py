@@ -88,6 +88,20 @@ class StepTranslationTest(ExportTestCase):
         self.assertIn("host=None, networks='none')",
                       self.body('- boot: {server: vm1, flavor: small}'))
 
+    def test_boot_forced_to_a_host(self):
+        # The availability zone nova:<host>, the scheduler's filters
+        # skipped, as the harness's boot forces it.
+        self.assertEqual(
+            "az='nova:src', networks='none')",
+            self.body('- boot: {server: vm1, flavor: small, host: src, '
+                      'force: true}')[3])
+        body = self.body('- boot: {server: vm1, flavor: small, host: src, '
+                         'force: true}\n'
+                         '  error: No valid host')
+        self.assertEqual(
+            "az='nova:src', networks='none', expected_state='ERROR')",
+            body[3])
+
     def test_resize_and_confirm(self):
         body = self.body('- boot: {server: vm1, flavor: small}\n'
                          '- resize: {server: vm1, flavor: large}\n'
@@ -155,10 +169,10 @@ class StepTranslationTest(ExportTestCase):
         self.assertEqual(
             ('advance_clock', 'boot', 'confirm', 'delete', 'delete_service',
              'disable_compute', 'discover_hosts', 'enable_compute',
-             'evacuate', 'fault',
-             'force_down', 'inject', 'live_migrate', 'migrate', 'rebuild',
-             'resize', 'revert', 'run_periodic', 'shelve', 'start_compute',
-             'stop_compute', 'unshelve'),
+             'evacuate', 'fault', 'force_down', 'force_up', 'inject',
+             'live_migrate', 'migrate', 'rebuild', 'resize', 'revert',
+             'run_periodic', 'shelve', 'start_compute', 'stop_compute',
+             'unshelve'),
             step_units.names())
 
     def test_disable_and_enable_a_compute(self):
@@ -197,6 +211,11 @@ class StepTranslationTest(ExportTestCase):
                          '- delete_service: src')
         service = ['service = self.admin_api.get_services(',
                    "binary='nova-compute', host='src')[0]"]
+        self.assertEqual(
+            ['# 2. force up src'] + service
+            + ["self.admin_api.put_service(service['id'], {",
+               "'forced_down': False,", '})'],
+            self.body('- force_down: src\n- force_up: src')[6:])
         self.assertEqual(
             ['# 2. force down src'] + service
             + ["self.admin_api.put_service(service['id'], {",
@@ -766,9 +785,9 @@ class WeightsTest(ExportTestCase):
 class RefusalTest(ExportTestCase):
 
     def test_a_step_kind_without_translation(self):
-        self.assertRefused('- force_down: src\n'
-                           '- force_up: src',
-                           "step 2 (force_up)", "step kind 'force_up'")
+        self.assertRefused('- boot: {server: vm1, flavor: small}\n'
+                           '- pause: vm1',
+                           "step 2 (pause)", "step kind 'pause'")
 
     def test_compute_node_stats(self):
         self.assertRefused('- boot: {server: vm1, flavor: small}\n'
