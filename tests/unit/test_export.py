@@ -102,6 +102,35 @@ class StepTranslationTest(ExportTestCase):
             "az='nova:src', networks='none', expected_state='ERROR')",
             body[3])
 
+    def test_rebuild_from_the_default_image(self):
+        # The harness's default image: Glance's stand-in's image1, which
+        # _create_server boots from too.
+        self.assertEqual(
+            ["state = self.api.get_server(self.servers['vm1']['id'])"
+             "['status']",
+             "self.servers['vm1'] = self._rebuild_server(",
+             "self.servers['vm1'], self.glance.image1['id'],",
+             "expected_state='SHUTOFF' if state == 'SHUTOFF' else "
+             "'ACTIVE')"],
+            self.body('- boot: {server: vm1, flavor: small}\n'
+                      '- rebuild: vm1')[5:])
+
+    def test_a_rebuild_whose_driver_fails(self):
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '- fault: {host: src, method: spawn}\n'
+                         '- rebuild: vm1\n'
+                         '  error: spawn\n'
+                         '  expect: {servers: {vm1: ERROR}}')
+        self.assertEqual(
+            ['# 3. rebuild vm1', 'self.api.post_server_action(',
+             "self.servers['vm1']['id'], {'rebuild': {'imageRef': "
+             "self.glance.image1['id']}})",
+             "self.servers['vm1'] = self._wait_for_server_parameter(",
+             "self.servers['vm1'], {'status': 'ERROR', "
+             "'OS-EXT-STS:task_state': None})",
+             "self.assertIn('spawn', self.servers['vm1']['fault']"
+             "['message'])"], body[6:12])
+
     def test_resize_and_confirm(self):
         body = self.body('- boot: {server: vm1, flavor: small}\n'
                          '- resize: {server: vm1, flavor: large}\n'
@@ -1005,7 +1034,7 @@ class CliTest(ExportTestCase):
 
     def test_a_refusal_is_bad_input(self):
         path = self.path('- boot: {server: vm1, flavor: small}\n'
-                         '- rebuild: vm1')
+                         '- pause: vm1')
         code, out, err = self.run_cli('export', 'nova-test', path)
         self.assertEqual((2, ''), (code, out))
-        self.assertIn("step 2 (rebuild): no faithful Nova translation", err)
+        self.assertIn("step 2 (pause): no faithful Nova translation", err)
