@@ -920,9 +920,14 @@ def _world(scenario, hosts=None):
     return lines
 
 
+def method_name(scenario_name):
+    """The name of the test method a scenario is exported as."""
+    return 'test_%s' % re.sub(r'[^a-z0-9]+', '_',
+                              scenario_name.lower()).strip('_')
+
+
 def _method(path, scenario, hosts=None):
-    slug = re.sub(r'[^a-z0-9]+', '_', scenario.name.lower()).strip('_')
-    lines = ['', '    def test_%s(self):' % slug,
+    lines = ['', '    def %s(self):' % method_name(scenario.name),
              '        """%s"""' % scenario.name.replace('"""', "'''")]
     lines += _world(scenario, hosts)
     if hosts is not None:

@@ -668,6 +668,8 @@ _GONE_EVENTS = {
         'conductor_live_migrate_instance',
     ('migrate', 'prep_resize'): 'compute_prep_resize',
     ('resize', 'prep_resize'): 'compute_prep_resize',
+    ('migrate', 'finish_resize'): 'compute_finish_resize',
+    ('resize', 'finish_resize'): 'compute_finish_resize',
 }
 
 

@@ -68,14 +68,14 @@ def exportable_findings():
     return found
 
 
-def failing_step(source, module, output):
+def failing_step(source, module, output, method='test_'):
     """The step of the exported test where Nova's runner saw it fail.
 
-    The last line of the test method in the traceback, and the step
-    comment (``# N. label``) above it.
+    The last line of the test method (``method``, or any) in the
+    traceback, and the step comment (``# N. label``) above it.
     """
-    numbers = re.findall(r'File "[^"]*%s\.py", line (\d+), in test_'
-                         % module, output)
+    numbers = re.findall(r'File "[^"]*%s\.py", line (\d+), in %s'
+                         % (module, method), output)
     lines = source.splitlines()
     for index in range(int(numbers[-1]) - 1, -1, -1):
         match = re.match(r'\s+# (\d+)\. ', lines[index])
@@ -174,17 +174,19 @@ class ExportedFindingProofs(_NovaTestRuns):
     """Each finding's exported test fails on Nova at the harness's step."""
 
     def test_which_findings_export(self):
-        # The others need the network's faults, a compute dying at a
-        # point that is no method cast to it, an injection at a point
-        # that is no single method, a delete at a point past which no
-        # event ends the operation, a compute started with another config
-        # or a multi-node compute.
+        # The others need the network's faults, an injection at a point
+        # that is no single method (a record's change, the conductor's
+        # task), a delete at a point past which no event ends the
+        # operation, a request at a point narrowed to one server or
+        # refused, a compute started with a CPU set of its own, a step's
+        # error with no status to wait for, or a multi-node compute.
         self.assertEqual(
             ['aborted_live_migration_dest_periodic_after_drop_move_claim.yaml',
              'cold_migration_finish_failure_keeps_source_claim.yaml',
              'cold_migration_source_failure_keeps_destination_claim.yaml',
              'confirm_with_placement_conflicts_leaks_source_allocation.yaml',
              'delete_after_move_keeps_device_until_periodic.yaml',
+             'delete_after_move_keeps_pinned_cpus_until_periodic.yaml',
              'devices_pci_in_placement_evacuation_ignores_allocated_device.'
              'yaml',
              'devices_pci_in_placement_migration_ignores_allocated_device.'
@@ -215,12 +217,18 @@ class ExportedFindingProofs(_NovaTestRuns):
         self.assertEqual(1, code, '%s on Nova:\n%s' % (name, output[-3000:]))
         self.assertIn('AssertionError', output.replace(
             'MismatchError', 'AssertionError'))
-        # The harness's run of the same scenario fails at the same step.
-        scenario, = scenario_mod.load(path)
-        exc = self.assertRaises(errors.ScenarioFailed, runner.run, scenario,
-                                test_id=self.id())
-        self.assertEqual(exc.step.index,
-                         failing_step(source, module, output))
+        # The harness's run of each scenario fails at the step where its
+        # exported test method fails.
+        for scenario in scenario_mod.load(path):
+            method = nova_test.method_name(scenario.name)
+            self.assertRegex(output, r'\nFAIL: %s\.\w+\.%s\n'
+                             % (module, method))
+            exc = self.assertRaises(errors.ScenarioFailed, runner.run,
+                                    scenario, test_id=self.id())
+            self.assertEqual(
+                exc.step.index,
+                failing_step(source, module, output, method + '\n'),
+                '%s: %s' % (name, scenario.name))
 
 
 def _finding_proof(name):

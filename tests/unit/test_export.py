@@ -441,6 +441,21 @@ class StepTranslationTest(ExportTestCase):
              "'conductor_live_migrate_instance', 'Error')"],
             body[start + 1:])
 
+    def test_a_resize_whose_server_a_delete_before_finish_resize_removed(
+            self):
+        # The destination's finish_resize then fails on the deleted
+        # instance: its event, in error, ends the resize.
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '- inject: {before: finish_resize, '
+                         'do: {delete: vm1}}\n'
+                         '- resize: {server: vm1, flavor: large}\n'
+                         '  error: is gone')
+        start = body.index('# 3. resize vm1 to large')
+        self.assertEqual(
+            ['self._wait_for_instance_action_event(',
+             "self.servers['vm1'], 'resize', 'compute_finish_resize', "
+             "'Error')"], body[start + 3:])
+
     def test_a_delete_at_a_point_no_event_ends(self):
         self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
                            '- inject: {before: pre_live_migration, '
