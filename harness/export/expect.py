@@ -149,8 +149,6 @@ def devices(value, scenario):
     _check_profiled(scenario, 'PCI devices')
     lines = []
     for host, counts in sorted(value.items()):
-        if 'vgpus' in counts:
-            raise Unsupported('%s: vgpus' % host)
         lines += ['self.assertDevices(%r, {' % host]
         lines += ['    %r: %r,' % item for item in sorted(counts.items())]
         lines += ['})']
@@ -170,6 +168,16 @@ def pci(value, scenario):
                           else dict(sorted(held['cells'].items())))
         lines.append('self.assertPci(%r, %r)' % (server, want))
     return lines
+
+
+@translates('mdevs')
+def mdevs(value, scenario):
+    # The mediated devices each running host's libvirt driver assigned
+    # to the server, as Nova's vGPU tests count them
+    # (_get_all_assigned_mediated_devices).
+    _check_profiled(scenario, 'mediated devices')
+    return ['self.assertMdevs(%r, %r)' % (server, dict(sorted(
+        by_host.items()))) for server, by_host in sorted(value.items())]
 
 
 # The fields of a compute node record ``compute_nodes`` may name that are

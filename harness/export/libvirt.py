@@ -111,11 +111,6 @@ class Hosts(object):
                     'host %r (profile %s): device %s: vDPA and '
                     'remote-managed functions are not translated yet'
                     % (host, profile.name, device.address))
-        if profile.option('enabled_mdev_types', 'devices'):
-            raise Unsupported(
-                'host %r (profile %s): vGPUs ([devices] '
-                'enabled_mdev_types) are not translated yet'
-                % (host, profile.name))
         threads = {len(core) for cell in profile.cells
                    for core in cell.siblings}
         if len(threads) != 1:
@@ -141,6 +136,11 @@ class Hosts(object):
                         if other.kind == 'vf' and other.pf == device.pf
                     ).index(device.address)
         return (sorted(pfs), numbers) if pfs else None
+
+    def vgpus(self):
+        """Whether a host makes vGPUs ([devices] enabled_mdev_types)."""
+        return any(profile.option('enabled_mdev_types', 'devices')
+                   for profile in self.profiles.values())
 
     @property
     def cpus(self):
@@ -317,6 +317,40 @@ def setup_lines(hosts, live_migrates):
         '        self.useFixture(fixtures.MockPatch(',
         "            'nova.virt.libvirt.driver.LibvirtDriver.'",
         "            'migrate_disk_and_power_off', return_value='{}'))"]
+    if hosts.vgpus():
+        lines += [
+            '',
+            '        def create_mdev(driver, dev_name, mdev_type, uuid=None):',
+            "            # A vGPU, made by the GPU's driver in sysfs as the "
+            "host's",
+            "            # libvirt then lists it (as Nova's vGPU tests make "
+            "them), and",
+            "            # the type's availableInstances one lower "
+            "(fakelibvirt's",
+            '            # stays as it started: Nova would count the vGPU '
+            'twice).',
+            '            uuid = uuid or uuidutils.generate_uuid()',
+            '            connection = driver._host.get_connection()',
+            '            name = libvirt_utils.mdev_uuid2name(uuid)',
+            '            connection.mdev_info.devices[name] = (',
+            '                fakelibvirt.FakeMdevDevice(',
+            '                    dev_name=name, type_id=mdev_type, '
+            'parent=dev_name))',
+            '            gpu = connection.pci_info.devices[dev_name]',
+            '            gpu.pci_device = re.sub(',
+            "                r\"(<type id='%s'>.*?<availableInstances>)"
+            "(\\d+)<\" % (",
+            '                    re.escape(mdev_type)),',
+            "                lambda match: '%s%d<' % (",
+            '                    match.group(1), max(int(match.group(2)) '
+            '- 1, 0)),',
+            '                gpu.pci_device, count=1, flags=re.S)',
+            '            return uuid',
+            '',
+            '        self.useFixture(fixtures.MonkeyPatch(',
+            "            'nova.virt.libvirt.driver.LibvirtDriver."
+            "_create_mdev',",
+            '            create_mdev))']
     if live_migrates:
         lines += [
             '',
@@ -466,11 +500,41 @@ HELPERS = '''
                 for cell, fields in expected['cells'].items()}
         self.assertEqual(expected, got, 'the resource tracker of %s' % host)
 
+    def _gpu_providers(self, host):
+        """The host's GPUs' providers of VGPU.
+
+        Nova names them <host>_<libvirt name of the GPU>
+        (<host>_pci_0000_af_00_0).
+        """
+        root = self._providers().get(host)
+        return [
+            provider['uuid'] for provider in (
+                self._get_all_rps_in_a_tree(root) if root else [])
+            if re.match(r'^%s_pci_[0-9a-f]{4}_[0-9a-f]{2}_[0-9a-f]{2}_[0-7]$'
+                        % re.escape(host), provider['name'])]
+
+    def assertMdevs(self, name, expected):
+        """The mediated devices each running host's driver gave the server.
+
+        As Nova's driver reads them from its guests; exact: none on a
+        host not named.
+        """
+        got = {}
+        for host in sorted({host for host, _ in self._due}):
+            assigned = self.computes[host].driver.\\
+                _get_all_assigned_mediated_devices()
+            count = list(assigned.values()).count(self.servers[name]['id'])
+            if count:
+                got[host] = count
+        self.assertEqual({host: count for host, count in expected.items()
+                          if count}, got, 'mediated devices of %s' % name)
+
     def assertDevices(self, host, expected):
         """The host's PCI devices by status (one not named: none).
 
         With 'placement': the usage of its PCI device providers (Nova
-        names them <host>_<PCI address>), all classes summed.
+        names them <host>_<PCI address>), all classes summed; with
+        'vgpus': the VGPU usage of its GPUs' providers.
         """
         got = {}
         node = self._node(host)
@@ -478,6 +542,10 @@ HELPERS = '''
             for device in objects.PciDeviceList.get_by_compute_node(
                     self.context, node.id):
                 got[device.status] = got.get(device.status, 0) + 1
+        if 'vgpus' in expected:
+            got['vgpus'] = sum(
+                self._get_provider_usages(uuid).get('VGPU', 0)
+                for uuid in self._gpu_providers(host))
         if 'placement' in expected:
             got['placement'] = 0
             root = self._providers().get(host)

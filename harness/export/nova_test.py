@@ -52,21 +52,32 @@ HELPERS = '''
 
         Not what it holds in a host's PCI device providers (Nova names
         them <host>_<PCI address>): the devices' assertions read those.
+        The VGPU it holds on a host's GPU (<host>_pci_<GPU address>) is
+        the host's.
         """
         by_provider = self.placement.get(
             '/allocations/%s' % consumer_uuid).body['allocations']
         hosts = {rp: host for host, rp in self._providers().items()}
         devices = set()
         if set(by_provider) - set(hosts):
-            devices = {
-                rp['uuid'] for rp in self._get_all_providers()
-                if rp['root_provider_uuid'] in hosts and re.match(
-                    r'^%s_[0-9A-F]{4}:[0-9A-F]{2}:[0-9A-F]{2}\\.[0-7]$'
-                    % re.escape(hosts[rp['root_provider_uuid']]),
-                    rp['name'])}
-        return {hosts[rp]: allocation['resources']
-                for rp, allocation in by_provider.items()
-                if rp not in devices}
+            for rp in self._get_all_providers():
+                host = hosts.get(rp['root_provider_uuid'])
+                if host is None or rp['uuid'] in hosts:
+                    continue
+                if re.match(r'^%s_[0-9A-F]{4}:[0-9A-F]{2}:[0-9A-F]{2}'
+                            r'\\.[0-7]$' % re.escape(host), rp['name']):
+                    devices.add(rp['uuid'])
+                elif re.match(r'^%s_pci_[0-9a-f]{4}_[0-9a-f]{2}_[0-9a-f]'
+                              r'{2}_[0-7]$' % re.escape(host), rp['name']):
+                    hosts[rp['uuid']] = host
+        held = {}
+        for rp, allocation in by_provider.items():
+            if rp in devices:
+                continue
+            into = held.setdefault(hosts[rp], {})
+            for rc, amount in allocation['resources'].items():
+                into[rc] = into.get(rc, 0) + amount
+        return held
 
     def assertAllocations(self, expected):
         """Exactly what each consumer holds.
@@ -609,7 +620,10 @@ def export(path, bug=None, with_harness=False):
         out += ['from oslo_serialization import jsonutils']
     if injects:
         out += ['from oslo_utils import importutils']
-    out += ['from oslo_utils import timeutils', '']
+    out += ['from oslo_utils import timeutils']
+    if any('uuidutils.' in line for line in body):
+        out += ['from oslo_utils import uuidutils']
+    out += ['']
     out += ['from nova.compute import utils as compute_utils',
             'from nova import context',
             'from nova import exception',
@@ -631,6 +645,8 @@ def export(path, bug=None, with_harness=False):
         out += ['from nova.tests.unit import fake_requests']
     if any('vconfig.' in line for line in body):
         out += ['from nova.virt.libvirt import config as vconfig']
+    if any('libvirt_utils.' in line for line in body):
+        out += ['from nova.virt.libvirt import utils as libvirt_utils']
     if with_harness:
         out += ['', 'from harness import bugs']
     out += ['', 'CONF = cfg.CONF', '', '']

@@ -119,25 +119,27 @@ class ExportedNovaTestProofs(_NovaTestRuns):
     def test_which_bugs_export(self):
         # The exporter takes Nova's fake-driver hosts (a failing driver
         # too) and profiled hosts (Nova's fake libvirt shaped like the
-        # profile: CPUs, cells, pages, whole PCI devices and SR-IOV
-        # functions), the operations with integrated_helpers' helpers,
-        # images, rebuilds, computes stopped, started (a device_spec
-        # changed; a profiled one afresh), forced down and their
-        # services deleted, time moved on, periodics, requests and
+        # profile: CPUs, cells, pages, whole PCI devices, SR-IOV
+        # functions and vGPUs), the operations with integrated_helpers'
+        # helpers, images, rebuilds, computes stopped, started (a
+        # device_spec changed; a profiled one afresh), forced down and
+        # their services deleted, time moved on, periodics, requests and
         # deaths injected at compute (or scheduler) methods, faults on a
         # compute or of Placement and the steps they leave short of their
         # resting state, shelve and unshelve; the other bugs' scenarios
-        # need vGPUs, computes with different options, a multi-node
-        # compute, a point that is no single method and more (refused by
-        # name: see the unit tests). LP#1995153 exports but cannot be put
-        # back; LP#1848343 (open) exports, its test stating the leak.
+        # need computes with different options, a multi-node compute, a
+        # point that is no single method and more (refused by name: see
+        # the unit tests). LP#1794996, LP#1845291 and LP#1995153 export
+        # but cannot be put back; LP#1848343 (open) exports, its test
+        # stating the leak.
         self.assertEqual(['1633120', '1679750', '1707071', '1709902',
                           '1712718', '1713786', '1713796', '1714237',
                           '1715182', '1724172', '1749215', '1750618',
-                          '1756179', '1763183', '1763766', '1785318',
-                          '1818914', '1821594', '1825537', '1829479',
-                          '1852610', '1886418', '1944759', '1986838',
-                          '2085135', '2115905', '2144660', '2153425'],
+                          '1756179', '1758086', '1763183', '1763766',
+                          '1785318', '1818914', '1821594', '1825537',
+                          '1829479', '1852610', '1886418', '1944759',
+                          '1986838', '2085135', '2115905', '2144660',
+                          '2153425'],
                          sorted(exportable()))
 
     def prove(self, bug):

@@ -762,7 +762,7 @@ class ExpectTranslationTest(ExportTestCase):
         # devices, pci and pinned_cpus: profiled hosts only
         # (test_export_libvirt).
         self.assertEqual(('allocations', 'compute_nodes', 'devices', 'logs',
-                          'migrations', 'pci', 'pinned_cpus',
+                          'mdevs', 'migrations', 'pci', 'pinned_cpus',
                           'provider_traits', 'providers', 'servers',
                           'tracker', 'usages'),
                          expect_units.names())

@@ -190,6 +190,36 @@ class ProfiledHostTest(LibvirtExportTestCase):
             "        self.flags(cpu_shared_set=None, group='compute')\n"
             "        self.restart_compute_service('src')\n", method)
 
+    def test_a_vgpu_host(self):
+        # Its [devices] option, its GPUs as fakelibvirt's mdev-capable
+        # devices, and a vGPU made as the GPU's driver makes one.
+        head = HEAD.replace('dev-1s-8c-smt2', 'xeon-2s-20c-smt2-m60')
+        source = self.export('- boot: {server: vm1, flavor: pin2}\n'
+                             '  expect: {devices: {src: {vgpus: 0}}, '
+                             'mdevs: {vm1: {src: 1}}}', head=head)
+        self.assertIn("        self.flags(enabled_mdev_types=['nvidia-11'], "
+                      "group='devices')\n", source)
+        self.assertIn("            dev_type='MDEV_TYPES', bus=175, slot=0, "
+                      "function=0,\n", source)
+        self.assertIn("        self.useFixture(fixtures.MonkeyPatch(\n"
+                      "            'nova.virt.libvirt.driver.LibvirtDriver."
+                      "_create_mdev',\n            create_mdev))\n", source)
+        # The type's availableInstances counts down, as in sysfs.
+        self.assertIn("max(int(match.group(2)) - 1, 0)", source)
+        self.assertIn("        self.assertDevices('src', {\n"
+                      "            'vgpus': 0,\n", source)
+        self.assertIn("        self.assertMdevs('vm1', {'src': 1})\n",
+                      source)
+        for name in ('from oslo_utils import uuidutils',
+                     'from nova.virt.libvirt import utils as libvirt_utils'):
+            self.assertIn(name + '\n', source)
+        # A VGPU on a GPU's provider is its host's, as the harness's
+        # allocations count it.
+        held = source[source.index('    def _held('):]
+        held = held[:held.index('\n    def ', 10)]
+        self.assertIn("_pci_[0-9a-f]{4}_[0-9a-f]{2}_[0-9a-f]'", held)
+        self.assertIn("hosts[rp['uuid']] = host", held)
+
     def test_fake_and_profiled_scenarios_make_two_classes(self):
         head = HEAD + '''\
       - boot: {server: vm1, flavor: pin2}
@@ -271,7 +301,8 @@ class ExpectationTest(LibvirtExportTestCase):
         held = source[source.index('    def _held('):]
         held = held[:held.index('\n    def ', 10)]
         self.assertIn("if set(by_provider) - set(hosts):", held)
-        self.assertIn("if rp not in devices}", held)
+        self.assertIn("            if rp in devices:\n"
+                      "                continue\n", held)
 
     def test_a_tracker_s_cells(self):
         body = self.body('- boot: {server: vm1, flavor: pin2, host: src}\n'
@@ -301,12 +332,6 @@ class RefusalTest(LibvirtExportTestCase):
                            "hosts 'dst' and 'src' need different options",
                            'compute.cpu_dedicated_set', head=head)
 
-    def test_a_vgpu_host(self):
-        head = HEAD.replace('dev-1s-8c-smt2', 'xeon-2s-20c-smt2-m60')
-        self.assertRefused('- boot: {server: vm1, flavor: pin2}',
-                           "host 'dst' (profile xeon-2s-20c-smt2-m60)",
-                           'vGPUs', head=head)
-
     def test_a_vdpa_host(self):
         head = HEAD.replace('dev-1s-8c-smt2', 'nfv-2s-10c-smt2-vdpa')
         self.assertRefused('- boot: {server: vm1, flavor: pin2}',
@@ -329,11 +354,6 @@ class RefusalTest(LibvirtExportTestCase):
             '  expect: {pinned_cpus: {src: 0}}',
             'expect: pinned_cpus', "host 'dst' has no profile",
             head=test_export.HEAD)
-
-    def test_vgpus_of_devices(self):
-        self.assertRefused('- boot: {server: vm1, flavor: pin2}\n'
-                           '  expect: {devices: {src: {vgpus: 0}}}',
-                           'expect: devices', 'src: vgpus')
 
 
 class LogsTest(test_export.ExportTestCase):
