@@ -5,11 +5,13 @@ A scenario whose hosts have a ``profile`` is exported as a class on
 written inline as Nova's fake libvirt ``HostInfo`` (its cells edited to
 the profile's CPU numbering, sockets, memory and page pools, as Nova's
 NUMA tests edit theirs) and ``HostPCIDevicesInfo`` (its passthrough
-devices), and the profiles' options as ``self.flags``. Nova's config is
-one per process: the hosts of one class must need the same options (the
-harness gives each host its own), else the exporter refuses, naming two
-hosts. What Nova's fakes cannot show the way the harness does is refused
-by name: SR-IOV functions, vGPUs, a compute started with its guests lost.
+devices, GPUs included), and the profiles' options as ``self.flags``.
+Nova's config is one per process: the hosts of one class must start
+with the same options (the harness gives each host its own), else the
+exporter refuses, naming two hosts; a start may then change what a
+compute reads only as it starts (``Options``). What Nova's fakes cannot
+show the way the harness does is refused by name: vDPA and
+remote-managed functions, cores of different thread counts.
 """
 
 import dataclasses
