@@ -466,8 +466,10 @@ HELPERS = '''
                 continue
             for device in objects.PciDeviceList.get_by_compute_node(
                     self.context, node.id):
-                if (device.instance_uuid == self.servers[name]['id']
-                        and device.status in ('claimed', 'allocated')):
+                held_by_it = (
+                    device.instance_uuid == self.servers[name]['id'] and
+                    device.status in ('claimed', 'allocated'))
+                if held_by_it:
                     held.setdefault(host, []).append(device)
         for host in sorted(set(expected) | set(held)):
             want = expected.get(host, 0)
@@ -485,8 +487,10 @@ HELPERS = '''
                              % (name, host))
 
     def assertTrackerFields(self, host, expected):
-        """The fields of the host's compute node record named, and its
-        NUMA cells' usage ({'cells': {cell id: {field: n}}})."""
+        """The fields named of the host's compute node record.
+
+        And its NUMA cells' usage ({'cells': {cell id: {field: n}}}).
+        """
         node = self._node(host)
         self.assertIsNotNone(node, 'the resource tracker of %s: no compute '
                              'node record' % host)

@@ -17,6 +17,7 @@ expectations are translated.
 """
 
 import functools
+import os
 import re
 import textwrap
 
@@ -24,6 +25,7 @@ from harness.core import names
 from harness.core import profiles
 from harness.core import scenario as scenario_mod
 from harness.export import expect as expect_units
+from harness.export import layout
 from harness.export import libvirt
 from harness.export import refusal
 from harness.export import steps as step_units
@@ -227,8 +229,8 @@ NODE_HELPERS = '''
             self.assertEqual([], found, 'the records of node %s' % node)
             return
         self.assertNotEqual([], found, 'compute node %s: no record' % node)
-        record = ([record for record in found if not record.deleted]
-                  or found)[-1]
+        live = [record for record in found if not record.deleted]
+        record = (live or found)[-1]
         got = {'records': len(found), 'deleted': bool(record.deleted),
                'mapped': bool(record.mapped)}
         want = dict(expected)
@@ -295,10 +297,11 @@ LOG_HELPERS = '''
                                self.stdlog.logger.output[mark:]):
             match = re.match(r'\\S+ \\S+ ([A-Z]+) \\[[^]]*\\] (.*)', record,
                              re.S)
-            if (match and match.group(1) in levels
-                    and levels.index(match.group(1)) >= levels.index(level)
-                    and (pattern is None
-                         or re.search(pattern, match.group(2)))):
+            if not match or match.group(1) not in levels:
+                continue
+            if levels.index(match.group(1)) < levels.index(level):
+                continue
+            if pattern is None or re.search(pattern, match.group(2)):
                 found.append(record.splitlines()[0])
         if present:
             self.assertNotEqual([], found, 'no record at %s or above '
@@ -580,6 +583,7 @@ def export(path, bug=None, with_harness=False):
                               '--with-harness needs a bug (--bug N)')
     title = ' '.join(str(meta.get('title', '')).split())
     groups = _groups(path, scenarios)
+    names = method_names([scenario.name for scenario in scenarios])
     body = []
     for (hosts, group), name in zip(groups, _class_names(
             'TestBug%s' % bug if bug else 'TestScenarios', groups)):
@@ -587,10 +591,10 @@ def export(path, bug=None, with_harness=False):
             body += ['', '']
         if hosts is None:
             body += _class(path, group, _driver(path, group), bug, title,
-                           with_harness, name)
+                           with_harness, name, methods=names)
         else:
             body += _class(path, group, None, bug, title, with_harness,
-                           name, hosts=hosts)
+                           name, hosts=hosts, methods=names)
     injects = any('self._inject' in line for line in body)
     placement = any('self._placement_fault(' in line for line in body)
     wraps = (injects or placement
@@ -638,7 +642,8 @@ def export(path, bug=None, with_harness=False):
         out += ['from nova.tests.fixtures import libvirt as fakelibvirt']
     if any('client.OpenStackApiException' in line for line in body):
         out += ['from nova.tests.functional.api import client']
-    out += ['from nova.tests.functional import integrated_helpers']
+    if any('integrated_helpers.' in line for line in body):
+        out += ['from nova.tests.functional import integrated_helpers']
     if any('base.ServersTestBase' in line for line in body):
         out += ['from nova.tests.functional.libvirt import base']
     if placement:
@@ -651,7 +656,7 @@ def export(path, bug=None, with_harness=False):
         out += ['', 'from harness import bugs']
     out += ['', 'CONF = cfg.CONF', '', '']
     out += body
-    return '\n'.join(out).rstrip('\n') + '\n'
+    return layout.fit('\n'.join(out).rstrip('\n') + '\n')
 
 
 def _groups(path, scenarios):
@@ -704,9 +709,16 @@ def _class_names(base, groups):
 def _docstring(bug, title, path):
     what = 'Regression test for bug %s.' % bug if bug else 'Scenarios.'
     body = ['', textwrap.fill(title + '.', 79)] if title else []
-    return '\n'.join([what] + body + [
-        '', 'Exported from the nova-harness scenario file %s.'
-        % re.sub(r'.*/(harness/)', r'\1', path), ''])
+    path = re.sub(r'.*/((harness|findings|tests)/)', r'\1', path)
+    origin = textwrap.fill(
+        'Exported from the nova-harness scenario file %s.' % path, 79,
+        break_long_words=False, break_on_hyphens=False)
+    if max(len(line) for line in origin.splitlines()) > 79:
+        # A file name too long for a line with its directory.
+        folder, name = os.path.split(path)
+        origin = ('Exported from the nova-harness scenario file in %s/:\n%s'
+                  % (folder, name))
+    return '\n'.join([what] + body + ['', origin, ''])
 
 
 def _failing_method(driver):
@@ -755,14 +767,19 @@ def _driver(path, scenarios):
 
 
 def _class(path, scenarios, driver, bug, title, with_harness, name,
-           hosts=None):
-    """One test class: Nova's fake ``driver``, or profiled ``hosts``."""
+           hosts=None, methods=None):
+    """One test class: Nova's fake ``driver``, or profiled ``hosts``.
+
+    ``methods``: scenario name -> its test method's name.
+    """
     config = scenarios[0].config
     for scenario in scenarios:
         _check_scenario(path, scenario, config, scenarios[0].weights,
                         hosts is not None)
+    names = methods or {}
     methods = [line for scenario in scenarios
-               for line in _method(path, scenario, hosts)]
+               for line in _method(path, scenario, hosts,
+                                   names.get(scenario.name))]
     lines = ['class %s(%s):' % (
         name, 'integrated_helpers.ProviderUsageBaseTestCase'
         if hosts is None else 'base.ServersTestBase')]
@@ -936,15 +953,55 @@ def _world(scenario, hosts=None):
     return lines
 
 
-def method_name(scenario_name):
-    """The name of the test method a scenario is exported as."""
-    return 'test_%s' % re.sub(r'[^a-z0-9]+', '_',
-                              scenario_name.lower()).strip('_')
+#: The longest test method name a ``def`` line of 79 columns holds.
+METHOD_NAME = layout.WIDTH - len('    def (self):')
 
 
-def _method(path, scenario, hosts=None):
-    lines = ['', '    def %s(self):' % method_name(scenario.name),
-             '        """%s"""' % scenario.name.replace('"""', "'''")]
+def method_names(scenario_names):
+    """Scenario name -> the name of the test method it is exported as.
+
+    Its words, as many as a ``def`` line holds (the whole name is the
+    method's docstring); where two would then share a name, the words
+    that tell them apart at their ends are kept, those before them cut.
+    """
+    words = {name: ['test'] + re.sub(r'[^a-z0-9]+', '_', name.lower(
+    )).strip('_').split('_') for name in scenario_names}
+    first = {name: _cut(parts, []) for name, parts in words.items()}
+    found = dict(first)
+    for name, method in first.items():
+        same = [other for other in scenario_names
+                if first[other] == method and other != name]
+        if not same:
+            continue
+        ends = 1
+        while ends < len(words[name]) and any(
+                words[name][-ends:] == words[other][-ends:]
+                for other in same):
+            ends += 1
+        found[name] = _cut(words[name][:-ends], words[name][-ends:])
+    return found
+
+
+def _cut(head, tail):
+    """``head + tail`` joined, words of ``head`` dropped to fit a line."""
+    head = list(head)
+    while head and len('_'.join(head + tail)) > METHOD_NAME:
+        head.pop()
+    return '_'.join(head + tail)
+
+
+def _method(path, scenario, hosts=None, name=None):
+    text = scenario.name.replace('"""', "'''")
+    name = name or method_names([scenario.name])[scenario.name]
+    lines = ['', '    def %s(self):' % name]
+    if len(INDENT + '""""""' + text) <= layout.WIDTH:
+        lines.append(INDENT + '"""%s"""' % text)
+    else:
+        lines += textwrap.wrap(text, layout.WIDTH - len(INDENT) - 3,
+                               initial_indent=INDENT + '"""',
+                               subsequent_indent=INDENT,
+                               break_long_words=False,
+                               break_on_hyphens=False) + [INDENT + '"""']
     lines += _world(scenario, hosts)
     if hosts is not None:
         options = libvirt.Options(scenario, hosts.options[scenario.name])

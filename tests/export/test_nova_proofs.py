@@ -221,8 +221,11 @@ class ExportedFindingProofs(_NovaTestRuns):
             'MismatchError', 'AssertionError'))
         # The harness's run of each scenario fails at the step where its
         # exported test method fails.
-        for scenario in scenario_mod.load(path):
-            method = nova_test.method_name(scenario.name)
+        scenarios = scenario_mod.load(path)
+        names = nova_test.method_names([scenario.name
+                                        for scenario in scenarios])
+        for scenario in scenarios:
+            method = names[scenario.name]
             self.assertRegex(output, r'\nFAIL: %s\.\w+\.%s\n'
                              % (module, method))
             exc = self.assertRaises(errors.ScenarioFailed, runner.run,

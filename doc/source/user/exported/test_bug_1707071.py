@@ -304,8 +304,11 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
             host = manager.host
         return host
 
-    def test_resize_with_periodics_on_both_hosts_before_resize_instance_confirm_then_resize_back_with_a_periodic_on_the_destination_before_finish_resize_revert(self):
-        """resize with periodics on both hosts before resize_instance, confirm, then resize back with a periodic on the destination before finish_resize, revert"""
+    def test_resize_with_periodics_on_both_hosts_before_resize_instance(self):
+        """resize with periodics on both hosts before
+        resize_instance, confirm, then resize back with a periodic
+        on the destination before finish_resize, revert
+        """
         for host in ['dst', 'src']:
             self.computes[host] = self._start_compute(host)
             self._schedule(host)
@@ -416,11 +419,13 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
         })
         self.assertServer('vm1', host='src', status='VERIFY_RESIZE')
 
-        # 10. inject before finish_revert_resize: update_available_resource on src
+        # 10. inject before finish_revert_resize: update_available_resource on
+        # src
         self._inject('before', 'finish_revert_resize',
                      'update_available_resource', 'src')
 
-        # 11. inject before finish_revert_resize: update_available_resource on dst
+        # 11. inject before finish_revert_resize: update_available_resource on
+        # dst
         self._inject('before', 'finish_revert_resize',
                      'update_available_resource', 'dst')
 
@@ -456,8 +461,11 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
         self.assertUsages({
         })
 
-    def test_cold_migration_with_periodics_on_both_hosts_before_resize_instance_then_confirm_with_periodics_before_confirm_resize(self):
-        """cold migration with periodics on both hosts before resize_instance, then confirm with periodics before confirm_resize"""
+    def test_cold_migration_with_periodics_on_both_hosts_before_resize(self):
+        """cold migration with periodics on both hosts before
+        resize_instance, then confirm with periodics before
+        confirm_resize
+        """
         for host in ['dst', 'src']:
             self.computes[host] = self._start_compute(host)
             self._schedule(host)
@@ -484,7 +492,8 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
                      'update_available_resource', 'src')
 
         # 4. migrate vm1 to dst
-        self.servers['vm1'] = self._migrate_server(self.servers['vm1'], host='dst')
+        self.servers['vm1'] = self._migrate_server(
+            self.servers['vm1'], host='dst')
         self.assertAllocations({
             'migration(vm1)': {
                 'src': {'DISK_GB': 1, 'MEMORY_MB': 512, 'VCPU': 1},
@@ -544,8 +553,11 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
             'dst': {'DISK_GB': 1, 'MEMORY_MB': 512, 'VCPU': 1},
         })
 
-    def test_live_migration_with_a_periodic_on_the_destination_before_pre_live_migration_and_on_the_source_before_post_live_migration(self):
-        """live migration with a periodic on the destination before pre_live_migration and on the source before _post_live_migration"""
+    def test_live_migration_with_a_periodic_on_the_destination_before(self):
+        """live migration with a periodic on the destination before
+        pre_live_migration and on the source before
+        _post_live_migration
+        """
         for host in ['dst', 'src']:
             self.computes[host] = self._start_compute(host)
             self._schedule(host)
@@ -567,12 +579,14 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
         self._inject('before', 'pre_live_migration',
                      'update_available_resource', 'dst')
 
-        # 3. inject before _post_live_migration: update_available_resource on src
+        # 3. inject before _post_live_migration: update_available_resource on
+        # src
         self._inject('before', '_post_live_migration',
                      'update_available_resource', 'src')
 
         # 4. live migrate vm1 to dst
-        self.servers['vm1'] = self._live_migrate(self.servers['vm1'], host='dst')
+        self.servers['vm1'] = self._live_migrate(
+            self.servers['vm1'], host='dst')
         self.assertAllocations({
             'vm1': {
                 'dst': {'DISK_GB': 1, 'MEMORY_MB': 512, 'VCPU': 1},

@@ -304,7 +304,8 @@ class TestBug1713796(integrated_helpers.ProviderUsageBaseTestCase):
         self.api.post_server_action(
             self.servers['vm1']['id'], {'unshelve': {'host': 'h2'}})
         self.servers['vm1'] = self._wait_for_server_parameter(
-            self.servers['vm1'], {'status': 'SHELVED_OFFLOADED', 'OS-EXT-STS:task_state': None})
+            self.servers['vm1'],
+            {'status': 'SHELVED_OFFLOADED', 'OS-EXT-STS:task_state': None})
         self.assertAllocations({
         })
         self.assertUsages({
@@ -399,7 +400,8 @@ class TestBug1713796(integrated_helpers.ProviderUsageBaseTestCase):
         self.api.post_server_action(
             self.servers['vm1']['id'], {'unshelve': {'host': 'h2'}})
         self.servers['vm1'] = self._wait_for_server_parameter(
-            self.servers['vm1'], {'status': 'SHELVED_OFFLOADED', 'OS-EXT-STS:task_state': None})
+            self.servers['vm1'],
+            {'status': 'SHELVED_OFFLOADED', 'OS-EXT-STS:task_state': None})
         self.assertAllocations({
         })
         self.assertUsages({

@@ -28,7 +28,6 @@ from nova import context
 from nova import exception
 from nova import objects
 from nova.tests.fixtures import libvirt as fakelibvirt
-from nova.tests.functional import integrated_helpers
 from nova.tests.functional.libvirt import base
 from nova.virt.libvirt import config as vconfig
 
@@ -342,8 +341,10 @@ class TestBug1785318(base.ServersTestBase):
                 continue
             for device in objects.PciDeviceList.get_by_compute_node(
                     self.context, node.id):
-                if (device.instance_uuid == self.servers[name]['id']
-                        and device.status in ('claimed', 'allocated')):
+                held_by_it = (
+                    device.instance_uuid == self.servers[name]['id'] and
+                    device.status in ('claimed', 'allocated'))
+                if held_by_it:
                     held.setdefault(host, []).append(device)
         for host in sorted(set(expected) | set(held)):
             want = expected.get(host, 0)
@@ -361,8 +362,10 @@ class TestBug1785318(base.ServersTestBase):
                              % (name, host))
 
     def assertTrackerFields(self, host, expected):
-        """The fields of the host's compute node record named, and its
-        NUMA cells' usage ({'cells': {cell id: {field: n}}})."""
+        """The fields named of the host's compute node record.
+
+        And its NUMA cells' usage ({'cells': {cell id: {field: n}}}).
+        """
         node = self._node(host)
         self.assertIsNotNone(node, 'the resource tracker of %s: no compute '
                              'node record' % host)
@@ -502,7 +505,8 @@ class TestBug1785318(base.ServersTestBase):
 
         # 1. boot vm1 (two) on src
         self.servers['vm1'] = self._create_server(
-            name='vm1', flavor_id=self.flavors['two'], image_uuid=self.images['pinned'],
+            name='vm1', flavor_id=self.flavors['two'],
+            image_uuid=self.images['pinned'],
             host='src', networks='none')
         self.assertAllocations({
             'vm1': {

@@ -29,7 +29,6 @@ from nova import context
 from nova import exception
 from nova import objects
 from nova.tests.fixtures import libvirt as fakelibvirt
-from nova.tests.functional import integrated_helpers
 from nova.tests.functional.libvirt import base
 from nova.virt.libvirt import config as vconfig
 
@@ -408,8 +407,10 @@ class TestBug1944759(base.ServersTestBase):
                 continue
             for device in objects.PciDeviceList.get_by_compute_node(
                     self.context, node.id):
-                if (device.instance_uuid == self.servers[name]['id']
-                        and device.status in ('claimed', 'allocated')):
+                held_by_it = (
+                    device.instance_uuid == self.servers[name]['id'] and
+                    device.status in ('claimed', 'allocated'))
+                if held_by_it:
                     held.setdefault(host, []).append(device)
         for host in sorted(set(expected) | set(held)):
             want = expected.get(host, 0)
@@ -427,8 +428,10 @@ class TestBug1944759(base.ServersTestBase):
                              % (name, host))
 
     def assertTrackerFields(self, host, expected):
-        """The fields of the host's compute node record named, and its
-        NUMA cells' usage ({'cells': {cell id: {field: n}}})."""
+        """The fields named of the host's compute node record.
+
+        And its NUMA cells' usage ({'cells': {cell id: {field: n}}}).
+        """
         node = self._node(host)
         self.assertIsNotNone(node, 'the resource tracker of %s: no compute '
                              'node record' % host)
@@ -544,8 +547,10 @@ class TestBug1944759(base.ServersTestBase):
             prod_name='Samsung 980 PRO NVMe 1 TB')
         return pci_info
 
-    def test_periodic_on_the_source_between_resize_instance_and_finish_resize_then_confirm(self):
-        """periodic on the source between resize_instance and finish_resize, then confirm"""
+    def test_periodic_on_the_source_between_resize_instance_and_confirm(self):
+        """periodic on the source between resize_instance and
+        finish_resize, then confirm
+        """
         # The hosts' own options (their profiles' nova.conf), one for all.
         self.flags(cpu_dedicated_set='2-7,10-15', group='compute')
         self.flags(cpu_shared_set='0-1,8-9', group='compute')
@@ -649,8 +654,10 @@ class TestBug1944759(base.ServersTestBase):
             'src': 0,
         })
 
-    def test_periodic_on_the_source_between_resize_instance_and_finish_resize_then_revert(self):
-        """periodic on the source between resize_instance and finish_resize, then revert"""
+    def test_periodic_on_the_source_between_resize_instance_and_revert(self):
+        """periodic on the source between resize_instance and
+        finish_resize, then revert
+        """
         # The hosts' own options (their profiles' nova.conf), one for all.
         self.flags(cpu_dedicated_set='2-7,10-15', group='compute')
         self.flags(cpu_shared_set='0-1,8-9', group='compute')

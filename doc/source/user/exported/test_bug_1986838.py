@@ -28,7 +28,6 @@ from nova import context
 from nova import exception
 from nova import objects
 from nova.tests.fixtures import libvirt as fakelibvirt
-from nova.tests.functional import integrated_helpers
 from nova.tests.functional.libvirt import base
 from nova.virt.libvirt import config as vconfig
 
@@ -58,8 +57,10 @@ class TestBug1986838(base.ServersTestBase):
             'PciPassthroughFilter',
         ], group='filter_scheduler')
         self.flags(alias=[
-            '{"name": "a", "vendor_id": "144d", "product_id": "a80a", "device_type": "type-PCI"}',
-            '{"name": "b", "vendor_id": "144d", "product_id": "a80a", "device_type": "type-PCI"}',
+            '{"name": "a", "vendor_id": "144d", "product_id": "a80a", '
+            '"device_type": "type-PCI"}',
+            '{"name": "b", "vendor_id": "144d", "product_id": "a80a", '
+            '"device_type": "type-PCI"}',
         ], group='pci')
         super().setUp()
         # The instances filesystem, as the profiles size it (ServersTestBase's
@@ -338,8 +339,10 @@ class TestBug1986838(base.ServersTestBase):
                 continue
             for device in objects.PciDeviceList.get_by_compute_node(
                     self.context, node.id):
-                if (device.instance_uuid == self.servers[name]['id']
-                        and device.status in ('claimed', 'allocated')):
+                held_by_it = (
+                    device.instance_uuid == self.servers[name]['id'] and
+                    device.status in ('claimed', 'allocated'))
+                if held_by_it:
                     held.setdefault(host, []).append(device)
         for host in sorted(set(expected) | set(held)):
             want = expected.get(host, 0)
@@ -357,8 +360,10 @@ class TestBug1986838(base.ServersTestBase):
                              % (name, host))
 
     def assertTrackerFields(self, host, expected):
-        """The fields of the host's compute node record named, and its
-        NUMA cells' usage ({'cells': {cell id: {field: n}}})."""
+        """The fields named of the host's compute node record.
+
+        And its NUMA cells' usage ({'cells': {cell id: {field: n}}}).
+        """
         node = self._node(host)
         self.assertIsNotNone(node, 'the resource tracker of %s: no compute '
                              'node record' % host)
@@ -500,7 +505,8 @@ class TestBug1986838(base.ServersTestBase):
             name='vm1', flavor_id=self.flavors['two'],
             host='h1', networks='none', expected_state='ERROR')
         self.servers['vm1'] = self._wait_for_server_parameter(
-            self.servers['vm1'], {'status': 'ERROR', 'OS-EXT-STS:task_state': None})
+            self.servers['vm1'],
+            {'status': 'ERROR', 'OS-EXT-STS:task_state': None})
         self.assertIn('No valid host', self.servers['vm1']['fault']['message'])
         self.assertAllocations({
         })
