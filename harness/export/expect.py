@@ -170,6 +170,18 @@ def pci(value, scenario):
     return lines
 
 
+@translates('action_events')
+def action_events(value, scenario):
+    # Each entry matches one event of the server's instance actions, as
+    # an admin sees them at the latest microversion (details: 2.84).
+    lines = []
+    for server, entries in sorted(value.items()):
+        for entry in entries:
+            lines.append('self.assertActionEvent(%r, %s)' % (server, ', '.join(
+                '%s=%r' % item for item in sorted(entry.items()))))
+    return lines
+
+
 @translates('mdevs')
 def mdevs(value, scenario):
     # The mediated devices each running host's libvirt driver assigned

@@ -241,6 +241,37 @@ NODE_HELPERS = '''
                    for key in want}, 'compute node %s' % node)
 '''
 
+# The instance action helper, in a class whose scenarios expect events.
+ACTION_HELPERS = '''
+    def assertActionEvent(self, name, **want):
+        """An event of the server's instance actions matches ``want``.
+
+        As an admin sees them: 'action' (the latest action of that name;
+        any, if not named), 'event', 'result', 'host', and 'details', a
+        shell pattern.
+        """
+        server_id = self.servers[name]['id']
+        actions = self.admin_api.get_instance_actions(server_id)
+        if 'action' in want:
+            # The API lists the latest action first.
+            actions = [action for action in actions
+                       if action['action'] == want['action']][:1]
+        events = [event for action in actions
+                  for event in self.admin_api.get_instance_action_details(
+                      server_id, action['request_id'])['events']]
+        found = []
+        for event in events:
+            if any(event.get(key) != want[key]
+                   for key in ('event', 'result', 'host') if key in want):
+                continue
+            if 'details' in want and not fnmatch.fnmatchcase(
+                    event.get('details') or '', want['details']):
+                continue
+            found.append(event)
+        self.assertNotEqual([], found, 'no event of %s matches %r; its '
+                            'events: %r' % (name, want, events))
+'''
+
 # The host mapping helpers, in a class whose scenarios start a compute
 # whose service was deleted, mapped again as the harness maps it.
 MAPPING_HELPERS = '''
@@ -603,6 +634,8 @@ def export(path, bug=None, with_harness=False):
     live = any('urllib.parse' in line for line in body)
     out = [HEADER, '"""%s"""' % _docstring(bug, title, path), '']
     stdlib = []
+    if any('fnmatch.' in line for line in body):
+        stdlib += ['fnmatch']
     if with_harness:
         stdlib += ['os']
     if any('threading.' in line for line in body):
@@ -880,6 +913,9 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
     if any(line.lstrip().startswith('self.assertComputeNode(')
            for line in methods):
         lines += NODE_HELPERS.rstrip('\n').split('\n')
+    if any(line.lstrip().startswith('self.assertActionEvent(')
+           for line in methods):
+        lines += ACTION_HELPERS.rstrip('\n').split('\n')
     if any(line.lstrip().startswith('self._map_host(') for line in methods):
         lines += MAPPING_HELPERS.rstrip('\n').split('\n')
     if hosts is not None:

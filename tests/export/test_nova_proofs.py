@@ -130,8 +130,8 @@ class ExportedNovaTestProofs(_NovaTestRuns):
         # need computes with different options, a multi-node compute, a
         # point that is no single method and more (refused by name: see
         # the unit tests). LP#1794996, LP#1845291 and LP#1995153 export
-        # but cannot be put back; LP#1848343 (open) exports, its test
-        # stating the leak.
+        # but cannot be put back; LP#1790204 and LP#1848343 (open)
+        # export, their tests stating the bug.
         self.assertEqual(['1633120', '1679750', '1707071', '1709902',
                           '1712718', '1713786', '1713796', '1714237',
                           '1715182', '1724172', '1749215', '1750618',

@@ -766,10 +766,10 @@ class ExpectTranslationTest(ExportTestCase):
             self.assertIn('    def %s(self' % helper, source)
         # devices, pci and pinned_cpus: profiled hosts only
         # (test_export_libvirt).
-        self.assertEqual(('allocations', 'compute_nodes', 'devices', 'logs',
-                          'mdevs', 'migrations', 'pci', 'pinned_cpus',
-                          'provider_traits', 'providers', 'servers',
-                          'tracker', 'usages'),
+        self.assertEqual(('action_events', 'allocations', 'compute_nodes',
+                          'devices', 'logs', 'mdevs', 'migrations', 'pci',
+                          'pinned_cpus', 'provider_traits', 'providers',
+                          'servers', 'tracker', 'usages'),
                          expect_units.names())
 
     def test_compute_nodes(self):
@@ -792,6 +792,28 @@ class ExpectTranslationTest(ExportTestCase):
                       source)
         self.assertIn("context.get_admin_context(read_deleted='yes')",
                       source)
+
+    def test_action_events(self):
+        # Each entry one event of the server's actions, as an admin sees
+        # them; details a shell pattern.
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '  expect:\n'
+            '    action_events:\n'
+            '      vm1: [{action: create, event: compute_build_and_run_'
+            'instance, result: Success, host: src},\n'
+            '            {details: "No valid*"}]')
+        self.assertIn(
+            "        self.assertActionEvent('vm1', action='create', "
+            "event='compute_build_and_run_instance', host='src', "
+            "result='Success')\n"
+            "        self.assertActionEvent('vm1', details='No valid*')\n",
+            source)
+        self.assertIn('    def assertActionEvent(self, name, **want):',
+                      source)
+        self.assertIn('\nimport fnmatch\n', source)
+        self.assertIn("fnmatch.fnmatchcase(\n                    "
+                      "event.get('details') or '', want['details'])", source)
 
     def test_no_compute_node_record(self):
         body = self.body('- stop_compute: src\n'
