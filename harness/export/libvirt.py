@@ -5,13 +5,16 @@ A scenario whose hosts have a ``profile`` is exported as a class on
 written inline as Nova's fake libvirt ``HostInfo`` (its cells edited to
 the profile's CPU numbering, sockets, memory and page pools, as Nova's
 NUMA tests edit theirs) and ``HostPCIDevicesInfo`` (its passthrough
-devices), and the profiles' options as ``self.flags``. Nova's config is
-one per process: the hosts of one class must need the same options (the
-harness gives each host its own), else the exporter refuses, naming two
-hosts. What Nova's fakes cannot show the way the harness does is refused
-by name: SR-IOV functions, vGPUs, a compute started with its guests lost.
+devices, GPUs included), and the profiles' options as ``self.flags``.
+Nova's config is one per process: the hosts of one class must start
+with the same options (the harness gives each host its own), else the
+exporter refuses, naming two hosts; a start may then change what a
+compute reads only as it starts (``Options``). What Nova's fakes cannot
+show the way the harness does is refused by name: vDPA and
+remote-managed functions, cores of different thread counts.
 """
 
+import dataclasses
 import re
 import textwrap
 
@@ -110,11 +113,6 @@ class Hosts(object):
                     'host %r (profile %s): device %s: vDPA and '
                     'remote-managed functions are not translated yet'
                     % (host, profile.name, device.address))
-        if profile.option('enabled_mdev_types', 'devices'):
-            raise Unsupported(
-                'host %r (profile %s): vGPUs ([devices] '
-                'enabled_mdev_types) are not translated yet'
-                % (host, profile.name))
         threads = {len(core) for cell in profile.cells
                    for core in cell.siblings}
         if len(threads) != 1:
@@ -141,6 +139,11 @@ class Hosts(object):
                     ).index(device.address)
         return (sorted(pfs), numbers) if pfs else None
 
+    def vgpus(self):
+        """Whether a host makes vGPUs ([devices] enabled_mdev_types)."""
+        return any(profile.option('enabled_mdev_types', 'devices')
+                   for profile in self.profiles.values())
+
     @property
     def cpus(self):
         """Every CPU of every host (those Nova's tests say are online)."""
@@ -155,6 +158,86 @@ class Hosts(object):
         """Whether a host has more CPUs than ServersTestBase's 16."""
         return any(len(profile.cpus) >= BASE_ONLINE_CPUS
                    for profile in self.profiles.values())
+
+
+#: Options a compute reads as it starts and never again while it runs:
+#: ``[pci] device_spec`` makes its PCI tracker's filter (``PciDevTracker``,
+#: built at the start-up pass; ``init_host`` and the libvirt driver check
+#: it there too), which the Placement translator reads thereafter; the
+#: scheduler's ``PciDeviceStats`` parses it but matches no device with
+#: it. Nova's PCI tests set it with ``self.flags`` before each compute
+#: (re)start: so may an exported test. Any other option a running
+#: compute reads again (the CPU sets, reserved amounts, allocation
+#: ratios at each resource pass): one value for every compute.
+START_ONLY = frozenset([('pci', 'device_spec')])
+
+
+class Options(object):
+    """The options of a scenario's computes and of the test, step by step.
+
+    A start with ``config`` changes its host's options (for this and
+    later starts, as the harness's edited nova.conf); the test sets, by
+    ``self.flags`` before each start, the options that start reads where
+    they differ from what the test has set. An option a running compute
+    reads again must stay one for all the computes: else refused.
+    """
+
+    def __init__(self, scenario, shared):
+        self.test = dict(shared)
+        self._nova = {}
+        self._profiles = {}
+        self.hosts = {}
+        for name, host in scenario.hosts.items():
+            profile = profiles.load_profile(host.profile)
+            self._profiles[name] = profile
+            self._nova[name] = {section: dict(options)
+                                for section, options in profile.nova.items()}
+            self.hosts[name] = dict(shared)
+
+    def start(self, host, config=None):
+        """The lines that set what ``host``'s start reads (indented 8)."""
+        for section, options in (config or {}).items():
+            for name, value in options.items():
+                if value is None:
+                    # The option's line removed from the host's file.
+                    self._nova[host].get(section, {}).pop(name, None)
+                else:
+                    self._nova[host].setdefault(section, {})[name] = value
+        if config:
+            self.hosts[host] = dataclasses.replace(
+                self._profiles[host], nova=self._nova[host]).conf_overrides()
+        lines = []
+        for key in sorted(set(self.hosts[host]) | set(self.test), key=str):
+            value = self.hosts[host].get(key)
+            if value == self.test.get(key):
+                continue
+            if key not in START_ONLY:
+                self._shared(host, key)
+            if value is None and key not in UNSET_IS_DEFAULT:
+                raise Unsupported('option %s removed from host %r\'s '
+                                  'config' % (_option(key), host))
+            lines += flags_lines(key[0], key[1], value)
+            self.test[key] = value
+        return lines
+
+    def _shared(self, host, key):
+        for other in sorted(self.hosts):
+            if self.hosts[other].get(key) != self.hosts[host].get(key):
+                raise Unsupported(
+                    'option %s: host %r starts with %r, host %r has %r; '
+                    'a running compute reads it again, and the computes '
+                    'of one test share one config'
+                    % (_option(key), host, self.hosts[host].get(key),
+                       other, self.hosts[other].get(key)))
+
+
+#: Options whose absence is their default, None (a removed CPU set).
+UNSET_IS_DEFAULT = frozenset([('compute', 'cpu_dedicated_set'),
+                              ('compute', 'cpu_shared_set')])
+
+
+def _option(key):
+    return '%s.%s' % (key[0] or 'DEFAULT', key[1])
 
 
 def _cpu_set(cpus):
@@ -236,6 +319,40 @@ def setup_lines(hosts, live_migrates):
         '        self.useFixture(fixtures.MockPatch(',
         "            'nova.virt.libvirt.driver.LibvirtDriver.'",
         "            'migrate_disk_and_power_off', return_value='{}'))"]
+    if hosts.vgpus():
+        lines += [
+            '',
+            '        def create_mdev(driver, dev_name, mdev_type, uuid=None):',
+            "            # A vGPU, made by the GPU's driver in sysfs as the "
+            "host's",
+            "            # libvirt then lists it (as Nova's vGPU tests make "
+            "them), and",
+            "            # the type's availableInstances one lower "
+            "(fakelibvirt's",
+            '            # stays as it started: Nova would count the vGPU '
+            'twice).',
+            '            uuid = uuid or uuidutils.generate_uuid()',
+            '            connection = driver._host.get_connection()',
+            '            name = libvirt_utils.mdev_uuid2name(uuid)',
+            '            connection.mdev_info.devices[name] = (',
+            '                fakelibvirt.FakeMdevDevice(',
+            '                    dev_name=name, type_id=mdev_type, '
+            'parent=dev_name))',
+            '            gpu = connection.pci_info.devices[dev_name]',
+            '            gpu.pci_device = re.sub(',
+            "                r\"(<type id='%s'>.*?<availableInstances>)"
+            "(\\d+)<\" % (",
+            '                    re.escape(mdev_type)),',
+            "                lambda match: '%s%d<' % (",
+            '                    match.group(1), max(int(match.group(2)) '
+            '- 1, 0)),',
+            '                gpu.pci_device, count=1, flags=re.S)',
+            '            return uuid',
+            '',
+            '        self.useFixture(fixtures.MonkeyPatch(',
+            "            'nova.virt.libvirt.driver.LibvirtDriver."
+            "_create_mdev',",
+            '            create_mdev))']
     if live_migrates:
         lines += [
             '',
@@ -349,8 +466,10 @@ HELPERS = '''
                 continue
             for device in objects.PciDeviceList.get_by_compute_node(
                     self.context, node.id):
-                if (device.instance_uuid == self.servers[name]['id']
-                        and device.status in ('claimed', 'allocated')):
+                held_by_it = (
+                    device.instance_uuid == self.servers[name]['id'] and
+                    device.status in ('claimed', 'allocated'))
+                if held_by_it:
                     held.setdefault(host, []).append(device)
         for host in sorted(set(expected) | set(held)):
             want = expected.get(host, 0)
@@ -368,8 +487,10 @@ HELPERS = '''
                              % (name, host))
 
     def assertTrackerFields(self, host, expected):
-        """The fields of the host's compute node record named, and its
-        NUMA cells' usage ({'cells': {cell id: {field: n}}})."""
+        """The fields named of the host's compute node record.
+
+        And its NUMA cells' usage ({'cells': {cell id: {field: n}}}).
+        """
         node = self._node(host)
         self.assertIsNotNone(node, 'the resource tracker of %s: no compute '
                              'node record' % host)
@@ -385,11 +506,41 @@ HELPERS = '''
                 for cell, fields in expected['cells'].items()}
         self.assertEqual(expected, got, 'the resource tracker of %s' % host)
 
+    def _gpu_providers(self, host):
+        """The host's GPUs' providers of VGPU.
+
+        Nova names them <host>_<libvirt name of the GPU>
+        (<host>_pci_0000_af_00_0).
+        """
+        root = self._providers().get(host)
+        return [
+            provider['uuid'] for provider in (
+                self._get_all_rps_in_a_tree(root) if root else [])
+            if re.match(r'^%s_pci_[0-9a-f]{4}_[0-9a-f]{2}_[0-9a-f]{2}_[0-7]$'
+                        % re.escape(host), provider['name'])]
+
+    def assertMdevs(self, name, expected):
+        """The mediated devices each running host's driver gave the server.
+
+        As Nova's driver reads them from its guests; exact: none on a
+        host not named.
+        """
+        got = {}
+        for host in sorted({host for host, _ in self._due}):
+            assigned = self.computes[host].driver.\\
+                _get_all_assigned_mediated_devices()
+            count = list(assigned.values()).count(self.servers[name]['id'])
+            if count:
+                got[host] = count
+        self.assertEqual({host: count for host, count in expected.items()
+                          if count}, got, 'mediated devices of %s' % name)
+
     def assertDevices(self, host, expected):
         """The host's PCI devices by status (one not named: none).
 
         With 'placement': the usage of its PCI device providers (Nova
-        names them <host>_<PCI address>), all classes summed.
+        names them <host>_<PCI address>), all classes summed; with
+        'vgpus': the VGPU usage of its GPUs' providers.
         """
         got = {}
         node = self._node(host)
@@ -397,12 +548,14 @@ HELPERS = '''
             for device in objects.PciDeviceList.get_by_compute_node(
                     self.context, node.id):
                 got[device.status] = got.get(device.status, 0) + 1
+        if 'vgpus' in expected:
+            got['vgpus'] = sum(
+                self._get_provider_usages(uuid).get('VGPU', 0)
+                for uuid in self._gpu_providers(host))
         if 'placement' in expected:
             got['placement'] = 0
             root = self._providers().get(host)
-            tree = self.placement.get(
-                '/resource_providers?in_tree=%s' % root).body[
-                'resource_providers'] if root else []
+            tree = self._get_all_rps_in_a_tree(root) if root else []
             for provider in tree:
                 if re.match(r'^%s_[0-9A-F]{4}:[0-9A-F]{2}:[0-9A-F]{2}'
                             r'\\.[0-7]$' % re.escape(host), provider['name']):
@@ -513,6 +666,16 @@ def _wrap(text, width):
 
 def start_lines(host, profile, indent):
     """Start ``host``'s compute shaped like ``profile``."""
+    items = ['hostname=%r' % host] + connection_items(profile)
+    return [indent + 'self.start_compute('] + _args(
+        items, indent + '    ', ')')
+
+
+def connection_items(profile):
+    """The arguments of ``start_compute`` that build ``profile``'s host.
+
+    Its fake libvirt: the host info, its devices, its versions.
+    """
     name = slug(profile.name)
     versions = []
     for field, key in (('libvirt_version', 'libvirt'),
@@ -521,9 +684,7 @@ def start_lines(host, profile, indent):
             versions.append('%s=%d' % (
                 field, versionutils.convert_version_to_int(
                     profile.hypervisor[key])))
-    items = ['hostname=%r' % host, 'host_info=self._host_info_%s()' % name]
+    items = ['host_info=self._host_info_%s()' % name]
     if profile.devices:
         items.append('pci_info=self._pci_info_%s()' % name)
-    items += versions
-    return [indent + 'self.start_compute('] + _args(
-        items, indent + '    ', ')')
+    return items + versions

@@ -17,6 +17,7 @@ expectations are translated.
 """
 
 import functools
+import os
 import re
 import textwrap
 
@@ -24,6 +25,7 @@ from harness.core import names
 from harness.core import profiles
 from harness.core import scenario as scenario_mod
 from harness.export import expect as expect_units
+from harness.export import layout
 from harness.export import libvirt
 from harness.export import refusal
 from harness.export import steps as step_units
@@ -48,12 +50,36 @@ HELPERS = '''
         return sorted(migrations, key=lambda migration: migration['id'])
 
     def _held(self, consumer_uuid):
-        """What a consumer holds, by host name (none: left out)."""
+        """What a consumer holds, by host name (none: left out).
+
+        Not what it holds in a host's PCI device providers (Nova names
+        them <host>_<PCI address>): the devices' assertions read those.
+        The VGPU it holds on a host's GPU (<host>_pci_<GPU address>) is
+        the host's.
+        """
         by_provider = self.placement.get(
             '/allocations/%s' % consumer_uuid).body['allocations']
         hosts = {rp: host for host, rp in self._providers().items()}
-        return {hosts[rp]: allocation['resources']
-                for rp, allocation in by_provider.items()}
+        devices = set()
+        if set(by_provider) - set(hosts):
+            for rp in self._get_all_providers():
+                host = hosts.get(rp['root_provider_uuid'])
+                if host is None or rp['uuid'] in hosts:
+                    continue
+                if re.match(r'^%s_[0-9A-F]{4}:[0-9A-F]{2}:[0-9A-F]{2}'
+                            r'\\.[0-7]$' % re.escape(host), rp['name']):
+                    devices.add(rp['uuid'])
+                elif re.match(r'^%s_pci_[0-9a-f]{4}_[0-9a-f]{2}_[0-9a-f]'
+                              r'{2}_[0-7]$' % re.escape(host), rp['name']):
+                    hosts[rp['uuid']] = host
+        held = {}
+        for rp, allocation in by_provider.items():
+            if rp in devices:
+                continue
+            into = held.setdefault(hosts[rp], {})
+            for rc, amount in allocation['resources'].items():
+                into[rc] = into.get(rc, 0) + amount
+        return held
 
     def assertAllocations(self, expected):
         """Exactly what each consumer holds.
@@ -184,6 +210,93 @@ HELPERS = '''
                          'the latest migration of %s' % name)
 '''
 
+# The compute node helper, in a class whose scenarios expect records.
+NODE_HELPERS = '''
+    def assertComputeNode(self, node, expected):
+        """The node's compute node record, as the cell database holds it.
+
+        Its live record, else its latest deleted one (None: it has no
+        record), the fields named only: 'records' counts the node's
+        records, deleted ones too (a node brought back is its old
+        record, undeleted); 'uuid': 'provider' is its provider's.
+        """
+        context_deleted = context.get_admin_context(read_deleted='yes')
+        found = sorted(
+            (record for record in objects.ComputeNodeList.get_all(
+                context_deleted) if record.hypervisor_hostname == node),
+            key=lambda record: record.id)
+        if expected is None:
+            self.assertEqual([], found, 'the records of node %s' % node)
+            return
+        self.assertNotEqual([], found, 'compute node %s: no record' % node)
+        live = [record for record in found if not record.deleted]
+        record = (live or found)[-1]
+        got = {'records': len(found), 'deleted': bool(record.deleted),
+               'mapped': bool(record.mapped)}
+        want = dict(expected)
+        if want.get('uuid') == 'provider':
+            want['uuid'] = self._providers().get(node)
+        self.assertEqual(
+            want, {key: got[key] if key in got else getattr(record, key)
+                   for key in want}, 'compute node %s' % node)
+'''
+
+# The instance action helper, in a class whose scenarios expect events.
+ACTION_HELPERS = '''
+    def assertActionEvent(self, name, **want):
+        """An event of the server's instance actions matches ``want``.
+
+        As an admin sees them: 'action' (the latest action of that name;
+        any, if not named), 'event', 'result', 'host', and 'details', a
+        shell pattern.
+        """
+        server_id = self.servers[name]['id']
+        actions = self.admin_api.get_instance_actions(server_id)
+        if 'action' in want:
+            # The API lists the latest action first.
+            actions = [action for action in actions
+                       if action['action'] == want['action']][:1]
+        events = [event for action in actions
+                  for event in self.admin_api.get_instance_action_details(
+                      server_id, action['request_id'])['events']]
+        found = []
+        for event in events:
+            if any(event.get(key) != want[key]
+                   for key in ('event', 'result', 'host') if key in want):
+                continue
+            if 'details' in want and not fnmatch.fnmatchcase(
+                    event.get('details') or '', want['details']):
+                continue
+            found.append(event)
+        self.assertNotEqual([], found, 'no event of %s matches %r; its '
+                            'events: %r' % (name, want, events))
+'''
+
+# The host mapping helpers, in a class whose scenarios start a compute
+# whose service was deleted, mapped again as the harness maps it.
+MAPPING_HELPERS = '''
+    def _map_host(self, host):
+        """Map ``host`` to its cell again, as discover_hosts would have.
+
+        Its service's delete destroyed its host mapping; a restart makes
+        none (the test's host_mappings keeps the old one).
+        """
+        try:
+            objects.HostMapping.get_by_host(self.context, host)
+        except exception.HostMappingNotFound:
+            objects.HostMapping(
+                context=self.context, host=host,
+                cell_mapping=self.host_mappings[host].cell_mapping).create()
+
+    def _flag_mapped(self, host):
+        """Flag the host's records mapped, as discover_hosts does."""
+        for node in objects.ComputeNodeList.get_all_by_host(
+                self.context, host):
+            if not node.mapped:
+                node.mapped = 1
+                node.save()
+'''
+
 # The image helper, in a class whose scenarios have images.
 IMAGE_HELPERS = '''
     def _create_image(self, name, properties):
@@ -215,10 +328,11 @@ LOG_HELPERS = '''
                                self.stdlog.logger.output[mark:]):
             match = re.match(r'\\S+ \\S+ ([A-Z]+) \\[[^]]*\\] (.*)', record,
                              re.S)
-            if (match and match.group(1) in levels
-                    and levels.index(match.group(1)) >= levels.index(level)
-                    and (pattern is None
-                         or re.search(pattern, match.group(2)))):
+            if not match or match.group(1) not in levels:
+                continue
+            if levels.index(match.group(1)) < levels.index(level):
+                continue
+            if pattern is None or re.search(pattern, match.group(2)):
                 found.append(record.splitlines()[0])
         if present:
             self.assertNotEqual([], found, 'no record at %s or above '
@@ -500,6 +614,7 @@ def export(path, bug=None, with_harness=False):
                               '--with-harness needs a bug (--bug N)')
     title = ' '.join(str(meta.get('title', '')).split())
     groups = _groups(path, scenarios)
+    names = method_names([scenario.name for scenario in scenarios])
     body = []
     for (hosts, group), name in zip(groups, _class_names(
             'TestBug%s' % bug if bug else 'TestScenarios', groups)):
@@ -507,10 +622,10 @@ def export(path, bug=None, with_harness=False):
             body += ['', '']
         if hosts is None:
             body += _class(path, group, _driver(path, group), bug, title,
-                           with_harness, name)
+                           with_harness, name, methods=names)
         else:
             body += _class(path, group, None, bug, title, with_harness,
-                           name, hosts=hosts)
+                           name, hosts=hosts, methods=names)
     injects = any('self._inject' in line for line in body)
     placement = any('self._placement_fault(' in line for line in body)
     wraps = (injects or placement
@@ -518,19 +633,21 @@ def export(path, bug=None, with_harness=False):
              or any('fixtures.Mock' in line for line in body))
     live = any('urllib.parse' in line for line in body)
     out = [HEADER, '"""%s"""' % _docstring(bug, title, path), '']
+    stdlib = []
+    if any('fnmatch.' in line for line in body):
+        stdlib += ['fnmatch']
     if with_harness:
-        out += ['import os']
+        stdlib += ['os']
     if any('threading.' in line for line in body):
-        out += ['import threading']
+        stdlib += ['threading']
     if placement or any('re.match(' in line for line in body):
-        out += ['import re']
+        stdlib += ['re']
     if placement:
-        out += ['import time', 'import types']
+        stdlib += ['time', 'types']
     if live:
-        out += ['import urllib.parse']
-    if with_harness or live or placement or any(
-            'threading.' in line for line in body):
-        out += ['']
+        stdlib += ['urllib.parse']
+    if stdlib:
+        out += ['import %s' % name for name in sorted(stdlib)] + ['']
     if wraps:
         out += ['import fixtures']
     if placement:
@@ -540,11 +657,16 @@ def export(path, bug=None, with_harness=False):
         out += ['from oslo_serialization import jsonutils']
     if injects:
         out += ['from oslo_utils import importutils']
-    out += ['from oslo_utils import timeutils', '']
+    out += ['from oslo_utils import timeutils']
+    if any('uuidutils.' in line for line in body):
+        out += ['from oslo_utils import uuidutils']
+    out += ['']
     out += ['from nova.compute import utils as compute_utils',
             'from nova import context',
             'from nova import exception',
             'from nova import objects']
+    if any('host_mapping.' in line for line in body):
+        out += ['from nova.objects import host_mapping']
     if placement:
         out += ['from nova.scheduler.client import report as report_client']
     if any('nova_fixtures.' in line for line in body):
@@ -553,18 +675,21 @@ def export(path, bug=None, with_harness=False):
         out += ['from nova.tests.fixtures import libvirt as fakelibvirt']
     if any('client.OpenStackApiException' in line for line in body):
         out += ['from nova.tests.functional.api import client']
-    out += ['from nova.tests.functional import integrated_helpers']
+    if any('integrated_helpers.' in line for line in body):
+        out += ['from nova.tests.functional import integrated_helpers']
     if any('base.ServersTestBase' in line for line in body):
         out += ['from nova.tests.functional.libvirt import base']
     if placement:
         out += ['from nova.tests.unit import fake_requests']
     if any('vconfig.' in line for line in body):
         out += ['from nova.virt.libvirt import config as vconfig']
+    if any('libvirt_utils.' in line for line in body):
+        out += ['from nova.virt.libvirt import utils as libvirt_utils']
     if with_harness:
         out += ['', 'from harness import bugs']
     out += ['', 'CONF = cfg.CONF', '', '']
     out += body
-    return '\n'.join(out).rstrip('\n') + '\n'
+    return layout.fit('\n'.join(out).rstrip('\n') + '\n')
 
 
 def _groups(path, scenarios):
@@ -617,9 +742,16 @@ def _class_names(base, groups):
 def _docstring(bug, title, path):
     what = 'Regression test for bug %s.' % bug if bug else 'Scenarios.'
     body = ['', textwrap.fill(title + '.', 79)] if title else []
-    return '\n'.join([what] + body + [
-        '', 'Exported from the nova-harness scenario file %s.'
-        % re.sub(r'.*/(harness/)', r'\1', path), ''])
+    path = re.sub(r'.*/((harness|findings|tests)/)', r'\1', path)
+    origin = textwrap.fill(
+        'Exported from the nova-harness scenario file %s.' % path, 79,
+        break_long_words=False, break_on_hyphens=False)
+    if max(len(line) for line in origin.splitlines()) > 79:
+        # A file name too long for a line with its directory.
+        folder, name = os.path.split(path)
+        origin = ('Exported from the nova-harness scenario file in %s/:\n%s'
+                  % (folder, name))
+    return '\n'.join([what] + body + ['', origin, ''])
 
 
 def _failing_method(driver):
@@ -668,12 +800,19 @@ def _driver(path, scenarios):
 
 
 def _class(path, scenarios, driver, bug, title, with_harness, name,
-           hosts=None):
-    """One test class: Nova's fake ``driver``, or profiled ``hosts``."""
+           hosts=None, methods=None):
+    """One test class: Nova's fake ``driver``, or profiled ``hosts``.
+
+    ``methods``: scenario name -> its test method's name.
+    """
     config = scenarios[0].config
     for scenario in scenarios:
         _check_scenario(path, scenario, config, scenarios[0].weights,
                         hosts is not None)
+    names = methods or {}
+    methods = [line for scenario in scenarios
+               for line in _method(path, scenario, hosts,
+                                   names.get(scenario.name))]
     lines = ['class %s(%s):' % (
         name, 'integrated_helpers.ProviderUsageBaseTestCase'
         if hosts is None else 'base.ServersTestBase')]
@@ -771,15 +910,21 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
     if any('logs' in step.expect for scenario in scenarios
            for step in scenario.steps):
         lines += LOG_HELPERS.rstrip('\n').split('\n')
+    if any(line.lstrip().startswith('self.assertComputeNode(')
+           for line in methods):
+        lines += NODE_HELPERS.rstrip('\n').split('\n')
+    if any(line.lstrip().startswith('self.assertActionEvent(')
+           for line in methods):
+        lines += ACTION_HELPERS.rstrip('\n').split('\n')
+    if any(line.lstrip().startswith('self._map_host(') for line in methods):
+        lines += MAPPING_HELPERS.rstrip('\n').split('\n')
     if hosts is not None:
         if hosts.widens_online_cpus():
             lines += libvirt.WIDE_CONNECTION.rstrip('\n').split('\n')
         lines += libvirt.HELPERS.rstrip('\n').split('\n')
         for profile_name in sorted(hosts.profiles):
             lines += libvirt.host_info_method(hosts.profiles[profile_name])
-    for scenario in scenarios:
-        lines += _method(path, scenario, hosts)
-    return lines
+    return lines + methods
 
 
 def _check_scenario(path, scenario, config, weights, profiled=False):
@@ -844,11 +989,60 @@ def _world(scenario, hosts=None):
     return lines
 
 
-def _method(path, scenario, hosts=None):
-    slug = re.sub(r'[^a-z0-9]+', '_', scenario.name.lower()).strip('_')
-    lines = ['', '    def test_%s(self):' % slug,
-             '        """%s"""' % scenario.name.replace('"""', "'''")]
+#: The longest test method name a ``def`` line of 79 columns holds.
+METHOD_NAME = layout.WIDTH - len('    def (self):')
+
+
+def method_names(scenario_names):
+    """Scenario name -> the name of the test method it is exported as.
+
+    Its words, as many as a ``def`` line holds (the whole name is the
+    method's docstring); where two would then share a name, the words
+    that tell them apart at their ends are kept, those before them cut.
+    """
+    words = {name: ['test'] + re.sub(r'[^a-z0-9]+', '_', name.lower(
+    )).strip('_').split('_') for name in scenario_names}
+    first = {name: _cut(parts, []) for name, parts in words.items()}
+    found = dict(first)
+    for name, method in first.items():
+        same = [other for other in scenario_names
+                if first[other] == method and other != name]
+        if not same:
+            continue
+        ends = 1
+        while ends < len(words[name]) and any(
+                words[name][-ends:] == words[other][-ends:]
+                for other in same):
+            ends += 1
+        found[name] = _cut(words[name][:-ends], words[name][-ends:])
+    return found
+
+
+def _cut(head, tail):
+    """``head + tail`` joined, words of ``head`` dropped to fit a line."""
+    head = list(head)
+    while head and len('_'.join(head + tail)) > METHOD_NAME:
+        head.pop()
+    return '_'.join(head + tail)
+
+
+def _method(path, scenario, hosts=None, name=None):
+    text = scenario.name.replace('"""', "'''")
+    name = name or method_names([scenario.name])[scenario.name]
+    lines = ['', '    def %s(self):' % name]
+    if len(INDENT + '""""""' + text) <= layout.WIDTH:
+        lines.append(INDENT + '"""%s"""' % text)
+    else:
+        lines += textwrap.wrap(text, layout.WIDTH - len(INDENT) - 3,
+                               initial_indent=INDENT + '"""',
+                               subsequent_indent=INDENT,
+                               break_long_words=False,
+                               break_on_hyphens=False) + [INDENT + '"""']
     lines += _world(scenario, hosts)
+    if hosts is not None:
+        options = libvirt.Options(scenario, hosts.options[scenario.name])
+    # Hosts whose service a step deleted, since their compute's start.
+    deleted = set()
     for step in scenario.steps:
         what = 'step %d (%s)' % (step.index, step.kind)
         unit = step_units.get(step.kind, libvirt=hosts is not None)
@@ -878,6 +1072,21 @@ def _method(path, scenario, hosts=None):
             unit = functools.partial(unit, error=step.error,
                                      expect=step.expect)
         try:
+            if step.kind == 'start_compute' and step.error is None:
+                host = step.args['host']
+                unit = functools.partial(unit, mapping=step.args.get(
+                    'mapped', True) if host in deleted else None)
+                deleted.discard(host)
+            if (hosts is not None and step.kind == 'start_compute'
+                    and step.error is None):
+                # What the start reads set first; a machine booted
+                # afresh is its profile's fake libvirt again.
+                unit = functools.partial(
+                    unit, flags=options.start(host, step.args.get('config')),
+                    fresh=libvirt.connection_items(profiles.load_profile(
+                        scenario.hosts[host].profile)))
+            if step.kind == 'delete_service' and step.error is None:
+                deleted.add(step.args['host'])
             body = unit(step.args)
         except step_units.Unsupported as exc:
             raise refusal.Refused(path, scenario.name, what, str(exc))

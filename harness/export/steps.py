@@ -46,22 +46,34 @@ def _image(args):
             if args.get('image') else '')
 
 
+def _where(args):
+    # A host asked for (microversion 2.74: scheduled, its filters run),
+    # or forced (the availability zone 'nova:<host>': the scheduler's
+    # filters skipped), as the harness's boot sends it.
+    if args.get('force'):
+        return 'az=%r' % ('nova:%s' % args['host'])
+    return 'host=%r' % (args.get('host'),)
+
+
 @translates('boot')
 def boot(args):
-    _only(args, ('server', 'flavor', 'host', 'image'))
-    host = args.get('host')
+    _only(args, ('server', 'flavor', 'host', 'image', 'force'))
     return ['self.servers[%r] = self._create_server(' % args['server'],
             '    name=%r, flavor_id=self.flavors[%r],%s'
             % (args['server'], args['flavor'], _image(args)),
-            "    host=%r, networks='none')" % (host,)]
+            "    %s, networks='none')" % _where(args)]
+
+
+def _rebuild_image(args):
+    # One of the scenario's images, or the harness's default: Glance's
+    # stand-in's first image, the one _create_server boots from.
+    if args.get('image'):
+        return 'self.images[%r]' % args['image']
+    return "self.glance.image1['id']"
 
 
 def _rebuild_body(args):
-    if not args.get('image'):
-        # The server's own image: the test's default one, as the
-        # harness's, is not said here.
-        raise Unsupported('a rebuild from the server\'s own image')
-    return "{'rebuild': {'imageRef': self.images[%r]}}" % args['image']
+    return "{'rebuild': {'imageRef': %s}}" % _rebuild_image(args)
 
 
 @translates('rebuild')
@@ -69,19 +81,24 @@ def rebuild(args):
     # On its own host; a stopped server is rebuilt and stopped again.
     _only(args, ('server', 'image'))
     name = args['server']
-    _rebuild_body(args)
     return ["state = self.api.get_server(%s['id'])['status']" % _server(name),
             'self.servers[%r] = self._rebuild_server(' % name,
-            '    %s, self.images[%r],' % (_server(name), args['image']),
+            '    %s, %s,' % (_server(name), _rebuild_image(args)),
             "    expected_state='SHUTOFF' if state == 'SHUTOFF' "
             "else 'ACTIVE')"]
 
 
 @_FAILING.translates('rebuild')
 def rebuild_refused(args, error, expect):
-    # Nova's API refuses it (400) with the error in the response's body,
-    # the server left as it was.
+    # A rebuild that ends short of its resting state (a failing driver):
+    # sent, then where Nova left the server. Otherwise Nova's API refuses
+    # it (400) with the error in the response's body, the server left as
+    # it was.
     _only(args, ('server', 'image'))
+    if (_UNRESTED.match(error) or _FAULTED.match(error)
+            or error in core_names.DRIVER_FAULTS):
+        return _post_action(args['server'], _rebuild_body(args)) + \
+            _unrested(args['server'], error, expect)
     return ['exc = self.assertRaises(',
             '    client.OpenStackApiException, self.api.post_server_action,',
             "    %s['id'], %s)" % (
@@ -193,27 +210,69 @@ def stop_compute(args):
             'self._unschedule(%r)' % host]
 
 
+def _mapping(args, mapping, lines):
+    """``lines`` (a restart) with its host mapped again, if it must be.
+
+    ``mapping``: None, the compute's host mapping is there; otherwise its
+    service's delete destroyed it (Nova's test keeps its own record of
+    it, ``self.host_mappings``, so its restart makes none): True, the
+    start maps it again first and flags its records, as a deployment's
+    ``discover_hosts`` would have (the harness's default); False, it
+    starts unmapped (``mapped: false``).
+    """
+    if not mapping:
+        return lines
+    return (['self._map_host(%r)' % args['host']] + lines
+            + ['self._flag_mapped(%r)' % args['host']])
+
+
 @translates('start_compute')
-def start_compute(args):
-    # A changed nova.conf has no helper in Nova's tests: refused.
-    _only(args, ('host', 'guests'))
+def start_compute(args, mapping=None):
+    # A changed nova.conf on Nova's fake driver: refused (its options are
+    # all read by a running compute again).
+    _only(args, ('host', 'guests', 'mapped'))
     host = args['host']
     kept = args.get('guests', 'kept') == 'kept'
-    return ['self.computes[%r] = self.restart_compute_service(' % host,
-            '    self.computes[%r], keep_hypervisor_state=%r)' % (host, kept),
-            'self._schedule(%r)' % host]
+    return _mapping(args, mapping, [
+        'self.computes[%r] = self.restart_compute_service(' % host,
+        '    self.computes[%r], keep_hypervisor_state=%r)' % (host, kept),
+        'self._schedule(%r)' % host])
 
 
 @_LIBVIRT.translates('start_compute')
-def start_compute_profiled(args):
-    # ServersTestBase's restart keeps the host's fake libvirt, guests and
-    # all; a fresh one of the profile is not translated.
-    _only(args, ('host', 'guests'))
-    if args.get('guests', 'kept') != 'kept':
-        raise Unsupported('guests %r on a profiled host'
-                          % args.get('guests'))
-    return ['self.restart_compute_service(%r)' % args['host'],
-            'self._schedule(%r)' % args['host']]
+def start_compute_profiled(args, flags=(), fresh=None, mapping=None):
+    """ServersTestBase's restart, the host's fake libvirt kept.
+
+    ``flags``: the lines that set the options the start reads (a
+    ``config`` changed them; ``libvirt.Options``), as Nova's PCI tests
+    set ``[pci] device_spec`` before a restart. ``guests: gone``: a
+    fresh fake libvirt, ``fresh`` (the arguments of ``start_compute``
+    that build the host's profile, as at its first start), as the
+    harness boots the machine again from its profile. ``mapping``: as
+    ``_mapping``'s.
+    """
+    _only(args, ('host', 'guests', 'config', 'mapped'))
+    host = args['host']
+    if args.get('guests', 'kept') == 'kept':
+        restart = ['self.restart_compute_service(%r)' % host]
+    else:
+        restart = (['self.restart_compute_service(',
+                    '    %r, keep_hypervisor_state=False,' % host]
+                   + ['    %s%s' % (item, ',' if number < len(fresh) - 1
+                                    else ')')
+                      for number, item in enumerate(fresh)])
+    return [line[8:] for line in flags] + _mapping(
+        args, mapping, restart + ['self._schedule(%r)' % host])
+
+
+@translates('discover_hosts')
+def discover_hosts(args):
+    # nova-manage cell_v2 discover_hosts: the hosts it mapped, exactly.
+    _only(args, ('maps',))
+    return ['mapped = host_mapping.discover_hosts(',
+            '    self.context, status_fn=lambda message: None)',
+            'self.assertEqual(%r, sorted(' % (list(args['maps']),),
+            '    mapping.host for mapping in mapped))']
 
 
 @translates('evacuate')
@@ -233,6 +292,12 @@ def evacuate(args):
 def force_down(args):
     _only(args, ('host',))
     return _service(args['host'], {'forced_down': True})
+
+
+@translates('force_up')
+def force_up(args):
+    _only(args, ('host',))
+    return _service(args['host'], {'forced_down': False})
 
 
 @translates('delete_service')
@@ -451,15 +516,23 @@ def _unrested(name, error, expect, ending=None, fault_key=True):
 
 @_FAILING.translates('boot')
 def boot_unrested(args, error, expect):
-    _only(args, ('server', 'flavor', 'host', 'image'))
-    waits = _unrested(args['server'], error, expect)
+    _only(args, ('server', 'flavor', 'host', 'image', 'force'))
+    name = args['server']
+    if _NO_HOST.match(error) and not ((expect.get('servers') or {}).get(
+            name) or {}).get('status'):
+        # A boot no host fits: Nova's conductor puts the server in ERROR
+        # with the scheduler's answer as its fault, where the harness
+        # read the error (its report of the server).
+        expect = dict(expect, servers=dict(
+            expect.get('servers') or {}, **{name: {'status': 'ERROR'}}))
+    waits = _unrested(name, error, expect)
     status = [line for line in waits if "'status': " in line][0].split(
         "'status': ")[1].split(',')[0]
     return ['self.servers[%r] = self._create_server(' % args['server'],
             '    name=%r, flavor_id=self.flavors[%r],%s'
             % (args['server'], args['flavor'], _image(args)),
-            "    host=%r, networks='none', expected_state=%s)"
-            % (args.get('host'), status)] + waits
+            "    %s, networks='none', expected_state=%s)"
+            % (_where(args), status)] + waits
 
 
 def _action_unrested(name, body, error, expect, ending=None):
@@ -544,13 +617,13 @@ def dying(kind, args, error, host):
 
 @_SENT.translates('boot')
 def boot_sent(args):
-    _only(args, ('server', 'flavor', 'host', 'image'))
+    _only(args, ('server', 'flavor', 'host', 'image', 'force'))
     # BUILD at once: the API answers before the build is cast.
     return ['self.servers[%r] = self._create_server(' % args['server'],
             '    name=%r, flavor_id=self.flavors[%r],%s'
             % (args['server'], args['flavor'], _image(args)),
-            "    host=%r, networks='none', expected_state='BUILD')"
-            % (args.get('host'),)]
+            "    %s, networks='none', expected_state='BUILD')"
+            % _where(args)]
 
 
 @_SENT.translates('resize')
@@ -597,6 +670,8 @@ _GONE_EVENTS = {
         'conductor_live_migrate_instance',
     ('migrate', 'prep_resize'): 'compute_prep_resize',
     ('resize', 'prep_resize'): 'compute_prep_resize',
+    ('migrate', 'finish_resize'): 'compute_finish_resize',
+    ('resize', 'finish_resize'): 'compute_finish_resize',
 }
 
 

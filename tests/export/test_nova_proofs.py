@@ -68,14 +68,14 @@ def exportable_findings():
     return found
 
 
-def failing_step(source, module, output):
+def failing_step(source, module, output, method='test_'):
     """The step of the exported test where Nova's runner saw it fail.
 
-    The last line of the test method in the traceback, and the step
-    comment (``# N. label``) above it.
+    The last line of the test method (``method``, or any) in the
+    traceback, and the step comment (``# N. label``) above it.
     """
-    numbers = re.findall(r'File "[^"]*%s\.py", line (\d+), in test_'
-                         % module, output)
+    numbers = re.findall(r'File "[^"]*%s\.py", line (\d+), in %s'
+                         % (module, method), output)
     lines = source.splitlines()
     for index in range(int(numbers[-1]) - 1, -1, -1):
         match = re.match(r'\s+# (\d+)\. ', lines[index])
@@ -119,24 +119,27 @@ class ExportedNovaTestProofs(_NovaTestRuns):
     def test_which_bugs_export(self):
         # The exporter takes Nova's fake-driver hosts (a failing driver
         # too) and profiled hosts (Nova's fake libvirt shaped like the
-        # profile: CPUs, cells, pages, whole PCI devices and SR-IOV
-        # functions), the operations with integrated_helpers' helpers,
-        # images, rebuilds, computes stopped, started, forced down and
+        # profile: CPUs, cells, pages, whole PCI devices, SR-IOV
+        # functions and vGPUs), the operations with integrated_helpers'
+        # helpers, images, rebuilds, computes stopped, started (a
+        # device_spec changed; a profiled one afresh), forced down and
         # their services deleted, time moved on, periodics, requests and
         # deaths injected at compute (or scheduler) methods, faults on a
         # compute or of Placement and the steps they leave short of their
         # resting state, shelve and unshelve; the other bugs' scenarios
-        # need vGPUs, computes with different options, a multi-node
-        # compute, a point that is no single method and more (refused by
-        # name: see the unit tests). LP#1995153 exports but cannot be put
-        # back; LP#1848343 (open) exports, its test stating the leak.
-        self.assertEqual(['1679750', '1707071', '1709902', '1712718',
-                          '1713786', '1713796', '1714237', '1715182',
-                          '1724172', '1749215', '1750618', '1756179',
-                          '1763183', '1763766',
+        # need computes with different options, a multi-node compute, a
+        # point that is no single method and more (refused by name: see
+        # the unit tests). LP#1794996, LP#1845291 and LP#1995153 export
+        # but cannot be put back; LP#1790204 and LP#1848343 (open)
+        # export, their tests stating the bug.
+        self.assertEqual(['1633120', '1679750', '1707071', '1709902',
+                          '1712718', '1713786', '1713796', '1714237',
+                          '1715182', '1724172', '1749215', '1750618',
+                          '1756179', '1758086', '1763183', '1763766',
                           '1785318', '1818914', '1821594', '1825537',
                           '1829479', '1852610', '1886418', '1944759',
-                          '1986838', '2144660', '2153425'],
+                          '1986838', '2085135', '2115905', '2144660',
+                          '2153425'],
                          sorted(exportable()))
 
     def prove(self, bug):
@@ -173,16 +176,24 @@ class ExportedFindingProofs(_NovaTestRuns):
     """Each finding's exported test fails on Nova at the harness's step."""
 
     def test_which_findings_export(self):
-        # The others need the network's faults, a compute dying at a
-        # point that is no method cast to it, an injection at a point
-        # that is no single method, a delete at a point past which no
-        # event ends the operation, a compute started with another config
-        # or a multi-node compute.
+        # The others need the network's faults, an injection at a point
+        # that is no single method (a record's change, the conductor's
+        # task), a delete at a point past which no event ends the
+        # operation, a request at a point narrowed to one server or
+        # refused, a compute started with a CPU set of its own, a step's
+        # error with no status to wait for, or a multi-node compute.
         self.assertEqual(
             ['aborted_live_migration_dest_periodic_after_drop_move_claim.yaml',
              'cold_migration_finish_failure_keeps_source_claim.yaml',
              'cold_migration_source_failure_keeps_destination_claim.yaml',
              'confirm_with_placement_conflicts_leaks_source_allocation.yaml',
+             'delete_after_move_keeps_device_until_periodic.yaml',
+             'delete_after_move_keeps_pinned_cpus_until_periodic.yaml',
+             'devices_pci_in_placement_evacuation_ignores_allocated_device.'
+             'yaml',
+             'devices_pci_in_placement_migration_ignores_allocated_device.'
+             'yaml',
+             'devices_revert_source_periodic_frees_guest_drive.yaml',
              'dying_build_before_claim_restart_keeps_claim.yaml',
              'dying_dest_before_finish_resize_restart.yaml',
              'dying_evacuate_after_source_died_in_cold_migration.yaml',
@@ -208,12 +219,21 @@ class ExportedFindingProofs(_NovaTestRuns):
         self.assertEqual(1, code, '%s on Nova:\n%s' % (name, output[-3000:]))
         self.assertIn('AssertionError', output.replace(
             'MismatchError', 'AssertionError'))
-        # The harness's run of the same scenario fails at the same step.
-        scenario, = scenario_mod.load(path)
-        exc = self.assertRaises(errors.ScenarioFailed, runner.run, scenario,
-                                test_id=self.id())
-        self.assertEqual(exc.step.index,
-                         failing_step(source, module, output))
+        # The harness's run of each scenario fails at the step where its
+        # exported test method fails.
+        scenarios = scenario_mod.load(path)
+        names = nova_test.method_names([scenario.name
+                                        for scenario in scenarios])
+        for scenario in scenarios:
+            method = names[scenario.name]
+            self.assertRegex(output, r'\nFAIL: %s\.\w+\.%s\n'
+                             % (module, method))
+            exc = self.assertRaises(errors.ScenarioFailed, runner.run,
+                                    scenario, test_id=self.id())
+            self.assertEqual(
+                exc.step.index,
+                failing_step(source, module, output, method + '\n'),
+                '%s: %s' % (name, scenario.name))
 
 
 def _finding_proof(name):

@@ -41,6 +41,11 @@ class ExportTestCase(testing.TestCase):
     def setUp(self):
         super().setUp()
         self.tmp = self.useFixture(fixtures.TempDir()).path
+        # The units' own lines, as they write them: the layout that wraps
+        # them to Nova's 79 columns, keeping the module's tree, is
+        # test_export_layout's.
+        self.useFixture(fixtures.MonkeyPatch(
+            'harness.export.layout.fit', lambda source: source))
 
     def path(self, steps, head=HEAD):
         path = os.path.join(self.tmp, 'lp1.yaml')
@@ -87,6 +92,49 @@ class StepTranslationTest(ExportTestCase):
     def test_boot_where_the_scheduler_chooses(self):
         self.assertIn("host=None, networks='none')",
                       self.body('- boot: {server: vm1, flavor: small}'))
+
+    def test_boot_forced_to_a_host(self):
+        # The availability zone nova:<host>, the scheduler's filters
+        # skipped, as the harness's boot forces it.
+        self.assertEqual(
+            "az='nova:src', networks='none')",
+            self.body('- boot: {server: vm1, flavor: small, host: src, '
+                      'force: true}')[3])
+        body = self.body('- boot: {server: vm1, flavor: small, host: src, '
+                         'force: true}\n'
+                         '  error: No valid host')
+        self.assertEqual(
+            "az='nova:src', networks='none', expected_state='ERROR')",
+            body[3])
+
+    def test_rebuild_from_the_default_image(self):
+        # The harness's default image: Glance's stand-in's image1, which
+        # _create_server boots from too.
+        self.assertEqual(
+            ["state = self.api.get_server(self.servers['vm1']['id'])"
+             "['status']",
+             "self.servers['vm1'] = self._rebuild_server(",
+             "self.servers['vm1'], self.glance.image1['id'],",
+             "expected_state='SHUTOFF' if state == 'SHUTOFF' else "
+             "'ACTIVE')"],
+            self.body('- boot: {server: vm1, flavor: small}\n'
+                      '- rebuild: vm1')[5:])
+
+    def test_a_rebuild_whose_driver_fails(self):
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '- fault: {host: src, method: spawn}\n'
+                         '- rebuild: vm1\n'
+                         '  error: spawn\n'
+                         '  expect: {servers: {vm1: ERROR}}')
+        self.assertEqual(
+            ['# 3. rebuild vm1', 'self.api.post_server_action(',
+             "self.servers['vm1']['id'], {'rebuild': {'imageRef': "
+             "self.glance.image1['id']}})",
+             "self.servers['vm1'] = self._wait_for_server_parameter(",
+             "self.servers['vm1'], {'status': 'ERROR', "
+             "'OS-EXT-STS:task_state': None})",
+             "self.assertIn('spawn', self.servers['vm1']['fault']"
+             "['message'])"], body[6:12])
 
     def test_resize_and_confirm(self):
         body = self.body('- boot: {server: vm1, flavor: small}\n'
@@ -154,10 +202,11 @@ class StepTranslationTest(ExportTestCase):
         self.assertLessEqual(set(step_units.names()), set(kinds.names()))
         self.assertEqual(
             ('advance_clock', 'boot', 'confirm', 'delete', 'delete_service',
-             'disable_compute', 'enable_compute', 'evacuate', 'fault',
-             'force_down', 'inject', 'live_migrate', 'migrate', 'rebuild',
-             'resize', 'revert', 'run_periodic', 'shelve', 'start_compute',
-             'stop_compute', 'unshelve'),
+             'disable_compute', 'discover_hosts', 'enable_compute',
+             'evacuate', 'fault', 'force_down', 'force_up', 'inject',
+             'live_migrate', 'migrate', 'rebuild', 'resize', 'revert',
+             'run_periodic', 'shelve', 'start_compute', 'stop_compute',
+             'unshelve'),
             step_units.names())
 
     def test_disable_and_enable_a_compute(self):
@@ -197,6 +246,11 @@ class StepTranslationTest(ExportTestCase):
         service = ['service = self.admin_api.get_services(',
                    "binary='nova-compute', host='src')[0]"]
         self.assertEqual(
+            ['# 2. force up src'] + service
+            + ["self.admin_api.put_service(service['id'], {",
+               "'forced_down': False,", '})'],
+            self.body('- force_down: src\n- force_up: src')[6:])
+        self.assertEqual(
             ['# 2. force down src'] + service
             + ["self.admin_api.put_service(service['id'], {",
                "'forced_down': True,", '})', '# 3. delete service src']
@@ -207,6 +261,49 @@ class StepTranslationTest(ExportTestCase):
                           'live_migrate', 'migrate', 'rebuild', 'resize',
                           'revert', 'unshelve'),
                          step_units.failing_names())
+
+    def test_a_compute_back_after_its_service_s_delete(self):
+        # Its host mapping went with the service: mapped again, as the
+        # harness's start does by default (discover_hosts' work), or
+        # left unmapped for a discover_hosts step.
+        source = self.export('- stop_compute: src\n'
+                             '- delete_service: src\n'
+                             '- start_compute: src\n'
+                             '- stop_compute: dst\n'
+                             '- delete_service: dst\n'
+                             '- start_compute: {host: dst, mapped: false}\n'
+                             '- discover_hosts: {maps: [dst]}\n'
+                             '- stop_compute: src\n'
+                             '- start_compute: src')
+        method = source[source.index('    def test_the_scenario'):]
+        body = [line.strip() for line in method.splitlines()
+                if line.strip()]
+        start = body.index('# 3. start compute src')
+        self.assertEqual(
+            ["self._map_host('src')",
+             "self.computes['src'] = self.restart_compute_service(",
+             "self.computes['src'], keep_hypervisor_state=True)",
+             "self._schedule('src')", "self._flag_mapped('src')"],
+            body[start + 1:start + 6])
+        start = body.index('# 6. start compute dst (unmapped)')
+        self.assertEqual(
+            "self.computes['dst'] = self.restart_compute_service(",
+            body[start + 1])
+        start = body.index('# 7. discover hosts')
+        self.assertEqual(
+            ['mapped = host_mapping.discover_hosts(',
+             'self.context, status_fn=lambda message: None)',
+             "self.assertEqual(['dst'], sorted(",
+             'mapping.host for mapping in mapped))'],
+            body[start + 1:start + 5])
+        # Mapped since: its next start maps nothing.
+        start = body.index('# 9. start compute src')
+        self.assertEqual(
+            "self.computes['src'] = self.restart_compute_service(",
+            body[start + 1])
+        for helper in ('_map_host', '_flag_mapped'):
+            self.assertIn('    def %s(self, host):' % helper, source)
+        self.assertIn('from nova.objects import host_mapping\n', source)
 
     def test_a_service_delete_nova_refuses(self):
         source = self.export('- boot: {server: vm1, flavor: small, '
@@ -348,6 +445,21 @@ class StepTranslationTest(ExportTestCase):
              "self.servers['vm1'], 'live-migration', "
              "'conductor_live_migrate_instance', 'Error')"],
             body[start + 1:])
+
+    def test_a_resize_whose_server_a_delete_before_finish_resize_removed(
+            self):
+        # The destination's finish_resize then fails on the deleted
+        # instance: its event, in error, ends the resize.
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '- inject: {before: finish_resize, '
+                         'do: {delete: vm1}}\n'
+                         '- resize: {server: vm1, flavor: large}\n'
+                         '  error: is gone')
+        start = body.index('# 3. resize vm1 to large')
+        self.assertEqual(
+            ['self._wait_for_instance_action_event(',
+             "self.servers['vm1'], 'resize', 'compute_finish_resize', "
+             "'Error')"], body[start + 3:])
 
     def test_a_delete_at_a_point_no_event_ends(self):
         self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
@@ -505,6 +617,21 @@ class StepTranslationTest(ExportTestCase):
              "self.servers['vm1'], {'status': 'ERROR', "
              "'OS-EXT-STS:task_state': None})"], body[:6])
 
+    def test_a_boot_no_host_fits(self):
+        # Nova's conductor leaves it in ERROR, the scheduler's answer its
+        # fault, whether or not the step's expectations say ERROR.
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '  error: No valid host\n'
+                         '  expect: {allocations: {}}')
+        self.assertEqual(
+            ["host='src', networks='none', expected_state='ERROR')",
+             "self.servers['vm1'] = self._wait_for_server_parameter(",
+             "self.servers['vm1'], {'status': 'ERROR', "
+             "'OS-EXT-STS:task_state': None})",
+             "self.assertIn('No valid host', "
+             "self.servers['vm1']['fault']['message'])",
+             'self.assertAllocations({', '})'], body[3:])
+
     def test_a_move_that_ends_short_of_its_resting_state(self):
         body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
                          '- resize: {server: vm1, flavor: large}\n'
@@ -639,10 +766,59 @@ class ExpectTranslationTest(ExportTestCase):
             self.assertIn('    def %s(self' % helper, source)
         # devices, pci and pinned_cpus: profiled hosts only
         # (test_export_libvirt).
-        self.assertEqual(('allocations', 'devices', 'logs', 'migrations',
-                          'pci', 'pinned_cpus', 'provider_traits',
-                          'providers', 'servers', 'tracker', 'usages'),
+        self.assertEqual(('action_events', 'allocations', 'compute_nodes',
+                          'devices', 'logs', 'mdevs', 'migrations', 'pci',
+                          'pinned_cpus', 'provider_traits', 'providers',
+                          'servers', 'tracker', 'usages'),
                          expect_units.names())
+
+    def test_compute_nodes(self):
+        # The records of the cell database, deleted ones too, read as
+        # Nova's test of LP#2085135 reads them.
+        source = self.export(
+            '- stop_compute: src\n'
+            '- delete_service: src\n'
+            '  expect: {compute_nodes: {src: {deleted: true, mapped: false, '
+            'records: 1}, dst: {uuid: provider, vcpus_used: 0}}}')
+        self.assertIn(
+            "        self.assertComputeNode('dst', {'uuid': 'provider', "
+            "'vcpus_used': 0})\n"
+            "        self.assertComputeNode('src', {\n"
+            "            'deleted': True,\n"
+            "            'mapped': False,\n"
+            "            'records': 1,\n"
+            "        })\n", source)
+        self.assertIn('    def assertComputeNode(self, node, expected):',
+                      source)
+        self.assertIn("context.get_admin_context(read_deleted='yes')",
+                      source)
+
+    def test_action_events(self):
+        # Each entry one event of the server's actions, as an admin sees
+        # them; details a shell pattern.
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '  expect:\n'
+            '    action_events:\n'
+            '      vm1: [{action: create, event: compute_build_and_run_'
+            'instance, result: Success, host: src},\n'
+            '            {details: "No valid*"}]')
+        self.assertIn(
+            "        self.assertActionEvent('vm1', action='create', "
+            "event='compute_build_and_run_instance', host='src', "
+            "result='Success')\n"
+            "        self.assertActionEvent('vm1', details='No valid*')\n",
+            source)
+        self.assertIn('    def assertActionEvent(self, name, **want):',
+                      source)
+        self.assertIn('\nimport fnmatch\n', source)
+        self.assertIn("fnmatch.fnmatchcase(\n                    "
+                      "event.get('details') or '', want['details'])", source)
+
+    def test_no_compute_node_record(self):
+        body = self.body('- stop_compute: src\n'
+                         '  expect: {compute_nodes: {src: null}}')
+        self.assertEqual("self.assertComputeNode('src', None)", body[-1])
 
     def test_providers(self):
         body = self.body('- stop_compute: src\n'
@@ -680,9 +856,16 @@ class WeightsTest(ExportTestCase):
 class RefusalTest(ExportTestCase):
 
     def test_a_step_kind_without_translation(self):
-        self.assertRefused('- force_down: src\n'
-                           '- force_up: src',
-                           "step 2 (force_up)", "step kind 'force_up'")
+        self.assertRefused('- boot: {server: vm1, flavor: small}\n'
+                           '- pause: vm1',
+                           "step 2 (pause)", "step kind 'pause'")
+
+    def test_compute_node_stats(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small}\n'
+                           '  expect: {compute_nodes: {src: {stats: '
+                           '{num_instances: 1}}}}',
+                           'step 1 (boot): expect: compute_nodes',
+                           'src: stats')
 
     def test_a_compute_started_with_a_changed_config(self):
         self.assertRefused('- stop_compute: src\n'
@@ -772,9 +955,9 @@ class RefusalTest(ExportTestCase):
 
     def test_an_error_of_the_api(self):
         self.assertRefused('- boot: {server: vm1, flavor: small}\n'
-                           '  error: No valid host',
-                           'step 1 (boot)', "error 'No valid host' (not an "
-                           "operation that ended short of its resting "
+                           '  error: Quota exceeded',
+                           'step 1 (boot)', "error 'Quota exceeded' (not "
+                           "an operation that ended short of its resting "
                            "state)")
 
     def test_an_unrested_step_without_the_status_to_wait_for(self):
@@ -893,7 +1076,7 @@ class CliTest(ExportTestCase):
 
     def test_a_refusal_is_bad_input(self):
         path = self.path('- boot: {server: vm1, flavor: small}\n'
-                         '- rebuild: vm1')
+                         '- pause: vm1')
         code, out, err = self.run_cli('export', 'nova-test', path)
         self.assertEqual((2, ''), (code, out))
-        self.assertIn("step 2 (rebuild): no faithful Nova translation", err)
+        self.assertIn("step 2 (pause): no faithful Nova translation", err)

@@ -17,6 +17,8 @@ Compute nodes will fight over allocations during migration.
 Exported from the nova-harness scenario file harness/bugs/lp1707071.yaml.
 """
 
+import re
+
 import fixtures
 from oslo_config import cfg
 from oslo_utils import importutils
@@ -67,12 +69,36 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
         return sorted(migrations, key=lambda migration: migration['id'])
 
     def _held(self, consumer_uuid):
-        """What a consumer holds, by host name (none: left out)."""
+        """What a consumer holds, by host name (none: left out).
+
+        Not what it holds in a host's PCI device providers (Nova names
+        them <host>_<PCI address>): the devices' assertions read those.
+        The VGPU it holds on a host's GPU (<host>_pci_<GPU address>) is
+        the host's.
+        """
         by_provider = self.placement.get(
             '/allocations/%s' % consumer_uuid).body['allocations']
         hosts = {rp: host for host, rp in self._providers().items()}
-        return {hosts[rp]: allocation['resources']
-                for rp, allocation in by_provider.items()}
+        devices = set()
+        if set(by_provider) - set(hosts):
+            for rp in self._get_all_providers():
+                host = hosts.get(rp['root_provider_uuid'])
+                if host is None or rp['uuid'] in hosts:
+                    continue
+                if re.match(r'^%s_[0-9A-F]{4}:[0-9A-F]{2}:[0-9A-F]{2}'
+                            r'\.[0-7]$' % re.escape(host), rp['name']):
+                    devices.add(rp['uuid'])
+                elif re.match(r'^%s_pci_[0-9a-f]{4}_[0-9a-f]{2}_[0-9a-f]'
+                              r'{2}_[0-7]$' % re.escape(host), rp['name']):
+                    hosts[rp['uuid']] = host
+        held = {}
+        for rp, allocation in by_provider.items():
+            if rp in devices:
+                continue
+            into = held.setdefault(hosts[rp], {})
+            for rc, amount in allocation['resources'].items():
+                into[rc] = into.get(rc, 0) + amount
+        return held
 
     def assertAllocations(self, expected):
         """Exactly what each consumer holds.
@@ -278,8 +304,11 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
             host = manager.host
         return host
 
-    def test_resize_with_periodics_on_both_hosts_before_resize_instance_confirm_then_resize_back_with_a_periodic_on_the_destination_before_finish_resize_revert(self):
-        """resize with periodics on both hosts before resize_instance, confirm, then resize back with a periodic on the destination before finish_resize, revert"""
+    def test_resize_with_periodics_on_both_hosts_before_resize_instance(self):
+        """resize with periodics on both hosts before
+        resize_instance, confirm, then resize back with a periodic
+        on the destination before finish_resize, revert
+        """
         for host in ['dst', 'src']:
             self.computes[host] = self._start_compute(host)
             self._schedule(host)
@@ -390,11 +419,13 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
         })
         self.assertServer('vm1', host='src', status='VERIFY_RESIZE')
 
-        # 10. inject before finish_revert_resize: update_available_resource on src
+        # 10. inject before finish_revert_resize: update_available_resource on
+        # src
         self._inject('before', 'finish_revert_resize',
                      'update_available_resource', 'src')
 
-        # 11. inject before finish_revert_resize: update_available_resource on dst
+        # 11. inject before finish_revert_resize: update_available_resource on
+        # dst
         self._inject('before', 'finish_revert_resize',
                      'update_available_resource', 'dst')
 
@@ -430,8 +461,11 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
         self.assertUsages({
         })
 
-    def test_cold_migration_with_periodics_on_both_hosts_before_resize_instance_then_confirm_with_periodics_before_confirm_resize(self):
-        """cold migration with periodics on both hosts before resize_instance, then confirm with periodics before confirm_resize"""
+    def test_cold_migration_with_periodics_on_both_hosts_before_resize(self):
+        """cold migration with periodics on both hosts before
+        resize_instance, then confirm with periodics before
+        confirm_resize
+        """
         for host in ['dst', 'src']:
             self.computes[host] = self._start_compute(host)
             self._schedule(host)
@@ -458,7 +492,8 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
                      'update_available_resource', 'src')
 
         # 4. migrate vm1 to dst
-        self.servers['vm1'] = self._migrate_server(self.servers['vm1'], host='dst')
+        self.servers['vm1'] = self._migrate_server(
+            self.servers['vm1'], host='dst')
         self.assertAllocations({
             'migration(vm1)': {
                 'src': {'DISK_GB': 1, 'MEMORY_MB': 512, 'VCPU': 1},
@@ -518,8 +553,11 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
             'dst': {'DISK_GB': 1, 'MEMORY_MB': 512, 'VCPU': 1},
         })
 
-    def test_live_migration_with_a_periodic_on_the_destination_before_pre_live_migration_and_on_the_source_before_post_live_migration(self):
-        """live migration with a periodic on the destination before pre_live_migration and on the source before _post_live_migration"""
+    def test_live_migration_with_a_periodic_on_the_destination_before(self):
+        """live migration with a periodic on the destination before
+        pre_live_migration and on the source before
+        _post_live_migration
+        """
         for host in ['dst', 'src']:
             self.computes[host] = self._start_compute(host)
             self._schedule(host)
@@ -541,12 +579,14 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
         self._inject('before', 'pre_live_migration',
                      'update_available_resource', 'dst')
 
-        # 3. inject before _post_live_migration: update_available_resource on src
+        # 3. inject before _post_live_migration: update_available_resource on
+        # src
         self._inject('before', '_post_live_migration',
                      'update_available_resource', 'src')
 
         # 4. live migrate vm1 to dst
-        self.servers['vm1'] = self._live_migrate(self.servers['vm1'], host='dst')
+        self.servers['vm1'] = self._live_migrate(
+            self.servers['vm1'], host='dst')
         self.assertAllocations({
             'vm1': {
                 'dst': {'DISK_GB': 1, 'MEMORY_MB': 512, 'VCPU': 1},

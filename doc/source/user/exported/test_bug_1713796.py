@@ -17,6 +17,8 @@ Failed unshelve does not remove allocations from placement.
 Exported from the nova-harness scenario file harness/bugs/lp1713796.yaml.
 """
 
+import re
+
 import fixtures
 from oslo_config import cfg
 from oslo_utils import timeutils
@@ -63,12 +65,36 @@ class TestBug1713796(integrated_helpers.ProviderUsageBaseTestCase):
         return sorted(migrations, key=lambda migration: migration['id'])
 
     def _held(self, consumer_uuid):
-        """What a consumer holds, by host name (none: left out)."""
+        """What a consumer holds, by host name (none: left out).
+
+        Not what it holds in a host's PCI device providers (Nova names
+        them <host>_<PCI address>): the devices' assertions read those.
+        The VGPU it holds on a host's GPU (<host>_pci_<GPU address>) is
+        the host's.
+        """
         by_provider = self.placement.get(
             '/allocations/%s' % consumer_uuid).body['allocations']
         hosts = {rp: host for host, rp in self._providers().items()}
-        return {hosts[rp]: allocation['resources']
-                for rp, allocation in by_provider.items()}
+        devices = set()
+        if set(by_provider) - set(hosts):
+            for rp in self._get_all_providers():
+                host = hosts.get(rp['root_provider_uuid'])
+                if host is None or rp['uuid'] in hosts:
+                    continue
+                if re.match(r'^%s_[0-9A-F]{4}:[0-9A-F]{2}:[0-9A-F]{2}'
+                            r'\.[0-7]$' % re.escape(host), rp['name']):
+                    devices.add(rp['uuid'])
+                elif re.match(r'^%s_pci_[0-9a-f]{4}_[0-9a-f]{2}_[0-9a-f]'
+                              r'{2}_[0-7]$' % re.escape(host), rp['name']):
+                    hosts[rp['uuid']] = host
+        held = {}
+        for rp, allocation in by_provider.items():
+            if rp in devices:
+                continue
+            into = held.setdefault(hosts[rp], {})
+            for rc, amount in allocation['resources'].items():
+                into[rc] = into.get(rc, 0) + amount
+        return held
 
     def assertAllocations(self, expected):
         """Exactly what each consumer holds.
@@ -278,7 +304,8 @@ class TestBug1713796(integrated_helpers.ProviderUsageBaseTestCase):
         self.api.post_server_action(
             self.servers['vm1']['id'], {'unshelve': {'host': 'h2'}})
         self.servers['vm1'] = self._wait_for_server_parameter(
-            self.servers['vm1'], {'status': 'SHELVED_OFFLOADED', 'OS-EXT-STS:task_state': None})
+            self.servers['vm1'],
+            {'status': 'SHELVED_OFFLOADED', 'OS-EXT-STS:task_state': None})
         self.assertAllocations({
         })
         self.assertUsages({
@@ -373,7 +400,8 @@ class TestBug1713796(integrated_helpers.ProviderUsageBaseTestCase):
         self.api.post_server_action(
             self.servers['vm1']['id'], {'unshelve': {'host': 'h2'}})
         self.servers['vm1'] = self._wait_for_server_parameter(
-            self.servers['vm1'], {'status': 'SHELVED_OFFLOADED', 'OS-EXT-STS:task_state': None})
+            self.servers['vm1'],
+            {'status': 'SHELVED_OFFLOADED', 'OS-EXT-STS:task_state': None})
         self.assertAllocations({
         })
         self.assertUsages({

@@ -18,6 +18,7 @@ Exported from the nova-harness scenario file harness/bugs/lp1785318.yaml.
 """
 
 import re
+
 import fixtures
 from oslo_config import cfg
 from oslo_utils import timeutils
@@ -27,7 +28,6 @@ from nova import context
 from nova import exception
 from nova import objects
 from nova.tests.fixtures import libvirt as fakelibvirt
-from nova.tests.functional import integrated_helpers
 from nova.tests.functional.libvirt import base
 from nova.virt.libvirt import config as vconfig
 
@@ -84,12 +84,36 @@ class TestBug1785318(base.ServersTestBase):
         return sorted(migrations, key=lambda migration: migration['id'])
 
     def _held(self, consumer_uuid):
-        """What a consumer holds, by host name (none: left out)."""
+        """What a consumer holds, by host name (none: left out).
+
+        Not what it holds in a host's PCI device providers (Nova names
+        them <host>_<PCI address>): the devices' assertions read those.
+        The VGPU it holds on a host's GPU (<host>_pci_<GPU address>) is
+        the host's.
+        """
         by_provider = self.placement.get(
             '/allocations/%s' % consumer_uuid).body['allocations']
         hosts = {rp: host for host, rp in self._providers().items()}
-        return {hosts[rp]: allocation['resources']
-                for rp, allocation in by_provider.items()}
+        devices = set()
+        if set(by_provider) - set(hosts):
+            for rp in self._get_all_providers():
+                host = hosts.get(rp['root_provider_uuid'])
+                if host is None or rp['uuid'] in hosts:
+                    continue
+                if re.match(r'^%s_[0-9A-F]{4}:[0-9A-F]{2}:[0-9A-F]{2}'
+                            r'\.[0-7]$' % re.escape(host), rp['name']):
+                    devices.add(rp['uuid'])
+                elif re.match(r'^%s_pci_[0-9a-f]{4}_[0-9a-f]{2}_[0-9a-f]'
+                              r'{2}_[0-7]$' % re.escape(host), rp['name']):
+                    hosts[rp['uuid']] = host
+        held = {}
+        for rp, allocation in by_provider.items():
+            if rp in devices:
+                continue
+            into = held.setdefault(hosts[rp], {})
+            for rc, amount in allocation['resources'].items():
+                into[rc] = into.get(rc, 0) + amount
+        return held
 
     def assertAllocations(self, expected):
         """Exactly what each consumer holds.
@@ -317,8 +341,10 @@ class TestBug1785318(base.ServersTestBase):
                 continue
             for device in objects.PciDeviceList.get_by_compute_node(
                     self.context, node.id):
-                if (device.instance_uuid == self.servers[name]['id']
-                        and device.status in ('claimed', 'allocated')):
+                held_by_it = (
+                    device.instance_uuid == self.servers[name]['id'] and
+                    device.status in ('claimed', 'allocated'))
+                if held_by_it:
                     held.setdefault(host, []).append(device)
         for host in sorted(set(expected) | set(held)):
             want = expected.get(host, 0)
@@ -336,8 +362,10 @@ class TestBug1785318(base.ServersTestBase):
                              % (name, host))
 
     def assertTrackerFields(self, host, expected):
-        """The fields of the host's compute node record named, and its
-        NUMA cells' usage ({'cells': {cell id: {field: n}}})."""
+        """The fields named of the host's compute node record.
+
+        And its NUMA cells' usage ({'cells': {cell id: {field: n}}}).
+        """
         node = self._node(host)
         self.assertIsNotNone(node, 'the resource tracker of %s: no compute '
                              'node record' % host)
@@ -353,11 +381,41 @@ class TestBug1785318(base.ServersTestBase):
                 for cell, fields in expected['cells'].items()}
         self.assertEqual(expected, got, 'the resource tracker of %s' % host)
 
+    def _gpu_providers(self, host):
+        """The host's GPUs' providers of VGPU.
+
+        Nova names them <host>_<libvirt name of the GPU>
+        (<host>_pci_0000_af_00_0).
+        """
+        root = self._providers().get(host)
+        return [
+            provider['uuid'] for provider in (
+                self._get_all_rps_in_a_tree(root) if root else [])
+            if re.match(r'^%s_pci_[0-9a-f]{4}_[0-9a-f]{2}_[0-9a-f]{2}_[0-7]$'
+                        % re.escape(host), provider['name'])]
+
+    def assertMdevs(self, name, expected):
+        """The mediated devices each running host's driver gave the server.
+
+        As Nova's driver reads them from its guests; exact: none on a
+        host not named.
+        """
+        got = {}
+        for host in sorted({host for host, _ in self._due}):
+            assigned = self.computes[host].driver.\
+                _get_all_assigned_mediated_devices()
+            count = list(assigned.values()).count(self.servers[name]['id'])
+            if count:
+                got[host] = count
+        self.assertEqual({host: count for host, count in expected.items()
+                          if count}, got, 'mediated devices of %s' % name)
+
     def assertDevices(self, host, expected):
         """The host's PCI devices by status (one not named: none).
 
         With 'placement': the usage of its PCI device providers (Nova
-        names them <host>_<PCI address>), all classes summed.
+        names them <host>_<PCI address>), all classes summed; with
+        'vgpus': the VGPU usage of its GPUs' providers.
         """
         got = {}
         node = self._node(host)
@@ -365,12 +423,14 @@ class TestBug1785318(base.ServersTestBase):
             for device in objects.PciDeviceList.get_by_compute_node(
                     self.context, node.id):
                 got[device.status] = got.get(device.status, 0) + 1
+        if 'vgpus' in expected:
+            got['vgpus'] = sum(
+                self._get_provider_usages(uuid).get('VGPU', 0)
+                for uuid in self._gpu_providers(host))
         if 'placement' in expected:
             got['placement'] = 0
             root = self._providers().get(host)
-            tree = self.placement.get(
-                '/resource_providers?in_tree=%s' % root).body[
-                'resource_providers'] if root else []
+            tree = self._get_all_rps_in_a_tree(root) if root else []
             for provider in tree:
                 if re.match(r'^%s_[0-9A-F]{4}:[0-9A-F]{2}:[0-9A-F]{2}'
                             r'\.[0-7]$' % re.escape(host), provider['name']):
@@ -445,7 +505,8 @@ class TestBug1785318(base.ServersTestBase):
 
         # 1. boot vm1 (two) on src
         self.servers['vm1'] = self._create_server(
-            name='vm1', flavor_id=self.flavors['two'], image_uuid=self.images['pinned'],
+            name='vm1', flavor_id=self.flavors['two'],
+            image_uuid=self.images['pinned'],
             host='src', networks='none')
         self.assertAllocations({
             'vm1': {
