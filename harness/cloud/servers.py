@@ -122,16 +122,9 @@ class ServerOps(object):
         (``resource_request``: 1000 kbit/s ingress and egress, physnet2,
         vnic type normal), with an id and MAC of its own.
         """
-        neutron = self._cloud.neutron
-        port = copy.deepcopy(neutron.port_with_resource_request)
-        port_id = str(uuid.uuid5(uuid.NAMESPACE_URL,
-                                 'bandwidth-port/%s' % name))
-        digest = uuid.UUID(port_id).bytes
-        port.update({'id': port_id, 'name': 'bandwidth-%s' % name,
-                     'mac_address': '52:54:01:%02x:%02x:%02x' % tuple(
-                         digest[:3])})
-        neutron._ports[port_id] = port
-        return port_id
+        return self._own_port(
+            self._cloud.neutron.port_with_resource_request, 'bandwidth',
+            name, '52:54:01', name='bandwidth-%s' % name)
 
     def sriov_port(self, name, vnic_type='direct'):
         """Create an SR-IOV port for server ``name``; return its id.
@@ -149,23 +142,34 @@ class ServerOps(object):
         # Nova's tests add networks to the stand-in's records this way.
         neutron._networks.setdefault(network['id'], network)
         neutron._subnets.setdefault(subnet['id'], subnet)
-        port = copy.deepcopy(neutron.sriov_port)
-        port_id = str(uuid.uuid5(uuid.NAMESPACE_URL, 'sriov-port/%s' % name))
-        digest = uuid.UUID(port_id).bytes
         prefix = 'sriov' if vnic_type == 'direct' else vnic_type
-        port.update({'id': port_id, 'name': '%s-%s' % (prefix, name),
-                     'binding:vnic_type': vnic_type,
-                     'mac_address': '52:54:00:%02x:%02x:%02x' % tuple(
-                         digest[:3])})
+        fields = {'name': '%s-%s' % (prefix, name),
+                  'binding:vnic_type': vnic_type}
         if vnic_type in ('vdpa', 'remote-managed'):
             # An OVS-bound port, as Nova's VDPAServersTest and
             # RemoteManagedServersTest make them: the libvirt driver plugs
             # a vdpa vnic of an ovs VIF as a vDPA interface, a
             # remote-managed one as a hostdev (an hw_veb VIF would make a
             # vdpa one a macvtap one).
-            port.update({'binding:vif_type': 'ovs',
-                         'binding:vif_details': {}})
-        neutron._ports[port_id] = port
+            fields.update({'binding:vif_type': 'ovs',
+                           'binding:vif_details': {}})
+        return self._own_port(neutron.sriov_port, 'sriov', name, '52:54:00',
+                              **fields)
+
+    def _own_port(self, template, kind, server, mac_prefix, **fields):
+        """A copy of the stand-in's port ``template`` for ``server``; its id.
+
+        Registered with the stand-in, with ``fields``, an id of its own
+        (the same in every run: from ``kind`` and ``server``) and a MAC
+        from that id under ``mac_prefix``.
+        """
+        port = copy.deepcopy(template)
+        port_id = str(uuid.uuid5(uuid.NAMESPACE_URL,
+                                 '%s-port/%s' % (kind, server)))
+        digest = uuid.UUID(port_id).bytes
+        port.update(fields, id=port_id, mac_address='%s:%02x:%02x:%02x' % (
+            (mac_prefix,) + tuple(digest[:3])))
+        self._cloud.neutron._ports[port_id] = port
         return port_id
 
     def resize(self, name, flavor):
