@@ -227,10 +227,22 @@ HELPERS = '''
 REPLACED = ('_providers', 'assertUsages', 'assertTrackers')
 
 
+#: The steps of the bare-metal service and of a node's record: their
+#: helpers are this module's.
+STEPS = ('remove_node', 'add_node', 'rebalance_node',
+         'destroy_compute_node')
+
+
 def multi_node(scenarios):
-    """Whether a host of ``scenarios`` manages several compute nodes."""
+    """Whether ``scenarios`` need the helpers here, by node.
+
+    A host of several compute nodes, or a step of the bare-metal service
+    or on a node's record (a host's own record too).
+    """
     return any(host.nodes is not None for scenario in scenarios
-               for host in scenario.hosts.values())
+               for host in scenario.hosts.values()) or any(
+        step.kind in STEPS for scenario in scenarios
+        for step in scenario.steps)
 
 
 def check_host(host):

@@ -843,7 +843,9 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
     names = methods or {}
     methods = [line for scenario in scenarios
                for line in _method(path, scenario, hosts,
-                                   names.get(scenario.name))]
+                                   names.get(scenario.name),
+                                   hosts is None
+                                   and nodes.multi_node(scenarios))]
     lines = ['class %s(%s):' % (
         name, 'integrated_helpers.ProviderUsageBaseTestCase'
         if hosts is None else 'base.ServersTestBase')]
@@ -909,7 +911,7 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
               '        # Seconds the test moved time on (_advance_clock).',
               '        self._now = 0',
               '        self._due = {}']
-    if nodes.multi_node(scenarios):
+    if hosts is None and nodes.multi_node(scenarios):
         lines += nodes.SETUP.split('\n')
         lines += _without(HELPERS, nodes.REPLACED)
         lines += nodes.HELPERS.rstrip('\n').split('\n')
@@ -1011,9 +1013,9 @@ def _check_scenario(path, scenario, config, weights, profiled=False):
                                   'libvirt host')
 
 
-def _world(scenario, hosts=None):
+def _world(scenario, hosts=None, by_node=False):
     """The scenario's hosts and flavors, made at the test's start."""
-    if hosts is None and nodes.multi_node([scenario]):
+    if by_node:
         lines = nodes.world_lines(scenario)
     elif hosts is None:
         lines = [INDENT + 'for host in %r:' % sorted(scenario.hosts),
@@ -1086,7 +1088,7 @@ def _cut(head, tail):
     return '_'.join(head + tail)
 
 
-def _method(path, scenario, hosts=None, name=None):
+def _method(path, scenario, hosts=None, name=None, by_node=False):
     text = scenario.name.replace('"""', "'''")
     name = name or method_names([scenario.name])[scenario.name]
     lines = ['', '    def %s(self):' % name]
@@ -1098,7 +1100,7 @@ def _method(path, scenario, hosts=None, name=None):
                                subsequent_indent=INDENT,
                                break_long_words=False,
                                break_on_hyphens=False) + [INDENT + '"""']
-    lines += _world(scenario, hosts)
+    lines += _world(scenario, hosts, by_node)
     if hosts is not None:
         options = libvirt.Options(scenario, hosts.options[scenario.name])
     # Hosts whose service a step deleted, since their compute's start.
@@ -1106,6 +1108,9 @@ def _method(path, scenario, hosts=None, name=None):
     for step in scenario.steps:
         what = 'step %d (%s)' % (step.index, step.kind)
         unit = step_units.get(step.kind, libvirt=hosts is not None)
+        if hosts is not None and step.kind in nodes.STEPS:
+            # Its helpers are those of Nova's fake driver.
+            unit = None
         if unit is None:
             raise refusal.Refused(path, scenario.name, what,
                                   'step kind %r' % step.kind)
