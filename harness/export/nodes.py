@@ -55,8 +55,8 @@ SETUP = '''\
         self._node_checks = []
         self._multi_node_driver()'''
 
-# The helpers of a class with hosts of several nodes; ``_providers``,
-# ``assertUsages`` and ``assertTrackers`` replace the class's own.
+# The helpers of a class with hosts of several nodes; its
+# ``assertTrackers`` replaces the class's own.
 HELPERS = '''
     def _multi_node_driver(self):
         """Nova's fake driver as a host of several nodes runs it.
@@ -152,24 +152,6 @@ HELPERS = '''
         for _, _, action in due:
             action()
 
-    def _providers(self):
-        """Node -> its resource provider (none once it is gone)."""
-        providers = self.placement.get(
-            '/resource_providers').body['resource_providers']
-        return {rp['name']: rp['uuid'] for rp in providers
-                if rp['name'] in self.node_names}
-
-    def assertUsages(self, expected):
-        """Exactly each node provider's usage (a node not named: none)."""
-        providers = self._providers()
-        for node in sorted(self.node_names):
-            usages = (self._get_provider_usages(providers[node])
-                      if node in providers else {})
-            self.assertEqual(
-                expected.get(node, {}),
-                {rc: used for rc, used in usages.items() if used},
-                'usages of %s' % node)
-
     def _reserved(self, record):
         """What the node's provider reserves, as its record counts it."""
         provider = self._providers().get(record.hypervisor_hostname)
@@ -225,7 +207,26 @@ HELPERS = '''
 '''
 
 #: The helpers of the plain class that ``HELPERS`` replaces.
-REPLACED = ('_providers', 'assertUsages', 'assertTrackers')
+REPLACED = ('assertTrackers',)
+
+#: What the plain class's ``_providers`` and ``assertUsages`` read by
+#: host, read by node: the names the expectations give compute nodes
+#: (a host's own, or each node of a host of several).
+BY_NODE = (
+    ("if rp['name'] in self.computes}", "if rp['name'] in self.node_names}"),
+    ('for host in sorted(self.computes):\n            usages',
+     'for host in sorted(self.node_names):\n            usages'),
+)
+
+
+def by_node(helpers):
+    """The class's ``helpers`` source, reading nodes where it read hosts."""
+    for old, new in BY_NODE:
+        if helpers.count(old) != 1:
+            raise AssertionError('the helpers read hosts elsewhere: %r'
+                                 % old)
+        helpers = helpers.replace(old, new)
+    return helpers
 
 
 #: The steps of the bare-metal service and of a node's record: their

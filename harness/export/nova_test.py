@@ -913,7 +913,7 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
               '        self._due = {}']
     if hosts is None and nodes.multi_node(scenarios):
         lines += nodes.SETUP.split('\n')
-        lines += _without(HELPERS, nodes.REPLACED)
+        lines += _without(nodes.by_node(HELPERS), nodes.REPLACED)
         lines += nodes.HELPERS.rstrip('\n').split('\n')
     else:
         lines += HELPERS.rstrip('\n').split('\n')

@@ -81,8 +81,9 @@ class NodesExportTest(test_export.ExportTestCase):
         self.helper(source, '_flag_mapped')
 
     def test_the_expectations_read_by_node(self):
-        # The class's provider, usage and tracker helpers are replaced
-        # by their by-node versions, not defined twice.
+        # The class's provider and usage helpers read the nodes the
+        # scenario names; its tracker helper is replaced by its by-node
+        # version, not defined twice.
         source = self.export('- boot: {server: vm1, flavor: full, '
                              'host: bm1}\n'
                              '  expect: {usages: {n1: full}, '
@@ -90,7 +91,7 @@ class NodesExportTest(test_export.ExportTestCase):
                              'allocations: {vm1: {n1: full}}}')
         self.assertIn("if rp['name'] in self.node_names}",
                       self.helper(source, '_providers'))
-        self.assertIn('for node in sorted(self.node_names):',
+        self.assertIn('for host in sorted(self.node_names):',
                       self.helper(source, 'assertUsages'))
         self.helper(source, 'assertTrackers')
         self.assertIn("        self.assertUsages({\n"
