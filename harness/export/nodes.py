@@ -144,6 +144,15 @@ HELPERS = '''
         """
         self._node_checks.append((when, host, action))
 
+    def assertNodeChecksFired(self):
+        """Every action armed where a host asks about a node fired.
+
+        One that nothing passed is a step that silently did nothing.
+        """
+        self.assertEqual([], ['%s is_node_deleted on %s' % (
+            when, host or 'any host') for when, host, _ in self._node_checks],
+            'armed where a host asks about a node, never fired')
+
     def _fire_node_checks(self, when, host):
         due = [check for check in self._node_checks
                if check[0] == when and check[1] in (None, host)]
@@ -347,6 +356,13 @@ def destroy_compute_node(args):
     _only(args, ('node', 'provider', 'host'))
     return ['self._destroy_compute_node(%r%s)' % (
         args['node'], ', provider=True' if args['provider'] else '')]
+
+
+def arms_node_check(step):
+    """Whether ``step`` arms an action where a host asks about a node."""
+    at = step.args.get('at') or {}
+    return (step.kind == 'inject' and step.args.get('point') == NODE_CHECK
+            or step.kind == 'add_node' and at.get('point') == NODE_CHECK)
 
 
 def inject_at_node_check(args):

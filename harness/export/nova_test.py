@@ -1174,4 +1174,8 @@ def _method(path, scenario, hosts=None, name=None, by_node=False):
         lines.append('')
         lines.append(INDENT + '# %d. %s' % (step.index, step.label))
         lines += [INDENT + line for line in body]
+    if any(nodes.arms_node_check(step) for step in scenario.steps):
+        # After the last step, as the harness checks that what a run
+        # armed fired.
+        lines += ['', INDENT + 'self.assertNodeChecksFired()']
     return lines

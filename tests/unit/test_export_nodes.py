@@ -10,6 +10,8 @@ proved by ``tests/export/test_nova_proofs.py``.
 
 import ast
 
+import testtools
+
 from tests.unit import test_export
 
 HEAD = '''\
@@ -263,3 +265,47 @@ class NodesExportTest(test_export.ExportTestCase):
         self.assertNotIn('node_names', source)
         self.assertIn("if rp['name'] in self.computes}",
                       self.helper(source, '_providers'))
+
+    def test_what_is_armed_where_a_host_asks_fires_once_there(self):
+        # The exported helpers run: an action fires at the next ask of
+        # its host only, once, in arming order; one never fired fails
+        # the test after its last step, as the harness fails the run.
+        source = self.export(
+            '- remove_node: {host: bm1, node: n1}\n'
+            '- add_node: {host: bm2, node: n1, at: {after: '
+            'is_node_deleted, host: bm1}}\n'
+            '- run_periodic: {task: update_available_resource, '
+            'host: bm1}')
+        method = source[source.index('    def test_the_scenario'):]
+        self.assertTrue(method.rstrip().endswith(
+            '\n\n        self.assertNodeChecksFired()'), method)
+        helpers = {}
+        for name in ('_at_node_check', '_fire_node_checks',
+                     'assertNodeChecksFired'):
+            exec(compile(ast.parse(self.helper(source, name)),
+                         '<exported>', 'exec'), helpers)
+
+        class Exported(testtools.TestCase):
+            _at_node_check = helpers['_at_node_check']
+            _fire_node_checks = helpers['_fire_node_checks']
+            assertNodeChecksFired = helpers['assertNodeChecksFired']
+
+            def test(self):
+                pass
+
+        case = Exported('test')
+        case._node_checks = []
+        ran = []
+        case._at_node_check('after', 'bm1', lambda: ran.append('add'))
+        case._at_node_check('after', None, lambda: ran.append('run'))
+        error = self.assertRaises(AssertionError,
+                                  case.assertNodeChecksFired)
+        self.assertIn('after is_node_deleted on bm1', str(error))
+        # Another host's ask, or before: the first one stays armed.
+        case._fire_node_checks('after', 'bm2')
+        case._fire_node_checks('before', 'bm1')
+        self.assertEqual(['run'], ran)
+        case._fire_node_checks('after', 'bm1')
+        case._fire_node_checks('after', 'bm1')
+        self.assertEqual(['run', 'add'], ran)
+        case.assertNodeChecksFired()
