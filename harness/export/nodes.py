@@ -266,15 +266,16 @@ def check_host(host):
 def check_steps(scenario):
     """Refuse the steps whose meaning differs on Nova's fake driver.
 
-    Yields nothing; raises ``(step, reason)`` as ``Unsupported`` with
-    the step's number and kind first.
+    Raises ``Unsupported(what, reason)``: the step (its number and
+    kind) and why.
     """
     multi = {name for name, host in scenario.hosts.items()
              if host.nodes is not None}
     alive = set()
     for step in scenario.steps:
         what = 'step %d (%s)' % (step.index, step.kind)
-        if step.kind == 'boot' and step.error is None:
+        if step.kind == 'boot':
+            # Failed or not: a server in ERROR may hold its node.
             alive.add(step.args['server'])
         elif step.kind == 'delete':
             alive.discard(step.args['server'])
