@@ -27,6 +27,7 @@ from harness.core import scenario as scenario_mod
 from harness.export import expect as expect_units
 from harness.export import layout
 from harness.export import libvirt
+from harness.export import nodes
 from harness.export import refusal
 from harness.export import steps as step_units
 
@@ -239,6 +240,25 @@ NODE_HELPERS = '''
         self.assertEqual(
             want, {key: got[key] if key in got else getattr(record, key)
                    for key in want}, 'compute node %s' % node)
+'''
+
+# The hypervisor helper, in a class whose scenarios expect the list.
+HYPERVISOR_HELPERS = '''
+    def assertHypervisors(self, expected):
+        """Exactly the hypervisors the API lists, by name.
+
+        Each with the ``state`` and ``status`` given ({}: listed).
+        """
+        listed = {
+            hypervisor['hypervisor_hostname']: hypervisor
+            for hypervisor in self.admin_api.api_get(
+                '/os-hypervisors/detail').body['hypervisors']}
+        self.assertEqual(sorted(expected), sorted(listed),
+                         'the hypervisors listed')
+        for node, want in sorted(expected.items()):
+            self.assertEqual(
+                want, {key: listed[node][key] for key in want},
+                'hypervisor %s' % node)
 '''
 
 # The instance action helper, in a class whose scenarios expect events.
@@ -630,7 +650,8 @@ def export(path, bug=None, with_harness=False):
     placement = any('self._placement_fault(' in line for line in body)
     wraps = (injects or placement
              or any('self._fault(' in line for line in body)
-             or any('fixtures.Mock' in line for line in body))
+             or any('fixtures.Mock' in line for line in body)
+             or any('fixtures.MonkeyPatch' in line for line in body))
     live = any('urllib.parse' in line for line in body)
     out = [HEADER, '"""%s"""' % _docstring(bug, title, path), '']
     stdlib = []
@@ -661,13 +682,15 @@ def export(path, bug=None, with_harness=False):
     if any('uuidutils.' in line for line in body):
         out += ['from oslo_utils import uuidutils']
     out += ['']
-    out += ['from nova.compute import utils as compute_utils',
-            'from nova import context',
-            'from nova import exception',
-            'from nova import objects']
+    if any('compute_utils.' in line for line in body):
+        out += ['from nova.compute import utils as compute_utils']
+    out += ['from nova import context']
+    if any('db_api.' in line for line in body):
+        out += ['from nova.db.main import api as db_api']
+    out += ['from nova import exception', 'from nova import objects']
     if any('host_mapping.' in line for line in body):
         out += ['from nova.objects import host_mapping']
-    if placement:
+    if any('report_client.' in line for line in body):
         out += ['from nova.scheduler.client import report as report_client']
     if any('nova_fixtures.' in line for line in body):
         out += ['from nova.tests import fixtures as nova_fixtures']
@@ -681,6 +704,8 @@ def export(path, bug=None, with_harness=False):
         out += ['from nova.tests.functional.libvirt import base']
     if placement:
         out += ['from nova.tests.unit import fake_requests']
+    if any('fake_driver.' in line for line in body):
+        out += ['from nova.virt import fake as fake_driver']
     if any('vconfig.' in line for line in body):
         out += ['from nova.virt.libvirt import config as vconfig']
     if any('libvirt_utils.' in line for line in body):
@@ -782,15 +807,21 @@ def _driver(path, scenarios):
                     path, scenario.name, 'host %r' % host.name,
                     'a profiled host (libvirt over fakelibvirt) is not '
                     'translated yet')
+            if host.nodes is not None:
+                # The harness's driver of several nodes is Nova's
+                # MediumFakeDriver listing them (nodes.py).
+                try:
+                    nodes.check_host(host)
+                except nodes.Unsupported as exc:
+                    raise refusal.Refused(path, scenario.name,
+                                          'host %r' % host.name, str(exc))
+                drivers.add(names.DRIVERS['fake'])
+                continue
             if not (host.driver or '').startswith('fake.'):
                 raise refusal.Refused(
                     path, scenario.name, 'host %r' % host.name,
                     'driver %r is not one of Nova\'s fake drivers'
                     % host.driver)
-            if host.nodes is not None:
-                raise refusal.Refused(
-                    path, scenario.name, 'host %r' % host.name,
-                    'a host of several compute nodes')
             drivers.add(host.driver)
     if len(drivers) != 1:
         raise refusal.Refused(path, '*', 'hosts', 'the scenarios use '
@@ -812,7 +843,9 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
     names = methods or {}
     methods = [line for scenario in scenarios
                for line in _method(path, scenario, hosts,
-                                   names.get(scenario.name))]
+                                   names.get(scenario.name),
+                                   hosts is None
+                                   and nodes.multi_node(scenarios))]
     lines = ['class %s(%s):' % (
         name, 'integrated_helpers.ProviderUsageBaseTestCase'
         if hosts is None else 'base.ServersTestBase')]
@@ -878,13 +911,19 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
               '        # Seconds the test moved time on (_advance_clock).',
               '        self._now = 0',
               '        self._due = {}']
-    lines += HELPERS.rstrip('\n').split('\n')
+    if hosts is None and nodes.multi_node(scenarios):
+        lines += nodes.SETUP.split('\n')
+        lines += _without(nodes.by_node(HELPERS), nodes.REPLACED)
+        lines += nodes.HELPERS.rstrip('\n').split('\n')
+    else:
+        lines += HELPERS.rstrip('\n').split('\n')
     if any(scenario.images for scenario in scenarios):
         lines[lines.index('        self.servers = {}') + 1:0] = [
             '        self.images = {}']
         lines += IMAGE_HELPERS.rstrip('\n').split('\n')
-    if any(step.kind == 'inject' for scenario in scenarios
-           for step in scenario.steps):
+    if any(step.kind == 'inject'
+           and step.args.get('point') != nodes.NODE_CHECK
+           for scenario in scenarios for step in scenario.steps):
         lines[lines.index('        self._due = {}') + 1:0] = [
             '        # Injections armed: (when, point) -> [action].',
             '        self._injections = {}',
@@ -913,10 +952,14 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
     if any(line.lstrip().startswith('self.assertComputeNode(')
            for line in methods):
         lines += NODE_HELPERS.rstrip('\n').split('\n')
+    if any(line.lstrip().startswith('self.assertHypervisors(')
+           for line in methods):
+        lines += HYPERVISOR_HELPERS.rstrip('\n').split('\n')
     if any(line.lstrip().startswith('self.assertActionEvent(')
            for line in methods):
         lines += ACTION_HELPERS.rstrip('\n').split('\n')
-    if any(line.lstrip().startswith('self._map_host(') for line in methods):
+    if any(line.lstrip().startswith(('self._map_host(', 'self._flag_mapped('))
+           for line in methods):
         lines += MAPPING_HELPERS.rstrip('\n').split('\n')
     if hosts is not None:
         if hosts.widens_online_cpus():
@@ -925,6 +968,19 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
         for profile_name in sorted(hosts.profiles):
             lines += libvirt.host_info_method(hosts.profiles[profile_name])
     return lines + methods
+
+
+def _without(helpers, methods):
+    """The lines of ``helpers`` with the ``methods`` named left out."""
+    lines = helpers.rstrip('\n').split('\n')
+    kept, skipping = [], False
+    for line in lines:
+        match = re.match(r'    def (\w+)\(', line)
+        if match:
+            skipping = match.group(1) in methods
+        if not skipping:
+            kept.append(line)
+    return kept
 
 
 def _check_scenario(path, scenario, config, weights, profiled=False):
@@ -946,6 +1002,10 @@ def _check_scenario(path, scenario, config, weights, profiled=False):
     if scenario.expected_breaks:
         raise refusal.Refused(path, scenario.name, 'expected_breaks',
                               'the harness\'s invariants are not exported')
+    try:
+        nodes.check_steps(scenario)
+    except nodes.Unsupported as exc:
+        raise refusal.Refused(path, scenario.name, *exc.args)
     for flavor in scenario.flavors.values():
         if flavor.extra_specs and not profiled:
             raise refusal.Refused(path, scenario.name, 'flavor %r'
@@ -953,9 +1013,11 @@ def _check_scenario(path, scenario, config, weights, profiled=False):
                                   'libvirt host')
 
 
-def _world(scenario, hosts=None):
+def _world(scenario, hosts=None, by_node=False):
     """The scenario's hosts and flavors, made at the test's start."""
-    if hosts is None:
+    if by_node:
+        lines = nodes.world_lines(scenario)
+    elif hosts is None:
         lines = [INDENT + 'for host in %r:' % sorted(scenario.hosts),
                  INDENT + '    self.computes[host] = '
                  'self._start_compute(host)',
@@ -1026,7 +1088,7 @@ def _cut(head, tail):
     return '_'.join(head + tail)
 
 
-def _method(path, scenario, hosts=None, name=None):
+def _method(path, scenario, hosts=None, name=None, by_node=False):
     text = scenario.name.replace('"""', "'''")
     name = name or method_names([scenario.name])[scenario.name]
     lines = ['', '    def %s(self):' % name]
@@ -1038,7 +1100,7 @@ def _method(path, scenario, hosts=None, name=None):
                                subsequent_indent=INDENT,
                                break_long_words=False,
                                break_on_hyphens=False) + [INDENT + '"""']
-    lines += _world(scenario, hosts)
+    lines += _world(scenario, hosts, by_node)
     if hosts is not None:
         options = libvirt.Options(scenario, hosts.options[scenario.name])
     # Hosts whose service a step deleted, since their compute's start.
@@ -1046,6 +1108,9 @@ def _method(path, scenario, hosts=None, name=None):
     for step in scenario.steps:
         what = 'step %d (%s)' % (step.index, step.kind)
         unit = step_units.get(step.kind, libvirt=hosts is not None)
+        if hosts is not None and step.kind in nodes.STEPS:
+            # Its helpers are those of Nova's fake driver.
+            unit = None
         if unit is None:
             raise refusal.Refused(path, scenario.name, what,
                                   'step kind %r' % step.kind)
@@ -1087,6 +1152,9 @@ def _method(path, scenario, hosts=None, name=None):
                         scenario.hosts[host].profile)))
             if step.kind == 'delete_service' and step.error is None:
                 deleted.add(step.args['host'])
+            if (step.kind == 'inject'
+                    and step.args.get('point') == nodes.NODE_CHECK):
+                unit = nodes.inject_at_node_check
             body = unit(step.args)
         except step_units.Unsupported as exc:
             raise refusal.Refused(path, scenario.name, what, str(exc))
@@ -1106,4 +1174,8 @@ def _method(path, scenario, hosts=None, name=None):
         lines.append('')
         lines.append(INDENT + '# %d. %s' % (step.index, step.label))
         lines += [INDENT + line for line in body]
+    if any(nodes.arms_node_check(step) for step in scenario.steps):
+        # After the last step, as the harness checks that what a run
+        # armed fired.
+        lines += ['', INDENT + 'self.assertNodeChecksFired()']
     return lines

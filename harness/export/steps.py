@@ -275,6 +275,22 @@ def discover_hosts(args):
             '    mapping.host for mapping in mapped))']
 
 
+@translates('archive_deleted_rows')
+def archive_deleted_rows(args):
+    # nova-manage db archive_deleted_rows on the cell's database (1000
+    # rows, its default), as Nova's test of LP#1839560 archives; the rows
+    # moved from each table named, exactly.
+    _only(args, ('archives',))
+    lines = ['with context.target_cell(',
+             "        self.context, self.cell_mappings['cell1']) as cctxt:",
+             '    archived = db_api.archive_deleted_rows(',
+             '        cctxt, max_rows=1000)[0]']
+    for table, count in sorted(args['archives'].items()):
+        lines.append('self.assertEqual(%d, archived.get(%r, 0), %r)'
+                     % (count, table, 'rows archived from %s' % table))
+    return lines
+
+
 @translates('evacuate')
 def evacuate(args):
     # The test's API is at the latest microversion (2.95 and later): Nova

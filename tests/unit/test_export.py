@@ -201,12 +201,14 @@ class StepTranslationTest(ExportTestCase):
         from harness.core import steps as kinds
         self.assertLessEqual(set(step_units.names()), set(kinds.names()))
         self.assertEqual(
-            ('advance_clock', 'boot', 'confirm', 'delete', 'delete_service',
-             'disable_compute', 'discover_hosts', 'enable_compute',
-             'evacuate', 'fault', 'force_down', 'force_up', 'inject',
-             'live_migrate', 'migrate', 'rebuild', 'resize', 'revert',
-             'run_periodic', 'shelve', 'start_compute', 'stop_compute',
-             'unshelve'),
+            ('add_node', 'advance_clock', 'archive_deleted_rows', 'boot',
+             'confirm', 'delete', 'delete_service',
+             'destroy_compute_node', 'disable_compute', 'discover_hosts',
+             'enable_compute', 'evacuate', 'fault', 'force_down',
+             'force_up', 'inject', 'live_migrate', 'migrate',
+             'rebalance_node', 'rebuild', 'remove_node', 'resize',
+             'revert', 'run_periodic', 'shelve', 'start_compute',
+             'stop_compute', 'unshelve'),
             step_units.names())
 
     def test_disable_and_enable_a_compute(self):
@@ -767,9 +769,10 @@ class ExpectTranslationTest(ExportTestCase):
         # devices, pci and pinned_cpus: profiled hosts only
         # (test_export_libvirt).
         self.assertEqual(('action_events', 'allocations', 'compute_nodes',
-                          'devices', 'logs', 'mdevs', 'migrations', 'pci',
-                          'pinned_cpus', 'provider_traits', 'providers',
-                          'servers', 'tracker', 'usages'),
+                          'devices', 'hypervisors', 'logs', 'mdevs',
+                          'migrations', 'pci', 'pinned_cpus',
+                          'provider_traits', 'providers', 'servers',
+                          'tracker', 'usages'),
                          expect_units.names())
 
     def test_compute_nodes(self):
