@@ -410,6 +410,15 @@ INJECTION_HELPERS = '''
         for action in self._injections.pop((when, point), []):
             action(manager, passed)
 
+    def assertInjectionsFired(self):
+        """Every injection armed fired: none is left at its point.
+
+        An injection nothing passed is a step that silently did nothing.
+        """
+        self.assertEqual([], sorted('%s %s' % point
+                                    for point in self._injections),
+                         'injections that never fired')
+
     def _inject(self, when, point, task, on):
         """Run the periodic ``task`` on ``on`` once, at the next pass.
 
@@ -1174,8 +1183,15 @@ def _method(path, scenario, hosts=None, name=None, by_node=False):
         lines.append('')
         lines.append(INDENT + '# %d. %s' % (step.index, step.label))
         lines += [INDENT + line for line in body]
+    # After the last step, as the harness checks that what a run armed
+    # fired.
+    fired = []
+    if any(step.kind == 'inject'
+           and step.args.get('point') != nodes.NODE_CHECK
+           for step in scenario.steps):
+        fired.append('self.assertInjectionsFired()')
     if any(nodes.arms_node_check(step) for step in scenario.steps):
-        # After the last step, as the harness checks that what a run
-        # armed fired.
-        lines += ['', INDENT + 'self.assertNodeChecksFired()']
+        fired.append('self.assertNodeChecksFired()')
+    if fired:
+        lines += [''] + [INDENT + line for line in fired]
     return lines

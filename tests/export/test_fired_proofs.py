@@ -1,0 +1,56 @@
+"""An exported test fails where an injection it armed never fired.
+
+The harness fails a run whose injection nothing passed, at its last step
+(``runner``'s ``check_fired``); the exported test asserts the same after
+its last step (``assertInjectionsFired``). Proved on a scenario whose
+periodic is armed before a confirm that never comes: run with Nova's
+runner, the exported test fails at the step where the harness's run of
+the scenario fails.
+"""
+
+import os
+
+from harness.core import errors
+from harness.core import scenario as scenario_mod
+from harness.export import nova_test
+from harness.runners import runner
+from tests.export import test_nova_proofs
+
+SCENARIO = '''\
+scenarios:
+  - name: a periodic armed before a confirm that never comes
+    hosts:
+      src: {driver: fake}
+      dst: {driver: fake}
+    flavors:
+      small: {vcpus: 1, ram: 512, disk: 1}
+    steps:
+      - boot: {server: vm1, flavor: small, host: src}
+      # A delete confirms a resize waiting for it: not this server's.
+      - inject: {before: confirm_resize, run: update_available_resource,
+                 on: src}
+      - delete: vm1
+        expect: {allocations: {}}
+'''
+
+
+class UnfiredInjectionProof(test_nova_proofs._NovaTestRuns):
+
+    def test_fails_at_the_harness_s_step(self):
+        path = os.path.join(self.tmp, 'unfired.yaml')
+        with open(path, 'w') as f:
+            f.write(SCENARIO)
+        scenario, = scenario_mod.load(path)
+        exc = self.assertRaises(errors.ScenarioFailed, runner.run, scenario,
+                                test_id=self.id())
+        self.assertIn('never fired', str(exc))
+        self.assertEqual(3, exc.step.index)
+        source = nova_test.export(path)
+        module = 'test_unfired'
+        code, output = self.run_nova_test(module, source, False)
+        self.assertEqual(1, code, output[-3000:])
+        self.assertIn("injections that never fired", output)
+        self.assertIn("'before confirm_resize'", output)
+        method = nova_test.method_names([scenario.name])[scenario.name]
+        self.assertEqual(exc.step.index, test_nova_proofs.failing_step(
+            source, module, output, method + '\n'))
