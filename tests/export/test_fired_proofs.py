@@ -1,11 +1,11 @@
-"""An exported test fails where an injection it armed never fired.
+"""An exported test fails where an injection or fault it armed never fired.
 
-The harness fails a run whose injection nothing passed, at its last step
-(``runner``'s ``check_fired``); the exported test asserts the same after
-its last step (``assertInjectionsFired``). Proved on a scenario whose
-periodic is armed before a confirm that never comes: run with Nova's
-runner, the exported test fails at the step where the harness's run of
-the scenario fails.
+The harness fails a run whose injection nothing passed, or whose fault
+Nova never met, at its last step (``runner``'s ``check_fired``); the
+exported test asserts the same after its last step
+(``assertInjectionsFired``, ``assertFaultsFired``). Proved on scenarios
+that arm one for what never comes: run with Nova's runner, the exported
+test fails at the step where the harness's run of the scenario fails.
 """
 
 import os
@@ -16,15 +16,18 @@ from harness.export import nova_test
 from harness.runners import runner
 from tests.export import test_nova_proofs
 
-SCENARIO = '''\
+HEAD = '''\
 scenarios:
-  - name: a periodic armed before a confirm that never comes
+  - name: %s
     hosts:
       src: {driver: fake}
       dst: {driver: fake}
     flavors:
       small: {vcpus: 1, ram: 512, disk: 1}
     steps:
+'''
+
+INJECTION = HEAD % 'a periodic armed before a confirm that never comes' + '''\
       - boot: {server: vm1, flavor: small, host: src}
       # A delete confirms a resize waiting for it: not this server's.
       - inject: {before: confirm_resize, run: update_available_resource,
@@ -33,24 +36,36 @@ scenarios:
         expect: {allocations: {}}
 '''
 
+FAULT = HEAD % 'a spawn fault armed on a host no guest goes to' + '''\
+      - fault: {host: dst, method: spawn}
+      - boot: {server: vm1, flavor: small, host: src}
+        expect: {servers: {vm1: ACTIVE}}
+'''
 
-class UnfiredInjectionProof(test_nova_proofs._NovaTestRuns):
 
-    def test_fails_at_the_harness_s_step(self):
+class UnfiredProofs(test_nova_proofs._NovaTestRuns):
+
+    def prove(self, text, unfired):
         path = os.path.join(self.tmp, 'unfired.yaml')
         with open(path, 'w') as f:
-            f.write(SCENARIO)
+            f.write(text)
         scenario, = scenario_mod.load(path)
         exc = self.assertRaises(errors.ScenarioFailed, runner.run, scenario,
                                 test_id=self.id())
         self.assertIn('never fired', str(exc))
-        self.assertEqual(3, exc.step.index)
+        self.assertEqual(len(scenario.steps), exc.step.index)
         source = nova_test.export(path)
         module = 'test_unfired'
         code, output = self.run_nova_test(module, source, False)
         self.assertEqual(1, code, output[-3000:])
-        self.assertIn("injections that never fired", output)
-        self.assertIn("'before confirm_resize'", output)
+        self.assertIn(unfired, output)
         method = nova_test.method_names([scenario.name])[scenario.name]
         self.assertEqual(exc.step.index, test_nova_proofs.failing_step(
             source, module, output, method + '\n'))
+
+    def test_an_injection_nothing_passed(self):
+        self.prove(INJECTION, "['before confirm_resize']: injections that "
+                   "never fired")
+
+    def test_a_fault_nova_never_met(self):
+        self.prove(FAULT, "['spawn on dst']: faults Nova never met")

@@ -1,8 +1,9 @@
-"""Exported tests assert that every injection they armed fired.
+"""Exported tests assert that every injection and fault they armed fired.
 
-The harness fails a run whose injection nothing passed (``runner``'s
-``check_fired``, after the last step): an exported test does too, with
-``assertInjectionsFired`` after its last step.
+The harness fails a run whose injection nothing passed, or whose fault
+Nova never met (``runner``'s ``check_fired``, after the last step): an
+exported test does too, with ``assertInjectionsFired`` and
+``assertFaultsFired`` after its last step.
 """
 
 import ast
@@ -16,6 +17,15 @@ INJECT = ('- boot: {server: vm1, flavor: small, host: src}\n'
           'update_available_resource, on: src}\n'
           '- resize: {server: vm1, flavor: large}\n'
           '  expect: {servers: {vm1: VERIFY_RESIZE}}')
+
+FAULT = ('- fault: {host: src, method: spawn}\n'
+         '- boot: {server: vm1, flavor: small, host: src}\n'
+         '  error: did not reach its resting state\n'
+         '  expect: {servers: {vm1: ERROR}}')
+
+PLACEMENT_FAULT = ('- boot: {server: vm1, flavor: small, host: src}\n'
+                   "- fault: {placement: 'PUT /allocations/*', times: 2}\n"
+                   '- resize: {server: vm1, flavor: large}')
 
 
 def _helpers(source, names):
@@ -74,3 +84,65 @@ class InjectionsFiredTest(test_export.ExportTestCase):
         case._fire('before', 'resize_instance', 'src manager', [])
         self.assertEqual(['src manager'], ran)
         case.assertInjectionsFired()
+
+
+class FaultsFiredTest(test_export.ExportTestCase):
+
+    def test_asserted_after_the_last_step(self):
+        for steps in (FAULT, PLACEMENT_FAULT):
+            source = self.export(steps)
+            method = source[source.index('    def test_the_scenario'):]
+            self.assertTrue(method.rstrip().endswith(
+                '\n\n        self.assertFaultsFired()'), method)
+            self.assertNotIn('assertInjectionsFired', source)
+            self.assertIn('        self._faults = []\n', source)
+
+    def test_each_fault_step_registers_what_it_armed(self):
+        source = self.export(FAULT)
+        self.assertIn("            self._faults.append(('%s on %s' % "
+                      "(method, host), left, times))\n", source)
+        source = self.export(PLACEMENT_FAULT)
+        self.assertIn("        self._faults.append(('Placement %s on %s' % "
+                      "(status, request),\n"
+                      "                             left, times))\n", source)
+
+    def test_not_asserted_for_a_failing_driver(self):
+        # A host whose driver always fails (fail:) is no step's fault:
+        # the harness does not ask that Nova meets it.
+        head = test_export.HEAD.replace(
+            'src: {driver: fake}',
+            'src: {driver: fake, fail: confirm_migration}')
+        source = self.export('- boot: {server: vm1, flavor: small, '
+                             'host: dst}', head=head)
+        self.assertIn("self._fault('src', 'confirm_migration', None)", source)
+        self.assertIn('        if times is not None:\n', source)
+        self.assertNotIn('self.assertFaultsFired()', source)
+
+    def test_not_asserted_without_faults(self):
+        source = self.export('- boot: {server: vm1, flavor: small}')
+        self.assertNotIn('FaultsFired', source)
+        self.assertNotIn('self._faults', source)
+
+    def test_fails_on_a_fault_nova_never_met(self):
+        helpers = _helpers(self.export(FAULT), ('assertFaultsFired',))
+
+        class Exported(testtools.TestCase):
+            assertFaultsFired = helpers['assertFaultsFired']
+
+            def test(self):
+                pass
+
+        case = Exported('test')
+        # As _fault and _placement_fault record them: calls left of times.
+        left, placement_left = [1], [2]
+        case._faults = [('spawn on src', left, 1),
+                        ('Placement 409 on PUT /allocations/*',
+                         placement_left, 2)]
+        error = self.assertRaises(AssertionError, case.assertFaultsFired)
+        self.assertIn("'Placement 409 on PUT /allocations/*'", str(error))
+        self.assertIn("'spawn on src'", str(error))
+        self.assertIn('faults Nova never met', str(error))
+        # Met once each (not every time armed): fired, as the harness's.
+        left[0] = 0
+        placement_left[0] = 1
+        case.assertFaultsFired()
