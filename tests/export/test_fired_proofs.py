@@ -15,19 +15,10 @@ from harness.core import scenario as scenario_mod
 from harness.export import nova_test
 from harness.runners import runner
 from tests.export import test_nova_proofs
+from tests.unit import test_export
 
-HEAD = '''\
-scenarios:
-  - name: %s
-    hosts:
-      src: {driver: fake}
-      dst: {driver: fake}
-    flavors:
-      small: {vcpus: 1, ram: 512, disk: 1}
-    steps:
-'''
-
-INJECTION = HEAD % 'a periodic armed before a confirm that never comes' + '''\
+# A periodic armed before a confirm that never comes.
+INJECTION = test_export.HEAD + '''\
       - boot: {server: vm1, flavor: small, host: src}
       # A delete confirms a resize waiting for it: not this server's.
       - inject: {before: confirm_resize, run: update_available_resource,
@@ -36,7 +27,8 @@ INJECTION = HEAD % 'a periodic armed before a confirm that never comes' + '''\
         expect: {allocations: {}}
 '''
 
-FAULT = HEAD % 'a spawn fault armed on a host no guest goes to' + '''\
+# A spawn fault armed on a host no guest goes to.
+FAULT = test_export.HEAD + '''\
       - fault: {host: dst, method: spawn}
       - boot: {server: vm1, flavor: small, host: src}
         expect: {servers: {vm1: ACTIVE}}
