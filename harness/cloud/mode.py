@@ -10,6 +10,7 @@ to match, so that Nova (and processes started from this one) read the same
 mode wherever they ask.
 """
 
+import inspect
 import os
 import sys
 
@@ -39,7 +40,12 @@ def _apply(mode):
             'nova.context import it where they can): import harness.cloud, '
             'or the runner, before them, or set %s=%s' % (
                 concurrency.ENV, concurrency.EVENTLET))
-    monkey_patch.patch(backend=mode)
+    if 'backend' in inspect.signature(monkey_patch.patch).parameters:
+        monkey_patch.patch(backend=mode)
+    else:
+        # Nova 32's patch() takes no backend: it reads the variable set
+        # above, as its services do.
+        monkey_patch.patch()
     if monkey_patch.is_patched() != (mode == concurrency.EVENTLET):
         raise errors.SetupError(
             'Nova runs in %s mode here, not %s: something patched the '

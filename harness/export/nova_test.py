@@ -410,6 +410,15 @@ INJECTION_HELPERS = '''
         for action in self._injections.pop((when, point), []):
             action(manager, passed)
 
+    def assertInjectionsFired(self):
+        """Every injection armed fired: none is left at its point.
+
+        An injection nothing passed is a step that silently did nothing.
+        """
+        self.assertEqual([], sorted('%s %s' % point
+                                    for point in self._injections),
+                         'injections that never fired')
+
     def _inject(self, when, point, task, on):
         """Run the periodic ``task`` on ``on`` once, at the next pass.
 
@@ -555,6 +564,9 @@ FAULT_HELPERS = '''
         for target, name in targets:
             self.useFixture(fixtures.MockPatchObject(
                 target, name, side_effect=failing(getattr(target, name))))
+        if times is not None:
+            # A fault step's (not a failing driver's): it must fire.
+            self._faults.append(('%s on %s' % (method, host), left, times))
 '''
 
 # The Placement fault helper, in a class whose scenarios arm one: Nova's
@@ -607,6 +619,20 @@ PLACEMENT_HELPERS = '''
         self.useFixture(fixtures.MonkeyPatch(
             '%s.time' % report, types.SimpleNamespace(
                 time=time.time, sleep=lambda seconds: None)))
+        self._faults.append(('Placement %s on %s' % (status, request),
+                             left, times))
+'''
+
+# Where a scenario's steps arm faults: the test ends asserting each fired.
+FIRED_FAULT_HELPERS = '''
+    def assertFaultsFired(self):
+        """Every fault a step armed failed a call: Nova made one.
+
+        A fault Nova never met is a step that silently did nothing.
+        """
+        self.assertEqual([], sorted(what for what, left, times in self._faults
+                                    if left[0] == times),
+                         'faults Nova never met')
 '''
 
 HEADER = '''\
@@ -938,14 +964,23 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
             '        # Host -> its death at a point (_inject_death).',
             '        self._deaths = {}']
         lines += DEATH_HELPERS.rstrip('\n').split('\n')
-    if any(step.kind == 'fault' and not step.args.get('placement')
-           for scenario in scenarios for step in scenario.steps) or any(
-               _failing_method(host.driver) for scenario in scenarios
-               for host in scenario.hosts.values()):
+    compute_faults = any(
+        step.kind == 'fault' and not step.args.get('placement')
+        for scenario in scenarios for step in scenario.steps) or any(
+            _failing_method(host.driver) for scenario in scenarios
+            for host in scenario.hosts.values())
+    placement_faults = any(
+        step.kind == 'fault' and step.args.get('placement')
+        for scenario in scenarios for step in scenario.steps)
+    if compute_faults:
         lines += FAULT_HELPERS.rstrip('\n').split('\n')
-    if any(step.kind == 'fault' and step.args.get('placement')
-           for scenario in scenarios for step in scenario.steps):
+    if placement_faults:
         lines += PLACEMENT_HELPERS.rstrip('\n').split('\n')
+    if compute_faults or placement_faults:
+        lines[lines.index('        self._due = {}') + 1:0] = [
+            '        # Fault steps armed: (what, [calls left], times).',
+            '        self._faults = []']
+        lines += FIRED_FAULT_HELPERS.rstrip('\n').split('\n')
     if any('logs' in step.expect for scenario in scenarios
            for step in scenario.steps):
         lines += LOG_HELPERS.rstrip('\n').split('\n')
@@ -1174,8 +1209,17 @@ def _method(path, scenario, hosts=None, name=None, by_node=False):
         lines.append('')
         lines.append(INDENT + '# %d. %s' % (step.index, step.label))
         lines += [INDENT + line for line in body]
+    # After the last step, as the harness checks that what a run armed
+    # fired.
+    fired = []
+    if any(step.kind == 'inject'
+           and step.args.get('point') != nodes.NODE_CHECK
+           for step in scenario.steps):
+        fired.append('self.assertInjectionsFired()')
+    if any(step.kind == 'fault' for step in scenario.steps):
+        fired.append('self.assertFaultsFired()')
     if any(nodes.arms_node_check(step) for step in scenario.steps):
-        # After the last step, as the harness checks that what a run
-        # armed fired.
-        lines += ['', INDENT + 'self.assertNodeChecksFired()']
+        fired.append('self.assertNodeChecksFired()')
+    if fired:
+        lines += [''] + [INDENT + line for line in fired]
     return lines

@@ -394,7 +394,9 @@ class StepTranslationTest(ExportTestCase):
              "name='vm1', flavor_id=self.flavors['small'],",
              "host='src', networks='none', expected_state='BUILD')",
              "self._wait_for_death('src')",
-             "self.assertServer('vm1', host=None, status='BUILD')"],
+             "self.assertServer('vm1', host=None, status='BUILD')",
+             # Every injection fired, after the last step.
+             'self.assertInjectionsFired()'],
             self.body(
                 '- inject: {before: build_and_run_instance, stop: src}\n'
                 '- boot: {server: vm1, flavor: small, host: src}\n'
@@ -445,7 +447,8 @@ class StepTranslationTest(ExportTestCase):
              "{'host': None, 'block_migration': 'auto'}})",
              'self._wait_for_instance_action_event(',
              "self.servers['vm1'], 'live-migration', "
-             "'conductor_live_migrate_instance', 'Error')"],
+             "'conductor_live_migrate_instance', 'Error')",
+             'self.assertInjectionsFired()'],
             body[start + 1:])
 
     def test_a_resize_whose_server_a_delete_before_finish_resize_removed(
@@ -461,7 +464,7 @@ class StepTranslationTest(ExportTestCase):
         self.assertEqual(
             ['self._wait_for_instance_action_event(',
              "self.servers['vm1'], 'resize', 'compute_finish_resize', "
-             "'Error')"], body[start + 3:])
+             "'Error')", 'self.assertInjectionsFired()'], body[start + 3:])
 
     def test_a_delete_at_a_point_no_event_ends(self):
         self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'

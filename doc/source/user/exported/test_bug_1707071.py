@@ -272,6 +272,15 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
         for action in self._injections.pop((when, point), []):
             action(manager, passed)
 
+    def assertInjectionsFired(self):
+        """Every injection armed fired: none is left at its point.
+
+        An injection nothing passed is a step that silently did nothing.
+        """
+        self.assertEqual([], sorted('%s %s' % point
+                                    for point in self._injections),
+                         'injections that never fired')
+
     def _inject(self, when, point, task, on):
         """Run the periodic ``task`` on ``on`` once, at the next pass.
 
@@ -461,6 +470,8 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
         self.assertUsages({
         })
 
+        self.assertInjectionsFired()
+
     def test_cold_migration_with_periodics_on_both_hosts_before_resize(self):
         """cold migration with periodics on both hosts before
         resize_instance, then confirm with periodics before
@@ -553,6 +564,8 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
             'dst': {'DISK_GB': 1, 'MEMORY_MB': 512, 'VCPU': 1},
         })
 
+        self.assertInjectionsFired()
+
     def test_live_migration_with_a_periodic_on_the_destination_before(self):
         """live migration with a periodic on the destination before
         pre_live_migration and on the source before
@@ -610,3 +623,5 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
         self.assertUsages({
             'dst': {'DISK_GB': 1, 'MEMORY_MB': 512, 'VCPU': 1},
         })
+
+        self.assertInjectionsFired()

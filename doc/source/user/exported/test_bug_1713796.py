@@ -49,6 +49,8 @@ class TestBug1713796(integrated_helpers.ProviderUsageBaseTestCase):
         # Seconds the test moved time on (_advance_clock).
         self._now = 0
         self._due = {}
+        # Fault steps armed: (what, [calls left], times).
+        self._faults = []
 
     def _providers(self):
         """Host -> its resource provider (none once its service is gone)."""
@@ -263,6 +265,18 @@ class TestBug1713796(integrated_helpers.ProviderUsageBaseTestCase):
         for target, name in targets:
             self.useFixture(fixtures.MockPatchObject(
                 target, name, side_effect=failing(getattr(target, name))))
+        if times is not None:
+            # A fault step's (not a failing driver's): it must fire.
+            self._faults.append(('%s on %s' % (method, host), left, times))
+
+    def assertFaultsFired(self):
+        """Every fault a step armed failed a call: Nova made one.
+
+        A fault Nova never met is a step that silently did nothing.
+        """
+        self.assertEqual([], sorted(what for what, left, times in self._faults
+                                    if left[0] == times),
+                         'faults Nova never met')
 
     def test_unshelve_whose_spawn_fails_on_the_chosen_host(self):
         """unshelve whose spawn fails on the chosen host"""
@@ -361,6 +375,8 @@ class TestBug1713796(integrated_helpers.ProviderUsageBaseTestCase):
         self.assertTrackers({
         })
 
+        self.assertFaultsFired()
+
     def test_unshelve_whose_claim_fails_on_the_chosen_host(self):
         """unshelve whose claim fails on the chosen host"""
         for host in ['h1', 'h2']:
@@ -429,3 +445,5 @@ class TestBug1713796(integrated_helpers.ProviderUsageBaseTestCase):
         })
         self.assertTrackers({
         })
+
+        self.assertFaultsFired()

@@ -290,6 +290,15 @@ class TestBug1944759(base.ServersTestBase):
         for action in self._injections.pop((when, point), []):
             action(manager, passed)
 
+    def assertInjectionsFired(self):
+        """Every injection armed fired: none is left at its point.
+
+        An injection nothing passed is a step that silently did nothing.
+        """
+        self.assertEqual([], sorted('%s %s' % point
+                                    for point in self._injections),
+                         'injections that never fired')
+
     def _inject(self, when, point, task, on):
         """Run the periodic ``task`` on ``on`` once, at the next pass.
 
@@ -654,6 +663,8 @@ class TestBug1944759(base.ServersTestBase):
             'src': 0,
         })
 
+        self.assertInjectionsFired()
+
     def test_periodic_on_the_source_between_resize_instance_and_revert(self):
         """periodic on the source between resize_instance and
         finish_resize, then revert
@@ -759,3 +770,5 @@ class TestBug1944759(base.ServersTestBase):
             'dst': 0,
             'src': 0,
         })
+
+        self.assertInjectionsFired()
