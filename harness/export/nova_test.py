@@ -569,6 +569,70 @@ FAULT_HELPERS = '''
             self._faults.append(('%s on %s' % (method, host), left, times))
 '''
 
+# The network fault helper, in a class whose scenarios arm one: Nova's
+# tests patch the Neutron fixture's method (as its test of LP#1862633
+# patches update_port).
+NETWORK_HELPERS = '''
+    def _network_fault(self, call, times):
+        """Neutron's next ``times`` answers to ``call`` are errors.
+
+        ``call`` is a method of the Neutron fixture (update_port,
+        activate_port_binding, ...); it raises as Neutron's client does
+        on a 500 answer.
+        """
+        real = getattr(self.neutron, call)
+        left = [times]
+
+        def failing(*args, **kwargs):
+            if left[0]:
+                left[0] -= 1
+                raise neutron_client_exc.NeutronClientException(
+                    message='injected fault (%s) on the network service'
+                    % call, status_code=500)
+            return real(*args, **kwargs)
+
+        self.useFixture(fixtures.MockPatchObject(
+            self.neutron, call, side_effect=failing))
+        self._faults.append(('%s of the network service' % call, left,
+                             times))
+'''
+
+# The port helper, in a class whose scenarios boot with a port of a
+# kind: Nova's SR-IOV, vDPA and QoS tests register theirs with the
+# Neutron fixture.
+PORT_HELPERS = '''
+    def _port(self, server, kind):
+        """A port of its own for ``server``; its id.
+
+        A copy of one of the Neutron fixture's ports, registered with
+        it: 'direct', 'vdpa' or 'remote-managed', its ``sriov_port``
+        (on network_2, a VLAN network on physnet2, added to the
+        fixture) of that vnic type; 'bandwidth', its
+        ``port_with_resource_request``. Its id and MAC are its own.
+        """
+        if kind == 'bandwidth':
+            port = copy.deepcopy(self.neutron.port_with_resource_request)
+            port['name'] = 'bandwidth-%s' % server
+        else:
+            network, subnet = self.neutron.network_2, self.neutron.subnet_2
+            self.neutron._networks.setdefault(network['id'], network)
+            self.neutron._subnets.setdefault(subnet['id'], subnet)
+            port = copy.deepcopy(self.neutron.sriov_port)
+            port['name'] = '%s-%s' % (
+                'sriov' if kind == 'direct' else kind, server)
+            port['binding:vnic_type'] = kind
+            if kind != 'direct':
+                # OVS-bound, as Nova's VDPAServersTest and
+                # RemoteManagedServersTest make theirs.
+                port.update({'binding:vif_type': 'ovs',
+                             'binding:vif_details': {}})
+        port['id'] = uuidutils.generate_uuid()
+        port['mac_address'] = '52:54:00:%s:%s:%s' % (
+            port['id'][0:2], port['id'][2:4], port['id'][4:6])
+        self.neutron._ports[port['id']] = port
+        return port['id']
+'''
+
 # The Placement fault helper, in a class whose scenarios arm one: Nova's
 # tests patch the report client's request (SchedulerReportClient.put
 # answering a FakeResponse, or raising keystoneauth's errors).
@@ -676,11 +740,14 @@ def export(path, bug=None, with_harness=False):
     placement = any('self._placement_fault(' in line for line in body)
     wraps = (injects or placement
              or any('self._fault(' in line for line in body)
+             or any('self._network_fault(' in line for line in body)
              or any('fixtures.Mock' in line for line in body)
              or any('fixtures.MonkeyPatch' in line for line in body))
     live = any('urllib.parse' in line for line in body)
     out = [HEADER, '"""%s"""' % _docstring(bug, title, path), '']
     stdlib = []
+    if any('copy.deepcopy(' in line for line in body):
+        stdlib += ['copy']
     if any('fnmatch.' in line for line in body):
         stdlib += ['fnmatch']
     if with_harness:
@@ -699,6 +766,9 @@ def export(path, bug=None, with_harness=False):
         out += ['import fixtures']
     if placement:
         out += ['from keystoneauth1 import exceptions as ks_exc']
+    if any('neutron_client_exc.' in line for line in body):
+        out += ['from neutronclient.common import exceptions as '
+                'neutron_client_exc']
     out += ['from oslo_config import cfg']
     if placement:
         out += ['from oslo_serialization import jsonutils']
@@ -966,21 +1036,29 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
         lines += DEATH_HELPERS.rstrip('\n').split('\n')
     compute_faults = any(
         step.kind == 'fault' and not step.args.get('placement')
+        and not step.args.get('network')
         for scenario in scenarios for step in scenario.steps) or any(
             _failing_method(host.driver) for scenario in scenarios
             for host in scenario.hosts.values())
     placement_faults = any(
         step.kind == 'fault' and step.args.get('placement')
         for scenario in scenarios for step in scenario.steps)
+    network_faults = any(
+        step.kind == 'fault' and step.args.get('network')
+        for scenario in scenarios for step in scenario.steps)
     if compute_faults:
         lines += FAULT_HELPERS.rstrip('\n').split('\n')
     if placement_faults:
         lines += PLACEMENT_HELPERS.rstrip('\n').split('\n')
-    if compute_faults or placement_faults:
+    if network_faults:
+        lines += NETWORK_HELPERS.rstrip('\n').split('\n')
+    if compute_faults or placement_faults or network_faults:
         lines[lines.index('        self._due = {}') + 1:0] = [
             '        # Fault steps armed: (what, [calls left], times).',
             '        self._faults = []']
         lines += FIRED_FAULT_HELPERS.rstrip('\n').split('\n')
+    if any('self._port(' in line for line in methods):
+        lines += PORT_HELPERS.rstrip('\n').split('\n')
     if any('logs' in step.expect for scenario in scenarios
            for step in scenario.steps):
         lines += LOG_HELPERS.rstrip('\n').split('\n')

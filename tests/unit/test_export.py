@@ -530,6 +530,95 @@ class StepTranslationTest(ExportTestCase):
         # No driver fault helper.
         self.assertNotIn('def _fault(', source)
 
+    def test_a_boot_with_a_port_on_the_network(self):
+        # Nova makes the port on the Neutron fixture's network_1, as the
+        # harness's boot asks it to; the build's network thread is
+        # synchronous while the boot is waited for, so that the port's
+        # network info is cached where the server's moves read it.
+        self.assertEqual([
+            '# 1. boot vm1 (small) on src',
+            'with nova_fixtures.SpawnIsSynchronousFixture():',
+            "self.servers['vm1'] = self._create_server(",
+            "name='vm1', flavor_id=self.flavors['small'],",
+            "host='src', networks=[{'uuid': self.neutron.network_1['id']}])"],
+            self.body('- boot: {server: vm1, flavor: small, host: src, '
+                      'port: true}'))
+        source = self.export('- boot: {server: vm1, flavor: small, '
+                             'port: true}')
+        self.assertIn('\nfrom nova.tests import fixtures as nova_fixtures\n',
+                      source)
+        # No port of its own to make.
+        self.assertNotIn('def _port(', source)
+
+    def test_a_boot_with_a_port_of_a_kind(self):
+        # A copy of the fixture's port of that kind, made for the server
+        # before the boot (_port), as Nova's SR-IOV and QoS tests pass
+        # theirs.
+        for kind in ('direct', 'vdpa', 'remote-managed'):
+            body = self.body('- boot: {server: vm1, flavor: small, '
+                             'port: %s}' % kind)
+            self.assertEqual(
+                "host=None, networks=[{'port': self._port('vm1', %r)}])"
+                % kind, body[4])
+        # A bandwidth port's boot no host fits (none reports bandwidth).
+        body = self.body('- boot: {server: vm1, flavor: small, '
+                         'port: bandwidth}\n'
+                         '  error: No valid host')
+        self.assertEqual(
+            "host=None, networks=[{'port': self._port('vm1', 'bandwidth')}],"
+            " expected_state='ERROR')", body[4])
+        source = self.export('- boot: {server: vm1, flavor: small, '
+                             'port: direct}\n'
+                             '- boot: {server: vm2, flavor: small, '
+                             'port: bandwidth}\n'
+                             '  error: No valid host')
+        self.assertIn('    def _port(self, server, kind):', source)
+        self.assertIn('port = copy.deepcopy(self.neutron.sriov_port)',
+                      source)
+        self.assertIn("port['binding:vnic_type'] = kind", source)
+        self.assertIn('port = copy.deepcopy(self.neutron.port_with_'
+                      'resource_request)', source)
+        self.assertIn('self.neutron._ports[port[\'id\']] = port', source)
+        self.assertIn('\nimport copy\n', source)
+        self.assertIn('\nfrom oslo_utils import uuidutils\n', source)
+
+    def test_a_boot_with_a_port_that_ends_in_error(self):
+        body = self.body('- boot: {server: vm1, flavor: small, host: src, '
+                         'port: true}\n'
+                         '  error: No valid host\n')
+        self.assertEqual('with nova_fixtures.SpawnIsSynchronousFixture():',
+                         body[1])
+        # The wait for the server's rest is inside it too.
+        self.assertEqual(
+            ["host='src', networks=[{'uuid': self.neutron.network_1['id']}],"
+             " expected_state='ERROR')",
+             "self.servers['vm1'] = self._wait_for_server_parameter("],
+            body[4:6])
+
+    def test_a_fault_of_the_network(self):
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src, port: true}\n'
+            '- fault: {network: update_port, times: 2}\n'
+            '- shelve: vm1\n'
+            '- unshelve: vm1\n'
+            '  error: did not reach its resting state\n'
+            '  expect: {servers: {vm1: {status: SHELVED_OFFLOADED}}}')
+        self.assertIn("        self._network_fault('update_port', 2)\n",
+                      source)
+        # The Neutron fixture's method raises as Neutron's client does on
+        # a 500, while calls are left, then answers again.
+        self.assertIn('    def _network_fault(self, call, times):', source)
+        self.assertIn('raise neutron_client_exc.NeutronClientException(',
+                      source)
+        self.assertIn("% call, status_code=500)", source)
+        self.assertIn('return real(*args, **kwargs)', source)
+        self.assertIn('self.neutron, call, side_effect=failing))', source)
+        self.assertIn('\nfrom neutronclient.common import exceptions as '
+                      'neutron_client_exc\n', source)
+        self.assertIn('\nimport fixtures\n', source)
+        # No driver fault helper.
+        self.assertNotIn('def _fault(', source)
+
     def test_a_confirm_that_fails_at_the_compute(self):
         body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
                          '- resize: {server: vm1, flavor: large}\n'
@@ -992,14 +1081,16 @@ class RefusalTest(ExportTestCase):
                            '- resize: {server: vm1, flavor: large}',
                            'step 2 (fault)', "field 'at'")
 
-    def test_a_fault_of_the_network(self):
-        self.assertRefused('- fault: {network: update_port}\n'
-                           '- boot: {server: vm1, flavor: small}',
-                           'step 1 (fault)', "field 'network'")
-
-    def test_a_field_without_translation(self):
-        self.assertRefused('- boot: {server: vm1, flavor: small, '
-                           'port: true}', 'step 1 (boot)', "field 'port'")
+    def test_a_port_on_a_boot_not_waited_for(self):
+        # The build's network thread is made synchronous while the boot
+        # is waited for (steps._port_built): not for a build a compute
+        # dies in.
+        self.assertRefused(
+            '- inject: {before: build_and_run_instance, stop: src}\n'
+            '- boot: {server: vm1, flavor: small, host: src, port: true}\n'
+            '  error: did not reach its resting state\n'
+            '  expect: {servers: {vm1: {status: BUILD, host: null}}}',
+            'step 2 (boot)', "port True (a boot not waited for)")
 
     def test_an_expectation_key_without_translation(self):
         self.assertRefused('- boot: {server: vm1, flavor: small}\n'
