@@ -477,6 +477,33 @@ REQUEST_HELPERS = '''
         self._arm(when, point, send)
 '''
 
+# The task helper, in a class whose scenarios wait for the end of a
+# compute's task (a live migration whose server was deleted in it).
+TASK_HELPERS = '''
+    def _wait_for_tasks_of(self, name):
+        """Until no compute has a task in progress for server ``name``.
+
+        Nova's computes record the work they spawn (a build, a live
+        migration) until it ends, for their graceful shutdown
+        (Manager._in_progress_tasks, since Nova 33); the condition is
+        notified as a compute's last task ends.
+        """
+        uuid = self.servers[name]['id']
+        for host, compute in sorted(self.computes.items()):
+            manager = compute.manager
+
+            def ended():
+                return not any(
+                    task['instance_uuid'] == uuid
+                    for task in manager._in_progress_tasks.values())
+
+            with manager._in_progress_task_cond:
+                self.assertTrue(
+                    manager._in_progress_task_cond.wait_for(
+                        ended, timeout=60),
+                    'a task of %s on %s never ended' % (name, host))
+'''
+
 # The death helpers, in a class whose scenarios kill a compute at a
 # point: Nova's tests stop the service's RPC servers there.
 DEATH_HELPERS = '''
@@ -1071,6 +1098,9 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
     if any(line.lstrip().startswith('self.assertActionEvent(')
            for line in methods):
         lines += ACTION_HELPERS.rstrip('\n').split('\n')
+    if any(line.lstrip().startswith('self._wait_for_tasks_of(')
+           for line in methods):
+        lines += TASK_HELPERS.rstrip('\n').split('\n')
     if any(line.lstrip().startswith(('self._map_host(', 'self._flag_mapped('))
            for line in methods):
         lines += MAPPING_HELPERS.rstrip('\n').split('\n')

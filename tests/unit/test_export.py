@@ -466,14 +466,38 @@ class StepTranslationTest(ExportTestCase):
              "self.servers['vm1'], 'resize', 'compute_finish_resize', "
              "'Error')", 'self.assertInjectionsFired()'], body[start + 3:])
 
+    def test_a_live_migration_whose_server_a_delete_while_it_prepares_removed(
+            self):
+        # The source's live migration task goes on past any event: gone
+        # once the delete has run in it, then the end of the tasks the
+        # computes record for the server.
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- inject: {before: pre_live_migration, do: {delete: vm1}}\n'
+            '- live_migrate: {server: vm1, host: dst}\n'
+            '  error: is gone\n'
+            '  expect: {usages: {}}')
+        method = source[source.index('        # 3. live migrate vm1'):]
+        self.assertEqual(
+            ['self._wait_until_deleted(self.servers[\'vm1\'])',
+             "self._wait_for_tasks_of('vm1')",
+             'self.assertUsages({'],
+            [line.strip() for line in method.splitlines()][3:6])
+        self.assertIn('    def _wait_for_tasks_of(self, name):', source)
+        self.assertIn("task['instance_uuid'] == uuid", source)
+        self.assertIn('for task in manager._in_progress_tasks.values())',
+                      source)
+        self.assertIn('manager._in_progress_task_cond.wait_for(\n'
+                      '                        ended, timeout=60),', source)
+
     def test_a_delete_at_a_point_no_event_ends(self):
         self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
-                           '- inject: {before: pre_live_migration, '
+                           '- inject: {before: resize_instance, '
                            'do: {delete: vm1}}\n'
-                           '- live_migrate: {server: vm1, host: dst}\n'
+                           '- migrate: {server: vm1, host: dst}\n'
                            '  error: is gone',
-                           'step 3 (live_migrate)',
-                           "after a delete at 'pre_live_migration'")
+                           'step 3 (migrate)',
+                           "after a delete at 'resize_instance'")
 
     def test_no_injection_helpers_without_injections(self):
         source = self.export('- boot: {server: vm1, flavor: small}')
