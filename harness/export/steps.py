@@ -138,8 +138,11 @@ def rebuild_refused(args, error, expect):
     _only(args, ('server', 'image'))
     if (_UNRESTED.match(error) or _FAULTED.match(error)
             or error in core_names.DRIVER_FAULTS):
+        # Where no status is expected: its compute event, in error (the
+        # compute handler records the fault first, wrap_instance_fault).
         return _post_action(args['server'], _rebuild_body(args)) + \
-            _unrested(args['server'], error, expect)
+            _unrested(args['server'], error, expect,
+                      ending=('rebuild', 'compute_rebuild_instance'))
     return ['exc = self.assertRaises(',
             '    client.OpenStackApiException, self.api.post_server_action,',
             "    %s['id'], %s)" % (
@@ -396,7 +399,7 @@ _CAST_METHODS = ('build_and_run_instance', 'unshelve_instance',
 
 # The API requests an injection may send at a point, as the generated
 # class's ``_request`` sends them.
-_REQUESTS = ('delete', 'abort_live_migration')
+_REQUESTS = ('delete', 'abort_live_migration', 'live_migrate')
 
 
 def _point(args, compute_only=False):
@@ -415,9 +418,11 @@ def _point(args, compute_only=False):
 @translates('inject')
 def inject(args):
     # At a method of one service: a periodic run there, an API request
-    # sent there, or a compute that dies there. A check, a restart and
-    # narrowed passes need more than one wrapped method.
-    for key in ('check', 'restart', 'refused', 'server', 'at_host'):
+    # sent there, or a compute that dies there; narrowed to the passes
+    # for one server (an Instance among the method's arguments). A
+    # check, a restart and passes on one host need more than one wrapped
+    # method.
+    for key in ('check', 'restart', 'refused', 'at_host'):
         if args.get(key) is not None:
             raise Unsupported('field %r' % key)
     if args.get('times') != 1:
@@ -430,7 +435,15 @@ def inject(args):
     if not args['run'].isidentifier():
         raise Unsupported('task %r' % args['run'])
     return ['self._inject(%r, %r,' % (args['when'], point),
-            '             %r, %r)' % (args['run'], args['on'])]
+            '             %r, %r%s)' % (args['run'], args['on'],
+                                        _narrowed(args))]
+
+
+def _narrowed(args):
+    """The injection's ``server`` argument, if it is narrowed to one."""
+    if args.get('server') is None:
+        return ''
+    return ', server=%r' % args['server']
 
 
 def _inject_request(args):
@@ -439,7 +452,8 @@ def _inject_request(args):
         raise Unsupported('do %r' % action)
     point = _point(args)
     return ['self._inject_request(%r, %r,' % (args['when'], point),
-            '                     %r, %r)' % (action, server)]
+            '                     %r, %r%s)' % (action, server,
+                                                _narrowed(args))]
 
 
 def _inject_death(args):
@@ -447,6 +461,8 @@ def _inject_death(args):
     if point not in _CAST_METHODS:
         raise Unsupported('stop at %r (a compute\'s death at a method '
                           'that is not cast to it)' % point)
+    if args.get('server') is not None:
+        raise Unsupported('field %r' % 'server')
     # The loader resolved a role to the host that dies.
     return ['self._inject_death(%r, %r, %r)'
             % (args['when'], point, args['host'] or args['stop'])]
@@ -543,15 +559,22 @@ def _unrested(name, error, expect, ending=None, fault_key=True):
     # matches a step's error in its report of the server).
     faulted = _FAULTED.match(error) or (status == 'ERROR' and (
         _NO_HOST.match(error) or error in core_names.DRIVER_FAULTS))
+    driver = _FAULTED.match(error) or error in core_names.DRIVER_FAULTS
+    if status is None and ending and (_UNRESTED.match(error) or driver):
+        # The compute's handler failed (its event in error): the
+        # operation ends there, the server where Nova left it; a failing
+        # driver's error is the server's fault, as the harness reads it
+        # in its report of the server.
+        lines = ['self._wait_for_instance_action_event(',
+                 '    %s, %r, %r, %r)' % ((_server(name),) + ending
+                                          + ('Error',))]
+        if driver:
+            lines += ['self.assertIn(%r, self.api.get_server(' % error,
+                      "    %s['id'])['fault']['message'])" % _server(name)]
+        return lines
     if not (_UNRESTED.match(error) or faulted):
         raise Unsupported('error %r (not an operation that ended short of '
                           'its resting state)' % error)
-    if status is None and ending and _UNRESTED.match(error):
-        # The compute's handler failed (its event in error): the
-        # operation ends there, the server where Nova left it.
-        return ['self._wait_for_instance_action_event(',
-                '    %s, %r, %r, %r)' % ((_server(name),) + ending
-                                         + ('Error',))]
     migration = (expect.get('migrations') or {}).get(name)
     if status is None and migration in _FINAL and _UNRESTED.match(error):
         # Nova sets a move's final status last, as its rollback ends

@@ -136,6 +136,25 @@ class StepTranslationTest(ExportTestCase):
              "self.assertIn('spawn', self.servers['vm1']['fault']"
              "['message'])"], body[6:12])
 
+    def test_a_rebuild_whose_driver_fails_with_no_status_expected(self):
+        # Its compute event, in error (the fault recorded first), then
+        # the driver's error in the server's fault.
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '- fault: {host: src, method: spawn}\n'
+                         '- rebuild: vm1\n'
+                         '  error: spawn\n'
+                         '  expect: {allocations: {vm1: {src: small}}}')
+        self.assertEqual(
+            ['# 3. rebuild vm1', 'self.api.post_server_action(',
+             "self.servers['vm1']['id'], {'rebuild': {'imageRef': "
+             "self.glance.image1['id']}})",
+             'self._wait_for_instance_action_event(',
+             "self.servers['vm1'], 'rebuild', 'compute_rebuild_instance', "
+             "'Error')",
+             "self.assertIn('spawn', self.api.get_server(",
+             "self.servers['vm1']['id'])['fault']['message'])"],
+            body[6:13])
+
     def test_resize_and_confirm(self):
         body = self.body('- boot: {server: vm1, flavor: small}\n'
                          '- resize: {server: vm1, flavor: large}\n'
@@ -344,8 +363,9 @@ class StepTranslationTest(ExportTestCase):
         self.assertIn("'%s.%s' % (path, method), wrapper))", source)
         # Also where a running compute's RPC endpoint kept the method.
         self.assertIn('vars(endpoint).pop(method, None)', source)
-        self.assertIn('for action in self._injections.pop((when, point), '
-                      '[]):', source)
+        self.assertIn('for server, action in list(armed):', source)
+        self.assertIn("if server is None or self.servers[server]['id'] in "
+                      "uuids:", source)
         self.assertIn('import fixtures\n', source)
         self.assertIn('from oslo_utils import importutils\n', source)
         # Nothing of a death or a request where none is armed.
@@ -431,6 +451,58 @@ class StepTranslationTest(ExportTestCase):
                       "                    'compute_live_migration_abort', "
                       "'Success')\n", source)
         self.assertNotIn('_ComputeDied', source)
+
+    def test_requests_narrowed_to_one_server_s_passes(self):
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- boot: {server: vm2, flavor: small, host: src}\n'
+            '- inject: {before: pre_live_migration, server: vm1,\n'
+            '           do: {live_migrate: vm2}}\n'
+            '- inject: {before: post_live_migration_at_destination, '
+            'server: vm1,\n'
+            '           do: {delete: vm2}}\n'
+            '- inject: {before: pre_live_migration, server: vm2,\n'
+            '           run: update_available_resource, on: src}\n'
+            '- live_migrate: {server: vm1, host: dst}')
+        self.assertIn("        self._inject_request('before', "
+                      "'pre_live_migration',\n"
+                      "                             'live_migrate', 'vm2', "
+                      "server='vm1')\n", source)
+        self.assertIn("'delete', 'vm2', server='vm1')\n", source)
+        self.assertIn("'update_available_resource', 'src', "
+                      "server='vm2')\n", source)
+        # A pass fires the actions armed for its server (an Instance
+        # among the method's arguments), or for any.
+        self.assertIn('    def _arm(self, when, point, action, '
+                      'server=None):', source)
+        self.assertIn('uuids = {arg.uuid for arg in passed\n'
+                      '                 if isinstance(arg, objects.Instance)}',
+                      source)
+        self.assertIn("if server is None or self.servers[server]['id'] in "
+                      "uuids:", source)
+        self.assertIn('self._arm(when, point, send, server)', source)
+        self.assertIn('self._arm(when, point, run, server)', source)
+        # A live migration sent there: taken by the source compute (run,
+        # or queued behind its busy executor) before the pass goes on.
+        self.assertIn("            elif action == 'live_migrate':\n"
+                      "                self.api.post_server_action("
+                      "server['id'], {\n"
+                      "                    'os-migrateLive': {'host': None,\n"
+                      "                                       "
+                      "'block_migration': 'auto'}})\n", source)
+        self.assertIn("                self._wait_for_migration_status(\n"
+                      "                    server, ['queued', 'preparing', "
+                      "'running'])\n", source)
+
+    def test_a_death_narrowed_to_one_server(self):
+        self.assertRefused(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- inject: {before: build_and_run_instance, stop: src, '
+            'server: vm2}\n'
+            '- boot: {server: vm2, flavor: small, host: src}\n'
+            '  error: did not reach its resting state\n'
+            '  expect: {servers: {vm2: {status: BUILD, host: null}}}',
+            'step 2 (inject)', "field 'server'")
 
     def test_a_step_whose_server_a_delete_at_a_point_removed(self):
         body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
@@ -841,6 +913,23 @@ class ExpectTranslationTest(ExportTestCase):
             "'dst': {'DISK_GB': 1, 'MEMORY_MB': 1024, 'VCPU': 2},",
             '},', '})'], body[at + 1:at + 8])
 
+    def test_allocations_of_every_consumer(self):
+        # Migrations read from the cell database, a deleted server's
+        # too; any other consumer of a host's provider holds nothing, as
+        # the harness reads every consumer.
+        source = self.export('- boot: {server: vm1, flavor: small}\n'
+                             '  expect: {allocations: {}}')
+        self.assertIn("context_deleted = context.get_admin_context("
+                      "read_deleted='yes')\n"
+                      "        migrations = objects.MigrationList."
+                      "get_by_filters(\n"
+                      "            context_deleted, {'instance_uuid': "
+                      "self.servers[name]['id']})", source)
+        self.assertIn("'/resource_providers/%s/allocations' % rp)", source)
+        self.assertIn('for consumer in sorted(set(consumers) - known):\n'
+                      '                self.assertEqual({}, self._held('
+                      'consumer),', source)
+
     def test_no_allocations(self):
         body = self.body('- boot: {server: vm1, flavor: small}\n'
                          '- delete: vm1\n'
@@ -1018,11 +1107,11 @@ class RefusalTest(ExportTestCase):
 
     def test_a_request_at_a_point_other_than_delete_or_abort(self):
         self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
-                           '- boot: {server: vm2, flavor: small, host: src}\n'
                            '- inject: {before: pre_live_migration, '
-                           'do: {live_migrate: vm2}}\n'
+                           'do: {force_complete_live_migration: vm1}}\n'
                            '- live_migrate: {server: vm1, host: dst}',
-                           'step 3 (inject)', "do 'live_migrate'")
+                           'step 2 (inject)',
+                           "do 'force_complete_live_migration'")
 
     def test_a_request_at_a_conductor_task(self):
         self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
