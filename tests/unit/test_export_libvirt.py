@@ -375,11 +375,25 @@ class LogsTest(test_export.ExportTestCase):
         self.assertEqual("self.assertLogged(log_mark, 'ERROR', None, "
                          "present=True)", body[-1])
 
-    def test_one_service_is_refused(self):
+    def test_absent_from_one_service_is_absent_from_all(self):
+        # Stronger than the scenario (the test's log does not tell
+        # services apart), and said so in the test.
+        body = self.body('- boot: {server: vm1, flavor: small}\n'
+                         '  expect: {logs: {"nova-compute on src": '
+                         '{absent: {level: ERROR}}}}')
+        self.assertEqual(
+            ['# The scenario says none from nova-compute on src: none '
+             'from any',
+             "# service here, stronger (the test's log does not tell them "
+             "apart).",
+             "self.assertLogged(log_mark, 'ERROR', None)"], body[-3:])
+
+    def test_present_in_one_service_is_refused(self):
+        # Another service's record would do.
         self.assertRefused('- boot: {server: vm1, flavor: small}\n'
-                           '  expect: {logs: {nova-compute: {absent: '
+                           '  expect: {logs: {nova-compute: {present: '
                            '{level: ERROR}}}}',
-                           'expect: logs', "service 'nova-compute'",
+                           'expect: logs', "service 'nova-compute': present",
                            'say any')
 
     def test_debug_is_refused(self):
