@@ -153,6 +153,20 @@ def devices(value, scenario):
     return lines
 
 
+@translates('device_providers')
+def device_providers(value, scenario):
+    # Placement's view of each host's devices, as Nova's PCI in Placement
+    # tests read it: exactly the providers named, the keys named of each.
+    _check_profiled(scenario, 'device providers')
+    lines = []
+    for host, providers in sorted(value.items()):
+        lines += ['self.assertDeviceProviders(%r, {' % host]
+        for address, want in sorted(providers.items()):
+            lines += _entry(4, address, dict(sorted(want.items())))
+        lines += ['})']
+    return lines
+
+
 @translates('pci')
 def pci(value, scenario):
     # The PCI tracker's records of the devices each server holds.

@@ -637,6 +637,56 @@ FAULT_HELPERS = '''
             self._faults.append(('%s on %s' % (method, host), left, times))
 '''
 
+# The device providers' helper, in a class whose scenarios expect them:
+# Placement's view of the host's devices, as Nova's PCI in Placement
+# tests read it (PlacementPCIReportingTests.assert_placement_pci_view).
+DEVICE_PROVIDER_HELPERS = '''
+    def assertDeviceProviders(self, host, expected):
+        """The host's device providers in Placement, the keys named.
+
+        Its PCI devices' (<host>_<PCI address>) and its GPUs' providers
+        (<host>_pci_<domain>_<bus>_<slot>_<function>), by PCI address in
+        lower case: exactly those ``expected`` names; of each, 'class'
+        (its one resource class), 'total' and 'reserved' (its
+        inventory), 'used' (its usage) and 'traits', less those Nova
+        puts on every device provider (COMPUTE_MANAGED_PCI_DEVICE, and
+        OWNER_NOVA from Nova 34).
+        """
+        root = self._providers()[host]
+        found = {}
+        for rp in self._get_all_providers():
+            name = rp['name'][len(host) + 1:]
+            if (rp['root_provider_uuid'] != root or rp['uuid'] == root or
+                    not rp['name'].startswith(host + '_')):
+                continue
+            if re.match(r'^[0-9A-F]{4}:[0-9A-F]{2}:[0-9A-F]{2}\\.[0-7]$',
+                        name):
+                address = name.lower()
+            elif re.match(r'^pci_[0-9a-f]{4}_[0-9a-f]{2}_[0-9a-f]{2}_'
+                          r'[0-7]$', name):
+                address = '%s:%s:%s.%s' % tuple(name.split('_')[1:])
+            else:
+                continue
+            inventory = self._get_provider_inventory(rp['uuid'])
+            classes = sorted(inventory)
+            found[address] = {
+                'class': classes[0] if len(classes) == 1 else classes,
+                'total': sum(inv['total'] for inv in inventory.values()),
+                'reserved': sum(inv['reserved']
+                                for inv in inventory.values()),
+                'used': sum(self._get_provider_usages(rp['uuid']).values()),
+                'traits': sorted(
+                    set(self._get_provider_traits(rp['uuid'])) -
+                    {'COMPUTE_MANAGED_PCI_DEVICE', 'OWNER_NOVA'}),
+            }
+        self.assertEqual(sorted(expected), sorted(found),
+                         'the device providers of %s' % host)
+        for address, want in sorted(expected.items()):
+            self.assertEqual(
+                want, {key: found[address][key] for key in want},
+                'the device provider %s of %s' % (address, host))
+'''
+
 # The network fault helper, in a class whose scenarios arm one: Nova's
 # tests patch the Neutron fixture's method (as its test of LP#1862633
 # patches update_port).
@@ -1139,6 +1189,9 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
     if any(line.lstrip().startswith('self.assertActionEvent(')
            for line in methods):
         lines += ACTION_HELPERS.rstrip('\n').split('\n')
+    if any(line.lstrip().startswith('self.assertDeviceProviders(')
+           for line in methods):
+        lines += DEVICE_PROVIDER_HELPERS.rstrip('\n').split('\n')
     if any(line.lstrip().startswith('self._wait_for_tasks_of(')
            for line in methods):
         lines += TASK_HELPERS.rstrip('\n').split('\n')

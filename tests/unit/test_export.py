@@ -971,13 +971,13 @@ class ExpectTranslationTest(ExportTestCase):
                        'assertLatestMigration', 'assertProviders',
                        'assertProviderTraits'):
             self.assertIn('    def %s(self' % helper, source)
-        # devices, pci and pinned_cpus: profiled hosts only
-        # (test_export_libvirt).
+        # device_providers, devices, pci and pinned_cpus: profiled hosts
+        # only (test_export_libvirt).
         self.assertEqual(('action_events', 'allocations', 'compute_nodes',
-                          'devices', 'hypervisors', 'logs', 'mdevs',
-                          'migrations', 'pci', 'pinned_cpus',
-                          'provider_traits', 'providers', 'servers',
-                          'tracker', 'usages'),
+                          'device_providers', 'devices', 'hypervisors',
+                          'logs', 'mdevs', 'migrations', 'pci',
+                          'pinned_cpus', 'provider_traits', 'providers',
+                          'servers', 'tracker', 'usages'),
                          expect_units.names())
 
     def test_compute_nodes(self):
