@@ -936,8 +936,8 @@ def _groups(path, scenarios):
 
     A class has one compute driver (Nova's fake, or libvirt for profiled
     hosts: then ``hosts`` is their ``libvirt.Hosts``, else None) and one
-    setUp: the scenarios of another config or other weights make another
-    class.
+    setUp: the scenarios of another config, other weights or other
+    limits make another class.
     """
     keys, groups = [], {}
     for scenario in scenarios:
@@ -946,7 +946,8 @@ def _groups(path, scenarios):
         except libvirt.Unsupported as exc:
             raise refusal.Refused(path, scenario.name, 'hosts', str(exc))
         key = (profiled, repr(sorted(scenario.config.items())),
-               repr(sorted(scenario.weights.items())))
+               repr(sorted(scenario.weights.items())),
+               repr(sorted(scenario.limits.items())))
         if key not in groups:
             keys.append(key)
             groups[key] = []
@@ -1113,6 +1114,18 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
                   '            self.useFixture(bugs.get(%r).reintroduce())'
                   % bug]
     lines += flags
+    if scenarios[0].limits:
+        # Keystone's unified limits: registered limits, every project's
+        # default, in Keystone's place (as the harness registers them).
+        lines += (['        registered = {'] + [
+            '            %r: %r,' % item
+            for item in sorted(scenarios[0].limits.items())] + [
+            '        }',
+            '        limits = self.useFixture('
+            'nova_fixtures.UnifiedLimitsFixture())',
+            '        for name, limit in sorted(registered.items()):',
+            '            limits.create_registered_limit(',
+            '                resource_name=name, default_limit=limit)'])
     if hosts is not None:
         lines += libvirt.setup_lines(hosts, any(
             step.kind == 'live_migrate' for scenario in scenarios

@@ -612,6 +612,9 @@ def boot_unrested(args, error, expect):
         # read the error (its report of the server).
         expect = dict(expect, servers=dict(
             expect.get('servers') or {}, **{name: {'status': 'ERROR'}}))
+    if not (_UNRESTED.match(error) or _FAULTED.match(error)
+            or _NO_HOST.match(error) or error in core_names.DRIVER_FAULTS):
+        return _boot_refused(args, error)
     waits = _unrested(name, error, expect)
     status = [line for line in waits if "'status': " in line][0].split(
         "'status': ")[1].split(',')[0]
@@ -621,6 +624,21 @@ def boot_unrested(args, error, expect):
         % (args['server'], args['flavor'], _image(args)),
         "    %s, networks=%s, expected_state=%s)"
         % (_where(args), _networks(args), status)] + waits)
+
+
+def _boot_refused(args, error):
+    """A boot the API refuses, the error in its answer (over a limit).
+
+    The harness reads the step's error in the API's answer; no server is
+    made (a port of its own is, before the request, as the harness makes
+    it). Any other answer fails the test.
+    """
+    return ['exc = self.assertRaises(',
+            '    client.OpenStackApiException, self._create_server,',
+            '    name=%r, flavor_id=self.flavors[%r],%s'
+            % (args['server'], args['flavor'], _image(args)),
+            '    %s, networks=%s)' % (_where(args), _networks(args)),
+            'self.assertIn(%r, exc.response.text)' % error]
 
 
 def _action_unrested(name, body, error, expect, ending=None):

@@ -715,6 +715,61 @@ class StepTranslationTest(ExportTestCase):
         # No driver fault helper.
         self.assertNotIn('def _fault(', source)
 
+    def test_a_boot_over_a_unified_limit(self):
+        # The registered limits in Keystone's place (Nova's fixture), in
+        # setUp; the boot the API refuses, its error in the answer.
+        head = HEAD.replace('    steps:\n', '    limits: {servers: 1, '
+                            '"class:VCPU": 4}\n    steps:\n')
+        source = self.export('- boot: {server: vm1, flavor: small}\n'
+                             '- boot: {server: vm2, flavor: small}\n'
+                             '  error: servers\n'
+                             '  expect: {allocations: {vm1: {src: small}}}',
+                             head=head)
+        self.assertIn("        self.flags(driver='nova.quota."
+                      "UnifiedLimitsDriver', group='quota')\n"
+                      "        registered = {\n"
+                      "            'class:VCPU': 4,\n"
+                      "            'servers': 1,\n"
+                      "        }\n"
+                      "        limits = self.useFixture(nova_fixtures."
+                      "UnifiedLimitsFixture())\n"
+                      "        for name, limit in sorted(registered.items()):"
+                      "\n"
+                      "            limits.create_registered_limit(\n"
+                      "                resource_name=name, default_limit="
+                      "limit)\n", source)
+        method = source[source.index('        # 2. boot vm2'):]
+        self.assertEqual(
+            ['exc = self.assertRaises(',
+             'client.OpenStackApiException, self._create_server,',
+             "name='vm2', flavor_id=self.flavors['small'],",
+             "host=None, networks='none')",
+             "self.assertIn('servers', exc.response.text)",
+             'self.assertAllocations({'],
+            [line.strip() for line in method.splitlines()][1:7])
+        # After the quota driver that reads them (set by the loader).
+        self.assertIn('        super().setUp()\n        self.flags(driver=',
+                      source)
+
+    def test_scenarios_with_other_limits(self):
+        # Another class, with its own setUp.
+        head = HEAD.replace('    steps:\n', '    limits: {servers: 1}\n'
+                            '    steps:\n')
+        head = head.replace('scenarios:\n', 'scenarios:\n'
+                            '  - name: another\n'
+                            '    limits: {servers: 2}\n'
+                            '    hosts: {src: {driver: fake}}\n'
+                            '    flavors: {small: {vcpus: 1, ram: 512, '
+                            'disk: 1}}\n'
+                            '    steps:\n'
+                            '      - boot: {server: vm1, flavor: small}\n')
+        source = nova_test.export(self.path(
+            '- boot: {server: vm1, flavor: small}\n', head))
+        self.assertIn('class TestBug1(', source)
+        self.assertIn('class TestBug12(', source)
+        self.assertIn("            'servers': 1,\n", source)
+        self.assertIn("            'servers': 2,\n", source)
+
     def test_a_confirm_that_fails_at_the_compute(self):
         body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
                          '- resize: {server: vm1, flavor: large}\n'
@@ -1162,9 +1217,12 @@ class RefusalTest(ExportTestCase):
                            'expected to fail')
 
     def test_an_error_of_the_api(self):
+        # A boot the API refuses is translated (test_a_boot_over_a_
+        # unified_limit); a move's refusal is not.
         self.assertRefused('- boot: {server: vm1, flavor: small}\n'
+                           '- migrate: vm1\n'
                            '  error: Quota exceeded',
-                           'step 1 (boot)', "error 'Quota exceeded' (not "
+                           'step 2 (migrate)', "error 'Quota exceeded' (not "
                            "an operation that ended short of its resting "
                            "state)")
 
