@@ -167,6 +167,28 @@ def device_providers(value, scenario):
     return lines
 
 
+@translates('fault')
+def fault(value, scenario):
+    # The latest instance fault Nova recorded for each server named, in
+    # whichever cell holds it (cell0 for one no host took), as the
+    # harness reads it: the fields named, or none (None).
+    lines = []
+    for server, want in sorted(value.items()):
+        want = dict(want or {})
+        message = want.pop('message', None)
+        line = 'self.assertFault(%r%s' % (server, ''.join(
+            ', %s=%r' % item for item in sorted(want.items())))
+        if message is None:
+            lines.append(line + ')')
+        elif len(line + ', message=%r)' % message) <= 71:
+            lines.append(line + ', message=%r)' % message)
+        else:
+            # The message alone on its line, which the layout splits
+            # into adjacent literals where it is too long.
+            lines += [line + ', message=(', '    %r))' % message]
+    return lines
+
+
 @translates('pci')
 def pci(value, scenario):
     # The PCI tracker's records of the devices each server holds.

@@ -637,6 +637,53 @@ FAULT_HELPERS = '''
             self._faults.append(('%s on %s' % (method, host), left, times))
 '''
 
+# The fault helper, in a class whose scenarios expect faults: the
+# instance faults Nova recorded, read from every cell's database.
+FAULT_KEY_HELPERS = '''
+    def assertFault(self, name, **expected):
+        """The server's latest instance fault: the fields named, or none.
+
+        As Nova recorded it (add_instance_fault_from_exc), in whichever
+        cell holds the server (cell0 for one no host took): 'message'
+        and 'exception' (the class its traceback ends with, alone or
+        with its module) are shell patterns; 'code' and 'host' exact.
+        No field named: the server has no fault.
+        """
+        found = []
+        faults = objects.InstanceFaultList
+        for cell in objects.CellMappingList.get_all(self.context):
+            with context.target_cell(self.context, cell) as cctxt:
+                found.extend(faults.get_latest_by_instance_uuids(
+                    cctxt, [self.servers[name]['id']]))
+        if not expected:
+            self.assertEqual([], [fault.message for fault in found],
+                             'the fault of %s' % name)
+            return
+        self.assertNotEqual([], found, 'the fault of %s: none' % name)
+        fault = max(found, key=lambda fault: (fault.created_at, fault.id))
+        lines = [line for line in (fault.details or '').splitlines()
+                 if line.strip()]
+        match = re.match(r'^([A-Za-z_][\\w.]*)(?::|$)',
+                         lines[-1] if lines else ' ')
+        exception = match.group(1) if match else None
+        for key, want in sorted(expected.items()):
+            if key == 'message':
+                self.assertTrue(fnmatch.fnmatchcase(fault.message, want),
+                                'the fault of %s: message %r is not %r'
+                                % (name, fault.message, want))
+            elif key == 'exception':
+                self.assertTrue(
+                    exception is not None and (
+                        fnmatch.fnmatchcase(exception, want) or
+                        fnmatch.fnmatchcase(exception.rsplit('.')[-1],
+                                            want)),
+                    'the fault of %s: exception %r is not %r'
+                    % (name, exception, want))
+            else:
+                self.assertEqual(want, getattr(fault, key),
+                                 'the fault of %s: %s' % (name, key))
+'''
+
 # The device providers' helper, in a class whose scenarios expect them:
 # Placement's view of the host's devices, as Nova's PCI in Placement
 # tests read it (PlacementPCIReportingTests.assert_placement_pci_view).
@@ -1148,8 +1195,9 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
         lines[lines.index('        self.servers = {}') + 1:0] = [
             '        self.images = {}']
         lines += IMAGE_HELPERS.rstrip('\n').split('\n')
-    if any(step.kind == 'inject'
-           and step.args.get('point') != nodes.NODE_CHECK
+    if any((step.kind == 'inject'
+            and step.args.get('point') != nodes.NODE_CHECK)
+           or (step.kind == 'fault' and step.args.get('at'))
            for scenario in scenarios for step in scenario.steps):
         lines[lines.index('        self._due = {}') + 1:0] = [
             '        # Injections armed: (when, point) -> [action].',
@@ -1202,6 +1250,9 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
     if any(line.lstrip().startswith('self.assertActionEvent(')
            for line in methods):
         lines += ACTION_HELPERS.rstrip('\n').split('\n')
+    if any(line.lstrip().startswith('self.assertFault(')
+           for line in methods):
+        lines += FAULT_KEY_HELPERS.rstrip('\n').split('\n')
     if any(line.lstrip().startswith('self.assertDeviceProviders(')
            for line in methods):
         lines += DEVICE_PROVIDER_HELPERS.rstrip('\n').split('\n')

@@ -501,10 +501,21 @@ def unshelve(args):
 def fault(args):
     # A compute's driver method or its claims, Placement's answer to a
     # request, or a call to Neutron (the fixture's method, as Nova's
-    # test of LP#1862633 patches update_port); a fault armed at a point
-    # needs more than one patch: refused.
-    if args.get('at') is not None:
-        raise Unsupported('field %r' % 'at')
+    # test of LP#1862633 patches update_port); armed now, or as a
+    # service passes a point (``at``: its method wrapped, as an
+    # injection's).
+    at = args.get('at')
+    if at is not None:
+        if at.get('host') is not None:
+            raise Unsupported('at: host %r (a pass on one host)'
+                              % at['host'])
+        point = _point({'point': at['point']})
+        armed = fault(dict((key, value) for key, value in args.items()
+                           if key != 'at'))
+        if len(armed) != 1:
+            raise Unsupported('field %r' % 'at')
+        return ['self._arm(%r, %r,' % (at['when'], point),
+                '          lambda manager, passed: %s)' % armed[0]]
     if args.get('network') is not None:
         _only(args, ('network', 'times'))
         if not args['network'].isidentifier():

@@ -770,6 +770,65 @@ class StepTranslationTest(ExportTestCase):
         self.assertIn("            'servers': 1,\n", source)
         self.assertIn("            'servers': 2,\n", source)
 
+    def test_a_fault_armed_at_a_point(self):
+        # Armed as the point's method is passed, as an injection's
+        # action; each kind of fault.
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- fault: {host: dst, method: claim, at: {before: prep_resize}}\n'
+            "- fault: {placement: 'PUT /allocations/*', status: 500,\n"
+            '          at: {after: scheduler.select_destinations}}\n'
+            '- migrate: {server: vm1, host: dst}\n'
+            '  error: did not reach its resting state\n'
+            '  expect: {servers: {vm1: ERROR}}')
+        self.assertIn("        self._arm('before', 'prep_resize',\n"
+                      "                  lambda manager, passed: "
+                      "self._fault('dst', 'claim', 1))\n", source)
+        self.assertIn("        self._arm('after', 'scheduler.select_"
+                      "destinations',\n"
+                      "                  lambda manager, passed: "
+                      "self._placement_fault('PUT /allocations/*', 500, 1))"
+                      "\n", source)
+        self.assertIn('    def _arm(self, when, point, action, '
+                      'server=None):', source)
+        self.assertIn('        self._injections = {}\n', source)
+        self.assertIn('    def _fault(self, host, method, times):', source)
+        self.assertIn('    def _placement_fault(self, request, status, '
+                      'times):', source)
+
+    def test_faults(self):
+        # The latest instance fault in whichever cell holds the server,
+        # the fields named, as the harness reads them; or none.
+        source = self.export(
+            '- boot: {server: vm1, flavor: small}\n'
+            '  expect: {fault: {vm1: null}}\n'
+            '- boot: {server: vm2, flavor: small}\n'
+            '  expect: {fault: {vm2: {message: "No valid*", code: 500, '
+            'exception: NoValidHost}}}')
+        self.assertIn("        self.assertFault('vm1')\n", source)
+        # A message too long for the line alone on the next.
+        self.assertIn("        self.assertFault('vm2', code=500, "
+                      "exception='NoValidHost', message=(\n"
+                      "            'No valid*'))\n", source)
+        self.assertIn("        self.assertFault('vm3', message='No valid*')\n",
+                      self.export('- boot: {server: vm3, flavor: small}\n'
+                                  '  expect: {fault: {vm3: {message: '
+                                  '"No valid*"}}}'))
+        helper = source[source.index('    def assertFault('):]
+        helper = helper[:helper.index('\n    def ', 10)]
+        self.assertIn('for cell in objects.CellMappingList.get_all('
+                      'self.context):\n'
+                      '            with context.target_cell(self.context, '
+                      'cell) as cctxt:\n'
+                      '                found.extend(faults.get_latest_by_'
+                      'instance_uuids(', helper)
+        self.assertIn("match = re.match(r'^([A-Za-z_][\\w.]*)(?::|$)',",
+                      helper)
+        self.assertIn('fnmatch.fnmatchcase(fault.message, want)', helper)
+        self.assertIn("fnmatch.fnmatchcase(exception.rsplit('.')[-1],",
+                      helper)
+        self.assertIn('\nimport fnmatch\n', source)
+
     def test_a_confirm_that_fails_at_the_compute(self):
         body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
                          '- resize: {server: vm1, flavor: large}\n'
@@ -1029,8 +1088,8 @@ class ExpectTranslationTest(ExportTestCase):
         # device_providers, devices, pci and pinned_cpus: profiled hosts
         # only (test_export_libvirt).
         self.assertEqual(('action_events', 'allocations', 'compute_nodes',
-                          'device_providers', 'devices', 'hypervisors',
-                          'logs', 'mdevs', 'migrations', 'pci',
+                          'device_providers', 'devices', 'fault',
+                          'hypervisors', 'logs', 'mdevs', 'migrations', 'pci',
                           'pinned_cpus', 'provider_traits', 'providers',
                           'servers', 'tracker', 'usages'),
                          expect_units.names())
@@ -1245,12 +1304,20 @@ class RefusalTest(ExportTestCase):
                            '- shelve: vm1', 'config', 'shelved_offload_time'
                            ' -1', head=head)
 
-    def test_a_fault_of_placement_armed_at_a_point(self):
+    def test_a_fault_armed_at_a_point_on_one_host(self):
         self.assertRefused("- boot: {server: vm1, flavor: small, host: src}\n"
                            "- fault: {placement: 'PUT /allocations/*', "
-                           'at: {before: finish_resize}}\n'
+                           'at: {before: finish_resize, host: dst}}\n'
                            '- resize: {server: vm1, flavor: large}',
-                           'step 2 (fault)', "field 'at'")
+                           'step 2 (fault)', "at: host 'dst'")
+
+    def test_a_fault_armed_at_a_conductor_method(self):
+        self.assertRefused("- fault: {placement: 'PUT /allocations/*', "
+                           'status: 500, at: {before: '
+                           'conductor.build_instances}}\n'
+                           '- boot: {server: vm1, flavor: small}',
+                           'step 1 (fault)',
+                           "point 'conductor.build_instances'")
 
     def test_a_port_on_a_boot_not_waited_for(self):
         # The build's network thread is made synchronous while the boot
@@ -1265,9 +1332,9 @@ class RefusalTest(ExportTestCase):
 
     def test_an_expectation_key_without_translation(self):
         self.assertRefused('- boot: {server: vm1, flavor: small}\n'
-                           '  expect: {fault: {vm1: null}}',
-                           'step 1 (boot): expect: fault',
-                           "expectation key 'fault'")
+                           '  expect: {hypervisors: {src: {}}}',
+                           'step 1 (boot): expect: hypervisors',
+                           "expectation key 'hypervisors'")
 
     def test_a_server_node(self):
         self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
