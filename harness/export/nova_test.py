@@ -864,6 +864,18 @@ FIRED_FAULT_HELPERS = '''
                          'faults Nova never met')
 '''
 
+# The helpers a class carries where a line of its test methods starts
+# with their call (one of them), in this order.
+_CALLED_HELPERS = (
+    ('self.assertComputeNode(', NODE_HELPERS),
+    ('self.assertHypervisors(', HYPERVISOR_HELPERS),
+    ('self.assertActionEvent(', ACTION_HELPERS),
+    ('self.assertFault(', FAULT_KEY_HELPERS),
+    ('self.assertDeviceProviders(', DEVICE_PROVIDER_HELPERS),
+    ('self._wait_for_tasks_of(', TASK_HELPERS),
+    (('self._map_host(', 'self._flag_mapped('), MAPPING_HELPERS),
+)
+
 HEADER = '''\
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
 # not use this file except in compliance with the License. You may obtain
@@ -1241,27 +1253,9 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
     if any('logs' in step.expect for scenario in scenarios
            for step in scenario.steps):
         lines += LOG_HELPERS.rstrip('\n').split('\n')
-    if any(line.lstrip().startswith('self.assertComputeNode(')
-           for line in methods):
-        lines += NODE_HELPERS.rstrip('\n').split('\n')
-    if any(line.lstrip().startswith('self.assertHypervisors(')
-           for line in methods):
-        lines += HYPERVISOR_HELPERS.rstrip('\n').split('\n')
-    if any(line.lstrip().startswith('self.assertActionEvent(')
-           for line in methods):
-        lines += ACTION_HELPERS.rstrip('\n').split('\n')
-    if any(line.lstrip().startswith('self.assertFault(')
-           for line in methods):
-        lines += FAULT_KEY_HELPERS.rstrip('\n').split('\n')
-    if any(line.lstrip().startswith('self.assertDeviceProviders(')
-           for line in methods):
-        lines += DEVICE_PROVIDER_HELPERS.rstrip('\n').split('\n')
-    if any(line.lstrip().startswith('self._wait_for_tasks_of(')
-           for line in methods):
-        lines += TASK_HELPERS.rstrip('\n').split('\n')
-    if any(line.lstrip().startswith(('self._map_host(', 'self._flag_mapped('))
-           for line in methods):
-        lines += MAPPING_HELPERS.rstrip('\n').split('\n')
+    for call, helpers in _CALLED_HELPERS:
+        if any(line.lstrip().startswith(call) for line in methods):
+            lines += helpers.rstrip('\n').split('\n')
     if hosts is not None:
         if hosts.widens_online_cpus():
             lines += libvirt.WIDE_CONNECTION.rstrip('\n').split('\n')
