@@ -485,7 +485,10 @@ INJECTION_HELPERS = '''
 # The request helper, in a class whose scenarios send one at a point.
 REQUEST_HELPERS = '''
     def _inject_request(self, when, point, action, name, server=None):
-        """Send the API request ``action`` for server ``name`` there.
+        """Send the API request ``action`` for ``name`` there.
+
+        ``name``: a server; a host or role for a compute service's
+        delete.
 
         As a user whose request lands while the service is busy: the
         request is answered and what it casts is done (a delete: the
@@ -494,7 +497,8 @@ REQUEST_HELPERS = '''
         interrupted method goes on.
         """
         def send(manager, passed):
-            server = self.servers[name]
+            # A server's name; a service delete's host or role.
+            server = self.servers.get(name)
             if action == 'delete':
                 self._delete_server(server)
             elif action == 'abort_live_migration':
@@ -506,6 +510,19 @@ REQUEST_HELPERS = '''
                 self._wait_for_instance_action_event(
                     server, 'live_migration_cancel',
                     'compute_live_migration_abort', 'Success')
+            elif action == 'delete_service':
+                # Of a host or a role (``_host``); the API's answer is
+                # checked after the step (assertServiceDeletesRefused).
+                host = self._host(name, manager, passed)
+                service = self.admin_api.get_services(
+                    binary='nova-compute', host=host)[0]
+                try:
+                    self.admin_api.api_delete(
+                        '/os-services/%s' % service['id'])
+                except client.OpenStackApiException as exc:
+                    self._answers.append((host, exc.response.status_code))
+                else:
+                    self._answers.append((host, 204))
             elif action == 'live_migrate':
                 self.api.post_server_action(server['id'], {
                     'os-migrateLive': {'host': None,
@@ -543,6 +560,22 @@ TASK_HELPERS = '''
                     manager._in_progress_task_cond.wait_for(
                         ended, timeout=60),
                     'a task of %s on %s never ended' % (name, host))
+'''
+
+# The answers' helper, in a class whose scenarios delete a compute
+# service at a point, the API to refuse it.
+ANSWER_HELPERS = '''
+    def assertServiceDeletesRefused(self):
+        """Each compute service delete sent at a point so far: a 409.
+
+        Nova refuses it while the host has instances or migrations in
+        progress. Checked after each step, so that another answer fails
+        the step in which it was sent.
+        """
+        answers, self._answers = self._answers, []
+        for host, status in answers:
+            self.assertEqual(409, status, 'the delete of the compute '
+                             'service of %s' % host)
 '''
 
 # The death helpers, in a class whose scenarios kill a compute at a
@@ -1220,6 +1253,12 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
                if step.kind == 'inject']
     if any(step.args.get('do') for step in injects):
         lines += REQUEST_HELPERS.rstrip('\n').split('\n')
+    if any(tuple(step.args.get('do') or ())[:1] == ('delete_service',)
+           for step in injects):
+        lines[lines.index('        self._wrapped = set()') + 1:0] = [
+            '        # Answers to service deletes sent at a point.',
+            '        self._answers = []']
+        lines += ANSWER_HELPERS.rstrip('\n').split('\n')
     if any(step.args.get('stop') for step in injects):
         lines[lines.index('        self._wrapped = set()') + 1:0] = [
             '        # Host -> its death at a point (_inject_death).',
@@ -1466,6 +1505,11 @@ def _method(path, scenario, hosts=None, name=None, by_node=False):
         if 'logs' in step.expect:
             # Where the test's log stands: the step's records come after.
             body[:0] = ['log_mark = len(self.stdlog.logger.output)']
+        if step.kind != 'inject' and any(
+                tuple(earlier.args.get('do') or ())[:1] == (
+                    'delete_service',) for earlier in scenario.steps
+                if earlier.kind == 'inject' and earlier.index < step.index):
+            body.append('self.assertServiceDeletesRefused()')
         lines.append('')
         lines.append(INDENT + '# %d. %s' % (step.index, step.label))
         lines += [INDENT + line for line in body]

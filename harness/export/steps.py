@@ -399,7 +399,8 @@ _CAST_METHODS = ('build_and_run_instance', 'unshelve_instance',
 
 # The API requests an injection may send at a point, as the generated
 # class's ``_request`` sends them.
-_REQUESTS = ('delete', 'abort_live_migration', 'live_migrate')
+_REQUESTS = ('delete', 'abort_live_migration', 'live_migrate',
+             'delete_service')
 
 
 def _point(args, compute_only=False):
@@ -422,7 +423,7 @@ def inject(args):
     # for one server (an Instance among the method's arguments). A
     # check, a restart and passes on one host need more than one wrapped
     # method.
-    for key in ('check', 'restart', 'refused', 'at_host'):
+    for key in ('check', 'restart', 'at_host'):
         if args.get(key) is not None:
             raise Unsupported('field %r' % key)
     if args.get('times') != 1:
@@ -450,6 +451,11 @@ def _inject_request(args):
     action, server = args['do']
     if action not in _REQUESTS:
         raise Unsupported('do %r' % action)
+    if action == 'delete_service' and not args.get('refused'):
+        # Deleted there: the service's records go with it, which the
+        # later steps would have to know of.
+        raise Unsupported('refused %r (a service deleted at a point)'
+                          % args.get('refused'))
     point = _point(args)
     return ['self._inject_request(%r, %r,' % (args['when'], point),
             '                     %r, %r%s)' % (action, server,

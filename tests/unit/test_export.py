@@ -494,6 +494,47 @@ class StepTranslationTest(ExportTestCase):
                       "                    server, ['queued', 'preparing', "
                       "'running'])\n", source)
 
+    def test_a_service_delete_at_a_point_that_nova_refuses(self):
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- inject: {before: finish_resize, server: vm1,\n'
+            '           do: {delete_service: dest}, refused: true}\n'
+            '- resize: {server: vm1, flavor: large}\n'
+            '- revert: vm1')
+        self.assertIn("        self._inject_request('before', "
+                      "'finish_resize',\n"
+                      "                             'delete_service', "
+                      "'dest', server='vm1')\n", source)
+        # The host of a role read at the point; the answer kept, and
+        # checked after each later step: a 409.
+        self.assertIn("            elif action == 'delete_service':\n", source)
+        self.assertIn('                host = self._host(name, manager, '
+                      'passed)\n', source)
+        self.assertIn('self._answers.append((host, exc.response.'
+                      'status_code))', source)
+        self.assertIn('        self._answers = []\n', source)
+        self.assertIn('            self.assertEqual(409, status, ', source)
+        method = source[source.index('    def test_the_scenario'):]
+        self.assertEqual(2, method.count(
+            '        self.assertServiceDeletesRefused()\n'))
+        self.assertIn('_resize_server(\n'
+                      "            self.servers['vm1'], "
+                      "self.flavors['large'])\n"
+                      '        self.assertServiceDeletesRefused()\n',
+                      method)
+
+    def test_a_service_delete_at_a_point_that_goes_through(self):
+        self.assertRefused(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- stop_compute: dst\n'
+            '- inject: {before: resize_instance, server: vm1,\n'
+            '           do: {delete_service: dst}, refused: false}\n'
+            '- resize: {server: vm1, flavor: large}\n'
+            '  error: did not reach its resting state\n'
+            '  expect: {servers: {vm1: ERROR}}',
+            'step 3 (inject)', 'refused False (a service deleted at a '
+            'point)')
+
     def test_a_death_narrowed_to_one_server(self):
         self.assertRefused(
             '- boot: {server: vm1, flavor: small, host: src}\n'
