@@ -189,6 +189,7 @@ class ExportedFindingProofs(_NovaTestRuns):
              'confirm_with_placement_conflicts_leaks_source_allocation.yaml',
              'delete_after_move_keeps_device_until_periodic.yaml',
              'delete_after_move_keeps_pinned_cpus_until_periodic.yaml',
+             'delete_during_live_migration_leaks_source_allocation.yaml',
              'devices_pci_in_placement_evacuation_ignores_allocated_device.'
              'yaml',
              'devices_pci_in_placement_migration_ignores_allocated_device.'
@@ -198,7 +199,6 @@ class ExportedFindingProofs(_NovaTestRuns):
              'dying_dest_before_finish_resize_restart.yaml',
              'dying_evacuate_after_source_died_in_cold_migration.yaml',
              'dying_placement_timeout_in_confirm_leaks_source_allocation.yaml',
-             'delete_during_live_migration_leaks_source_allocation.yaml',
              'dying_unshelve_before_claim_restart_keeps_claim.yaml',
              'evacuate_network_failure_keeps_pins_on_destination.yaml',
              'evacuate_spawn_failure_keeps_pins_on_destination.yaml',
