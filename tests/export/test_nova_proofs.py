@@ -131,9 +131,9 @@ class ExportedNovaTestProofs(_NovaTestRuns):
         # to them; the other bugs' scenarios need computes with different
         # options, a point that is no single method and more (refused by
         # name: see the unit tests). LP#1794996, LP#1845291, LP#1995153,
-        # LP#1849165, LP#2098892 and LP#2140631 export but cannot be put
-        # back; LP#1790204 and LP#1848343 (open) export, their tests
-        # stating the bug.
+        # LP#1839560, LP#1849165, LP#2098892 and LP#2140631 export but
+        # cannot be put back; LP#1790204 and LP#1848343 (open) export,
+        # their tests stating the bug.
         self.assertEqual(['1633120', '1661014', '1679750', '1707071',
                           '1709902', '1712718', '1713786', '1713796',
                           '1714237', '1715182', '1724172', '1749215',

@@ -1373,9 +1373,9 @@ class RefusalTest(ExportTestCase):
 
     def test_an_expectation_key_without_translation(self):
         self.assertRefused('- boot: {server: vm1, flavor: small}\n'
-                           '  expect: {hypervisors: {src: {}}}',
-                           'step 1 (boot): expect: hypervisors',
-                           "expectation key 'hypervisors'")
+                           '  expect: {guest_cpus: {vm1: {0: 2}}}',
+                           'step 1 (boot): expect: guest_cpus',
+                           "expectation key 'guest_cpus'")
 
     def test_a_server_node(self):
         self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
