@@ -153,6 +153,42 @@ def devices(value, scenario):
     return lines
 
 
+@translates('device_providers')
+def device_providers(value, scenario):
+    # Placement's view of each host's devices, as Nova's PCI in Placement
+    # tests read it: exactly the providers named, the keys named of each.
+    _check_profiled(scenario, 'device providers')
+    lines = []
+    for host, providers in sorted(value.items()):
+        lines += ['self.assertDeviceProviders(%r, {' % host]
+        for address, want in sorted(providers.items()):
+            lines += _entry(4, address, dict(sorted(want.items())))
+        lines += ['})']
+    return lines
+
+
+@translates('fault')
+def fault(value, scenario):
+    # The latest instance fault Nova recorded for each server named, in
+    # whichever cell holds it (cell0 for one no host took), as the
+    # harness reads it: the fields named, or none (None).
+    lines = []
+    for server, want in sorted(value.items()):
+        want = dict(want or {})
+        message = want.pop('message', None)
+        line = 'self.assertFault(%r%s' % (server, ''.join(
+            ', %s=%r' % item for item in sorted(want.items())))
+        if message is None:
+            lines.append(line + ')')
+        elif len(line + ', message=%r)' % message) <= 71:
+            lines.append(line + ', message=%r)' % message)
+        else:
+            # The message alone on its line, which the layout splits
+            # into adjacent literals where it is too long.
+            lines += [line + ', message=(', '    %r))' % message]
+    return lines
+
+
 @translates('pci')
 def pci(value, scenario):
     # The PCI tracker's records of the devices each server holds.
@@ -230,18 +266,27 @@ def logs(value, scenario):
     # the step's own records are those after the mark its translation
     # takes as it starts (nova_test._method), as the harness keeps the
     # records logged while the step ran. The log does not tell which
-    # service logged a record: only 'any' keeps the harness's scope.
+    # service logged a record: 'any' keeps the harness's scope; a
+    # service's 'absent' becomes absent from every service's records
+    # (stronger, said in a comment of the test), its 'present' is
+    # refused (another service's record would do).
     lines = []
     for service, modes in sorted(value.items()):
-        if service != 'any':
-            raise Unsupported('service %r (the test\'s log does not tell '
-                              'services apart; say any)' % service)
+        if service != 'any' and 'present' in modes:
+            raise Unsupported('service %r: present (the test\'s log does '
+                              'not tell services apart; say any)' % service)
         for mode, matchers in sorted(modes.items()):
             for matcher in matchers:
                 level = logging.getLevelName(matcher['level'])
                 if level not in _LOG_LEVELS:
                     raise Unsupported('level %s (Nova\'s test log keeps '
                                       'INFO and up)' % level)
+                if service != 'any':
+                    lines += [
+                        '# The scenario says none from %s: none from '
+                        'any' % service,
+                        '# service here, stronger (the test\'s log does '
+                        'not tell them apart).']
                 lines.append('self.assertLogged(log_mark, %r, %r%s)' % (
                     level, matcher.get('pattern'),
                     ', present=True' if mode == 'present' else ''))

@@ -44,11 +44,19 @@ HELPERS = '''
                 if rp['name'] in self.computes}
 
     def _migrations_of(self, name):
-        """The server's migrations, oldest first."""
-        migrations = self.admin_api.api_get(
-            '/os-migrations?instance_uuid=%s'
-            % self.servers[name]['id']).body['migrations']
-        return sorted(migrations, key=lambda migration: migration['id'])
+        """The server's migrations, oldest first: a deleted server's too.
+
+        Read from the cell database, deleted records too: the API lists
+        a deleted server's migrations no more, and their allocations
+        may outlive it.
+        """
+        context_deleted = context.get_admin_context(read_deleted='yes')
+        migrations = objects.MigrationList.get_by_filters(
+            context_deleted, {'instance_uuid': self.servers[name]['id']})
+        return [{'id': migration.id, 'uuid': migration.uuid,
+                 'status': migration.status}
+                for migration in sorted(migrations,
+                                        key=lambda migration: migration.id)]
 
     def _held(self, consumer_uuid):
         """What a consumer holds, by host name (none: left out).
@@ -87,7 +95,7 @@ HELPERS = '''
 
         The consumers are every server booted and its latest migration
         ('migration(NAME)'); one not named holds nothing, nor does an
-        older migration.
+        older migration, nor any other consumer of a host.
         """
         for name in sorted(self.servers):
             self.assertEqual(expected.get(name, {}),
@@ -100,6 +108,19 @@ HELPERS = '''
                         if migration is migrations[-1] else {})
                 self.assertEqual(want, self._held(migration['uuid']),
                                  'allocations of %s' % consumer)
+        # Nor does any other consumer of a host's provider.
+        known = set()
+        for name in self.servers:
+            known.add(self.servers[name]['id'])
+            known.update(migration['uuid']
+                         for migration in self._migrations_of(name))
+        for host, rp in sorted(self._providers().items()):
+            consumers = self.placement.get(
+                '/resource_providers/%s/allocations' % rp).body[
+                    'allocations']
+            for consumer in sorted(set(consumers) - known):
+                self.assertEqual({}, self._held(consumer),
+                                 'allocations of consumer %s' % consumer)
 
     def assertUsages(self, expected):
         """Exactly each host provider's usage (a host not named: none)."""
@@ -374,14 +395,15 @@ INJECTION_HELPERS = '''
         'scheduler': 'nova.scheduler.client.query.SchedulerQueryClient',
     }
 
-    def _arm(self, when, point, action):
+    def _arm(self, when, point, action, server=None):
         """Call ``action(manager, passed)`` once, at the next pass.
 
         The next time a service passes the point (``when``: just before
         or just after it): a compute's method (``finish_resize``), or
-        the scheduler's (``scheduler.select_destinations``). ``passed``
-        lists the method's arguments. Each point's actions fire in
-        arming order.
+        the scheduler's (``scheduler.select_destinations``); with
+        ``server``, the next time it passes it for that server.
+        ``passed`` lists the method's arguments. Each point's actions
+        fire in arming order.
         """
         if point not in self._wrapped:
             self._wrapped.add(point)
@@ -404,11 +426,19 @@ INJECTION_HELPERS = '''
 
             self.useFixture(fixtures.MonkeyPatch(
                 '%s.%s' % (path, method), wrapper))
-        self._injections.setdefault((when, point), []).append(action)
+        self._injections.setdefault((when, point), []).append(
+            (server, action))
 
     def _fire(self, when, point, manager, passed):
-        for action in self._injections.pop((when, point), []):
-            action(manager, passed)
+        armed = self._injections.get((when, point), [])
+        uuids = {arg.uuid for arg in passed
+                 if isinstance(arg, objects.Instance)}
+        for server, action in list(armed):
+            if server is None or self.servers[server]['id'] in uuids:
+                armed.remove((server, action))
+                if not armed:
+                    del self._injections[(when, point)]
+                action(manager, passed)
 
     def assertInjectionsFired(self):
         """Every injection armed fired: none is left at its point.
@@ -419,7 +449,7 @@ INJECTION_HELPERS = '''
                                     for point in self._injections),
                          'injections that never fired')
 
-    def _inject(self, when, point, task, on):
+    def _inject(self, when, point, task, on, server=None):
         """Run the periodic ``task`` on ``on`` once, at the next pass.
 
         ``on`` is a host or a role of the move in flight: 'source' or
@@ -429,7 +459,7 @@ INJECTION_HELPERS = '''
         def run(manager, passed):
             host = self._host(on, manager, passed)
             getattr(self.computes[host].manager, task)(self.context)
-        self._arm(when, point, run)
+        self._arm(when, point, run, server)
 
     def _host(self, on, manager, passed):
         if on not in ('source', 'dest', 'server_host'):
@@ -454,15 +484,21 @@ INJECTION_HELPERS = '''
 
 # The request helper, in a class whose scenarios send one at a point.
 REQUEST_HELPERS = '''
-    def _inject_request(self, when, point, action, name):
-        """Send the API request ``action`` for server ``name`` there.
+    def _inject_request(self, when, point, action, name, server=None):
+        """Send the API request ``action`` for ``name`` there.
+
+        ``name``: a server; a host or role for a compute service's
+        delete.
 
         As a user whose request lands while the service is busy: the
         request is answered and what it casts is done (a delete: the
-        server is gone) before the interrupted method goes on.
+        server is gone; a live migration: taken by the source compute,
+        queued in its live migration executor or run) before the
+        interrupted method goes on.
         """
         def send(manager, passed):
-            server = self.servers[name]
+            # A server's name; a service delete's host or role.
+            server = self.servers.get(name)
             if action == 'delete':
                 self._delete_server(server)
             elif action == 'abort_live_migration':
@@ -474,7 +510,72 @@ REQUEST_HELPERS = '''
                 self._wait_for_instance_action_event(
                     server, 'live_migration_cancel',
                     'compute_live_migration_abort', 'Success')
-        self._arm(when, point, send)
+            elif action == 'delete_service':
+                # Of a host or a role (``_host``); the API's answer is
+                # checked after the step (assertServiceDeletesRefused).
+                host = self._host(name, manager, passed)
+                service = self.admin_api.get_services(
+                    binary='nova-compute', host=host)[0]
+                try:
+                    self.admin_api.api_delete(
+                        '/os-services/%s' % service['id'])
+                except client.OpenStackApiException as exc:
+                    self._answers.append((host, exc.response.status_code))
+                else:
+                    self._answers.append((host, 204))
+            elif action == 'live_migrate':
+                self.api.post_server_action(server['id'], {
+                    'os-migrateLive': {'host': None,
+                                       'block_migration': 'auto'}})
+                # Its earlier migrations are over: the new one is taken
+                # once in one of these (queued while the executor's
+                # worker is busy, [DEFAULT] max_concurrent_live_migrations).
+                self._wait_for_migration_status(
+                    server, ['queued', 'preparing', 'running'])
+        self._arm(when, point, send, server)
+'''
+
+# The task helper, in a class whose scenarios wait for the end of a
+# compute's task (a live migration whose server was deleted in it).
+TASK_HELPERS = '''
+    def _wait_for_tasks_of(self, name):
+        """Until no compute has a task in progress for server ``name``.
+
+        Nova's computes record the work they spawn (a build, a live
+        migration) until it ends, for their graceful shutdown
+        (Manager._in_progress_tasks, since Nova 33); the condition is
+        notified as a compute's last task ends.
+        """
+        uuid = self.servers[name]['id']
+        for host, compute in sorted(self.computes.items()):
+            manager = compute.manager
+
+            def ended():
+                return not any(
+                    task['instance_uuid'] == uuid
+                    for task in manager._in_progress_tasks.values())
+
+            with manager._in_progress_task_cond:
+                self.assertTrue(
+                    manager._in_progress_task_cond.wait_for(
+                        ended, timeout=60),
+                    'a task of %s on %s never ended' % (name, host))
+'''
+
+# The answers' helper, in a class whose scenarios delete a compute
+# service at a point, the API to refuse it.
+ANSWER_HELPERS = '''
+    def assertServiceDeletesRefused(self):
+        """Each compute service delete sent at a point so far: a 409.
+
+        Nova refuses it while the host has instances or migrations in
+        progress. Checked after each step, so that another answer fails
+        the step in which it was sent.
+        """
+        answers, self._answers = self._answers, []
+        for host, status in answers:
+            self.assertEqual(409, status, 'the delete of the compute '
+                             'service of %s' % host)
 '''
 
 # The death helpers, in a class whose scenarios kill a compute at a
@@ -569,6 +670,167 @@ FAULT_HELPERS = '''
             self._faults.append(('%s on %s' % (method, host), left, times))
 '''
 
+# The fault helper, in a class whose scenarios expect faults: the
+# instance faults Nova recorded, read from every cell's database.
+FAULT_KEY_HELPERS = '''
+    def assertFault(self, name, **expected):
+        """The server's latest instance fault: the fields named, or none.
+
+        As Nova recorded it (add_instance_fault_from_exc), in whichever
+        cell holds the server (cell0 for one no host took): 'message'
+        and 'exception' (the class its traceback ends with, alone or
+        with its module) are shell patterns; 'code' and 'host' exact.
+        No field named: the server has no fault.
+        """
+        found = []
+        faults = objects.InstanceFaultList
+        for cell in objects.CellMappingList.get_all(self.context):
+            with context.target_cell(self.context, cell) as cctxt:
+                found.extend(faults.get_latest_by_instance_uuids(
+                    cctxt, [self.servers[name]['id']]))
+        if not expected:
+            self.assertEqual([], [fault.message for fault in found],
+                             'the fault of %s' % name)
+            return
+        self.assertNotEqual([], found, 'the fault of %s: none' % name)
+        fault = max(found, key=lambda fault: (fault.created_at, fault.id))
+        lines = [line for line in (fault.details or '').splitlines()
+                 if line.strip()]
+        match = re.match(r'^([A-Za-z_][\\w.]*)(?::|$)',
+                         lines[-1] if lines else ' ')
+        exception = match.group(1) if match else None
+        for key, want in sorted(expected.items()):
+            if key == 'message':
+                self.assertTrue(fnmatch.fnmatchcase(fault.message, want),
+                                'the fault of %s: message %r is not %r'
+                                % (name, fault.message, want))
+            elif key == 'exception':
+                self.assertTrue(
+                    exception is not None and (
+                        fnmatch.fnmatchcase(exception, want) or
+                        fnmatch.fnmatchcase(exception.rsplit('.')[-1],
+                                            want)),
+                    'the fault of %s: exception %r is not %r'
+                    % (name, exception, want))
+            else:
+                self.assertEqual(want, getattr(fault, key),
+                                 'the fault of %s: %s' % (name, key))
+'''
+
+# The device providers' helper, in a class whose scenarios expect them:
+# Placement's view of the host's devices, as Nova's PCI in Placement
+# tests read it (PlacementPCIReportingTests.assert_placement_pci_view).
+DEVICE_PROVIDER_HELPERS = '''
+    def assertDeviceProviders(self, host, expected):
+        """The host's device providers in Placement, the keys named.
+
+        Its PCI devices' (<host>_<PCI address>) and its GPUs' providers
+        (<host>_pci_<domain>_<bus>_<slot>_<function>), by PCI address in
+        lower case: exactly those ``expected`` names; of each, 'class'
+        (its one resource class), 'total' and 'reserved' (its
+        inventory), 'used' (its usage) and 'traits', less those Nova
+        puts on every device provider (COMPUTE_MANAGED_PCI_DEVICE, and
+        OWNER_NOVA from Nova 34).
+        """
+        root = self._providers()[host]
+        found = {}
+        for rp in self._get_all_providers():
+            name = rp['name'][len(host) + 1:]
+            if (rp['root_provider_uuid'] != root or rp['uuid'] == root or
+                    not rp['name'].startswith(host + '_')):
+                continue
+            if re.match(r'^[0-9A-F]{4}:[0-9A-F]{2}:[0-9A-F]{2}\\.[0-7]$',
+                        name):
+                address = name.lower()
+            elif re.match(r'^pci_[0-9a-f]{4}_[0-9a-f]{2}_[0-9a-f]{2}_'
+                          r'[0-7]$', name):
+                address = '%s:%s:%s.%s' % tuple(name.split('_')[1:])
+            else:
+                continue
+            inventory = self._get_provider_inventory(rp['uuid'])
+            classes = sorted(inventory)
+            found[address] = {
+                'class': classes[0] if len(classes) == 1 else classes,
+                'total': sum(inv['total'] for inv in inventory.values()),
+                'reserved': sum(inv['reserved']
+                                for inv in inventory.values()),
+                'used': sum(self._get_provider_usages(rp['uuid']).values()),
+                'traits': sorted(
+                    set(self._get_provider_traits(rp['uuid'])) -
+                    {'COMPUTE_MANAGED_PCI_DEVICE', 'OWNER_NOVA'}),
+            }
+        self.assertEqual(sorted(expected), sorted(found),
+                         'the device providers of %s' % host)
+        for address, want in sorted(expected.items()):
+            self.assertEqual(
+                want, {key: found[address][key] for key in want},
+                'the device provider %s of %s' % (address, host))
+'''
+
+# The network fault helper, in a class whose scenarios arm one: Nova's
+# tests patch the Neutron fixture's method (as its test of LP#1862633
+# patches update_port).
+NETWORK_HELPERS = '''
+    def _network_fault(self, call, times):
+        """Neutron's next ``times`` answers to ``call`` are errors.
+
+        ``call`` is a method of the Neutron fixture (update_port,
+        activate_port_binding, ...); it raises as Neutron's client does
+        on a 500 answer.
+        """
+        real = getattr(self.neutron, call)
+        left = [times]
+
+        def failing(*args, **kwargs):
+            if left[0]:
+                left[0] -= 1
+                raise neutron_client_exc.NeutronClientException(
+                    message='injected fault (%s) on the network service'
+                    % call, status_code=500)
+            return real(*args, **kwargs)
+
+        self.useFixture(fixtures.MockPatchObject(
+            self.neutron, call, side_effect=failing))
+        self._faults.append(('%s of the network service' % call, left,
+                             times))
+'''
+
+# The port helper, in a class whose scenarios boot with a port of a
+# kind: Nova's SR-IOV, vDPA and QoS tests register theirs with the
+# Neutron fixture.
+PORT_HELPERS = '''
+    def _port(self, server, kind):
+        """A port of its own for ``server``; its id.
+
+        A copy of one of the Neutron fixture's ports, registered with
+        it: 'direct', 'vdpa' or 'remote-managed', its ``sriov_port``
+        (on network_2, a VLAN network on physnet2, added to the
+        fixture) of that vnic type; 'bandwidth', its
+        ``port_with_resource_request``. Its id and MAC are its own.
+        """
+        if kind == 'bandwidth':
+            port = copy.deepcopy(self.neutron.port_with_resource_request)
+            port['name'] = 'bandwidth-%s' % server
+        else:
+            network, subnet = self.neutron.network_2, self.neutron.subnet_2
+            self.neutron._networks.setdefault(network['id'], network)
+            self.neutron._subnets.setdefault(subnet['id'], subnet)
+            port = copy.deepcopy(self.neutron.sriov_port)
+            port['name'] = '%s-%s' % (
+                'sriov' if kind == 'direct' else kind, server)
+            port['binding:vnic_type'] = kind
+            if kind != 'direct':
+                # OVS-bound, as Nova's VDPAServersTest and
+                # RemoteManagedServersTest make theirs.
+                port.update({'binding:vif_type': 'ovs',
+                             'binding:vif_details': {}})
+        port['id'] = uuidutils.generate_uuid()
+        port['mac_address'] = '52:54:00:%s:%s:%s' % (
+            port['id'][0:2], port['id'][2:4], port['id'][4:6])
+        self.neutron._ports[port['id']] = port
+        return port['id']
+'''
+
 # The Placement fault helper, in a class whose scenarios arm one: Nova's
 # tests patch the report client's request (SchedulerReportClient.put
 # answering a FakeResponse, or raising keystoneauth's errors).
@@ -635,6 +897,18 @@ FIRED_FAULT_HELPERS = '''
                          'faults Nova never met')
 '''
 
+# The helpers a class carries where a line of its test methods starts
+# with their call (one of them), in this order.
+_CALLED_HELPERS = (
+    ('self.assertComputeNode(', NODE_HELPERS),
+    ('self.assertHypervisors(', HYPERVISOR_HELPERS),
+    ('self.assertActionEvent(', ACTION_HELPERS),
+    ('self.assertFault(', FAULT_KEY_HELPERS),
+    ('self.assertDeviceProviders(', DEVICE_PROVIDER_HELPERS),
+    ('self._wait_for_tasks_of(', TASK_HELPERS),
+    (('self._map_host(', 'self._flag_mapped('), MAPPING_HELPERS),
+)
+
 HEADER = '''\
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
 # not use this file except in compliance with the License. You may obtain
@@ -676,11 +950,14 @@ def export(path, bug=None, with_harness=False):
     placement = any('self._placement_fault(' in line for line in body)
     wraps = (injects or placement
              or any('self._fault(' in line for line in body)
+             or any('self._network_fault(' in line for line in body)
              or any('fixtures.Mock' in line for line in body)
              or any('fixtures.MonkeyPatch' in line for line in body))
     live = any('urllib.parse' in line for line in body)
     out = [HEADER, '"""%s"""' % _docstring(bug, title, path), '']
     stdlib = []
+    if any('copy.deepcopy(' in line for line in body):
+        stdlib += ['copy']
     if any('fnmatch.' in line for line in body):
         stdlib += ['fnmatch']
     if with_harness:
@@ -699,6 +976,9 @@ def export(path, bug=None, with_harness=False):
         out += ['import fixtures']
     if placement:
         out += ['from keystoneauth1 import exceptions as ks_exc']
+    if any('neutron_client_exc.' in line for line in body):
+        out += ['from neutronclient.common import exceptions as '
+                'neutron_client_exc']
     out += ['from oslo_config import cfg']
     if placement:
         out += ['from oslo_serialization import jsonutils']
@@ -748,8 +1028,8 @@ def _groups(path, scenarios):
 
     A class has one compute driver (Nova's fake, or libvirt for profiled
     hosts: then ``hosts`` is their ``libvirt.Hosts``, else None) and one
-    setUp: the scenarios of another config or other weights make another
-    class.
+    setUp: the scenarios of another config, other weights or other
+    limits make another class.
     """
     keys, groups = [], {}
     for scenario in scenarios:
@@ -758,7 +1038,8 @@ def _groups(path, scenarios):
         except libvirt.Unsupported as exc:
             raise refusal.Refused(path, scenario.name, 'hosts', str(exc))
         key = (profiled, repr(sorted(scenario.config.items())),
-               repr(sorted(scenario.weights.items())))
+               repr(sorted(scenario.weights.items())),
+               repr(sorted(scenario.limits.items())))
         if key not in groups:
             keys.append(key)
             groups[key] = []
@@ -925,6 +1206,18 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
                   '            self.useFixture(bugs.get(%r).reintroduce())'
                   % bug]
     lines += flags
+    if scenarios[0].limits:
+        # Keystone's unified limits: registered limits, every project's
+        # default, in Keystone's place (as the harness registers them).
+        lines += (['        registered = {'] + [
+            '            %r: %r,' % item
+            for item in sorted(scenarios[0].limits.items())] + [
+            '        }',
+            '        limits = self.useFixture('
+            'nova_fixtures.UnifiedLimitsFixture())',
+            '        for name, limit in sorted(registered.items()):',
+            '            limits.create_registered_limit(',
+            '                resource_name=name, default_limit=limit)'])
     if hosts is not None:
         lines += libvirt.setup_lines(hosts, any(
             step.kind == 'live_migrate' for scenario in scenarios
@@ -947,8 +1240,9 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
         lines[lines.index('        self.servers = {}') + 1:0] = [
             '        self.images = {}']
         lines += IMAGE_HELPERS.rstrip('\n').split('\n')
-    if any(step.kind == 'inject'
-           and step.args.get('point') != nodes.NODE_CHECK
+    if any((step.kind == 'inject'
+            and step.args.get('point') != nodes.NODE_CHECK)
+           or (step.kind == 'fault' and step.args.get('at'))
            for scenario in scenarios for step in scenario.steps):
         lines[lines.index('        self._due = {}') + 1:0] = [
             '        # Injections armed: (when, point) -> [action].',
@@ -959,6 +1253,12 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
                if step.kind == 'inject']
     if any(step.args.get('do') for step in injects):
         lines += REQUEST_HELPERS.rstrip('\n').split('\n')
+    if any(tuple(step.args.get('do') or ())[:1] == ('delete_service',)
+           for step in injects):
+        lines[lines.index('        self._wrapped = set()') + 1:0] = [
+            '        # Answers to service deletes sent at a point.',
+            '        self._answers = []']
+        lines += ANSWER_HELPERS.rstrip('\n').split('\n')
     if any(step.args.get('stop') for step in injects):
         lines[lines.index('        self._wrapped = set()') + 1:0] = [
             '        # Host -> its death at a point (_inject_death).',
@@ -966,36 +1266,35 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
         lines += DEATH_HELPERS.rstrip('\n').split('\n')
     compute_faults = any(
         step.kind == 'fault' and not step.args.get('placement')
+        and not step.args.get('network')
         for scenario in scenarios for step in scenario.steps) or any(
             _failing_method(host.driver) for scenario in scenarios
             for host in scenario.hosts.values())
     placement_faults = any(
         step.kind == 'fault' and step.args.get('placement')
         for scenario in scenarios for step in scenario.steps)
+    network_faults = any(
+        step.kind == 'fault' and step.args.get('network')
+        for scenario in scenarios for step in scenario.steps)
     if compute_faults:
         lines += FAULT_HELPERS.rstrip('\n').split('\n')
     if placement_faults:
         lines += PLACEMENT_HELPERS.rstrip('\n').split('\n')
-    if compute_faults or placement_faults:
+    if network_faults:
+        lines += NETWORK_HELPERS.rstrip('\n').split('\n')
+    if compute_faults or placement_faults or network_faults:
         lines[lines.index('        self._due = {}') + 1:0] = [
             '        # Fault steps armed: (what, [calls left], times).',
             '        self._faults = []']
         lines += FIRED_FAULT_HELPERS.rstrip('\n').split('\n')
+    if any('self._port(' in line for line in methods):
+        lines += PORT_HELPERS.rstrip('\n').split('\n')
     if any('logs' in step.expect for scenario in scenarios
            for step in scenario.steps):
         lines += LOG_HELPERS.rstrip('\n').split('\n')
-    if any(line.lstrip().startswith('self.assertComputeNode(')
-           for line in methods):
-        lines += NODE_HELPERS.rstrip('\n').split('\n')
-    if any(line.lstrip().startswith('self.assertHypervisors(')
-           for line in methods):
-        lines += HYPERVISOR_HELPERS.rstrip('\n').split('\n')
-    if any(line.lstrip().startswith('self.assertActionEvent(')
-           for line in methods):
-        lines += ACTION_HELPERS.rstrip('\n').split('\n')
-    if any(line.lstrip().startswith(('self._map_host(', 'self._flag_mapped('))
-           for line in methods):
-        lines += MAPPING_HELPERS.rstrip('\n').split('\n')
+    for call, helpers in _CALLED_HELPERS:
+        if any(line.lstrip().startswith(call) for line in methods):
+            lines += helpers.rstrip('\n').split('\n')
     if hosts is not None:
         if hosts.widens_online_cpus():
             lines += libvirt.WIDE_CONNECTION.rstrip('\n').split('\n')
@@ -1206,6 +1505,11 @@ def _method(path, scenario, hosts=None, name=None, by_node=False):
         if 'logs' in step.expect:
             # Where the test's log stands: the step's records come after.
             body[:0] = ['log_mark = len(self.stdlog.logger.output)']
+        if step.kind != 'inject' and any(
+                tuple(earlier.args.get('do') or ())[:1] == (
+                    'delete_service',) for earlier in scenario.steps
+                if earlier.kind == 'inject' and earlier.index < step.index):
+            body.append('self.assertServiceDeletesRefused()')
         lines.append('')
         lines.append(INDENT + '# %d. %s' % (step.index, step.label))
         lines += [INDENT + line for line in body]

@@ -55,13 +55,54 @@ def _where(args):
     return 'host=%r' % (args.get('host'),)
 
 
+# The harness's ports (harness.cloud.servers.ServerOps.boot): a port
+# of its own of each of these kinds (the generated class's ``_port``).
+_PORT_KINDS = ('direct', 'vdpa', 'remote-managed', 'bandwidth')
+
+_BOOT_FIELDS = ('server', 'flavor', 'host', 'image', 'force', 'port')
+
+
+def _networks(args):
+    """The boot's ``networks``, as the harness's boot asks for them.
+
+    ``port: true``: one port Nova creates on the Neutron fixture's
+    network_1; a kind of port: one made for the server before the boot
+    (``_port``), as Nova's SR-IOV and QoS tests pass theirs; none
+    otherwise.
+    """
+    port = args.get('port')
+    if not port:
+        return "'none'"
+    if port is True:
+        return "[{'uuid': self.neutron.network_1['id']}]"
+    if port not in _PORT_KINDS:
+        raise Unsupported('port %r' % (port,))
+    return "[{'port': self._port(%r, %r)}]" % (args['server'], port)
+
+
+def _port_built(args, lines):
+    """``lines`` (a boot and its wait) with a port's network info cached.
+
+    Under eventlet, the network info the build's network thread caches
+    is lost in Nova's test fixtures (the server's addresses stay empty,
+    and its moves then see no port to bind); Nova's tests of ports with
+    resource requests make that thread synchronous, as this does for
+    the boot's while.
+    """
+    if not args.get('port'):
+        return lines
+    return (['with nova_fixtures.SpawnIsSynchronousFixture():']
+            + ['    ' + line for line in lines])
+
+
 @translates('boot')
 def boot(args):
-    _only(args, ('server', 'flavor', 'host', 'image', 'force'))
-    return ['self.servers[%r] = self._create_server(' % args['server'],
-            '    name=%r, flavor_id=self.flavors[%r],%s'
-            % (args['server'], args['flavor'], _image(args)),
-            "    %s, networks='none')" % _where(args)]
+    _only(args, _BOOT_FIELDS)
+    return _port_built(args, [
+        'self.servers[%r] = self._create_server(' % args['server'],
+        '    name=%r, flavor_id=self.flavors[%r],%s'
+        % (args['server'], args['flavor'], _image(args)),
+        "    %s, networks=%s)" % (_where(args), _networks(args))])
 
 
 def _rebuild_image(args):
@@ -97,8 +138,11 @@ def rebuild_refused(args, error, expect):
     _only(args, ('server', 'image'))
     if (_UNRESTED.match(error) or _FAULTED.match(error)
             or error in core_names.DRIVER_FAULTS):
+        # Where no status is expected: its compute event, in error (the
+        # compute handler records the fault first, wrap_instance_fault).
         return _post_action(args['server'], _rebuild_body(args)) + \
-            _unrested(args['server'], error, expect)
+            _unrested(args['server'], error, expect,
+                      ending=('rebuild', 'compute_rebuild_instance'))
     return ['exc = self.assertRaises(',
             '    client.OpenStackApiException, self.api.post_server_action,',
             "    %s['id'], %s)" % (
@@ -355,7 +399,8 @@ _CAST_METHODS = ('build_and_run_instance', 'unshelve_instance',
 
 # The API requests an injection may send at a point, as the generated
 # class's ``_request`` sends them.
-_REQUESTS = ('delete', 'abort_live_migration')
+_REQUESTS = ('delete', 'abort_live_migration', 'live_migrate',
+             'delete_service')
 
 
 def _point(args, compute_only=False):
@@ -374,9 +419,11 @@ def _point(args, compute_only=False):
 @translates('inject')
 def inject(args):
     # At a method of one service: a periodic run there, an API request
-    # sent there, or a compute that dies there. A check, a restart and
-    # narrowed passes need more than one wrapped method.
-    for key in ('check', 'restart', 'refused', 'server', 'at_host'):
+    # sent there, or a compute that dies there; narrowed to the passes
+    # for one server (an Instance among the method's arguments). A
+    # check, a restart and passes on one host need more than one wrapped
+    # method.
+    for key in ('check', 'restart', 'at_host'):
         if args.get(key) is not None:
             raise Unsupported('field %r' % key)
     if args.get('times') != 1:
@@ -389,16 +436,30 @@ def inject(args):
     if not args['run'].isidentifier():
         raise Unsupported('task %r' % args['run'])
     return ['self._inject(%r, %r,' % (args['when'], point),
-            '             %r, %r)' % (args['run'], args['on'])]
+            '             %r, %r%s)' % (args['run'], args['on'],
+                                        _narrowed(args))]
+
+
+def _narrowed(args):
+    """The injection's ``server`` argument, if it is narrowed to one."""
+    if args.get('server') is None:
+        return ''
+    return ', server=%r' % args['server']
 
 
 def _inject_request(args):
     action, server = args['do']
     if action not in _REQUESTS:
         raise Unsupported('do %r' % action)
+    if action == 'delete_service' and not args.get('refused'):
+        # Deleted there: the service's records go with it, which the
+        # later steps would have to know of.
+        raise Unsupported('refused %r (a service deleted at a point)'
+                          % args.get('refused'))
     point = _point(args)
     return ['self._inject_request(%r, %r,' % (args['when'], point),
-            '                     %r, %r)' % (action, server)]
+            '                     %r, %r%s)' % (action, server,
+                                                _narrowed(args))]
 
 
 def _inject_death(args):
@@ -406,6 +467,8 @@ def _inject_death(args):
     if point not in _CAST_METHODS:
         raise Unsupported('stop at %r (a compute\'s death at a method '
                           'that is not cast to it)' % point)
+    if args.get('server') is not None:
+        raise Unsupported('field %r' % 'server')
     # The loader resolved a role to the host that dies.
     return ['self._inject_death(%r, %r, %r)'
             % (args['when'], point, args['host'] or args['stop'])]
@@ -442,11 +505,29 @@ def unshelve(args):
 
 @translates('fault')
 def fault(args):
-    # A compute's driver method or its claims, or Placement's answer to
-    # a request; the network's calls have no helper in Nova's tests, and
-    # a fault armed at a point needs more than one patch: refused.
-    if args.get('at') is not None:
-        raise Unsupported('field %r' % 'at')
+    # A compute's driver method or its claims, Placement's answer to a
+    # request, or a call to Neutron (the fixture's method, as Nova's
+    # test of LP#1862633 patches update_port); armed now, or as a
+    # service passes a point (``at``: its method wrapped, as an
+    # injection's).
+    at = args.get('at')
+    if at is not None:
+        if at.get('host') is not None:
+            raise Unsupported('at: host %r (a pass on one host)'
+                              % at['host'])
+        point = _point({'point': at['point']})
+        armed = fault(dict((key, value) for key, value in args.items()
+                           if key != 'at'))
+        if len(armed) != 1:
+            raise Unsupported('field %r' % 'at')
+        return ['self._arm(%r, %r,' % (at['when'], point),
+                '          lambda manager, passed: %s)' % armed[0]]
+    if args.get('network') is not None:
+        _only(args, ('network', 'times'))
+        if not args['network'].isidentifier():
+            raise Unsupported('network %r' % args['network'])
+        return ['self._network_fault(%r, %r)'
+                % (args['network'], args['times'])]
     if args.get('placement') is not None:
         _only(args, ('placement', 'status', 'times'))
         return ['self._placement_fault(%r, %r, %r)'
@@ -495,15 +576,22 @@ def _unrested(name, error, expect, ending=None, fault_key=True):
     # matches a step's error in its report of the server).
     faulted = _FAULTED.match(error) or (status == 'ERROR' and (
         _NO_HOST.match(error) or error in core_names.DRIVER_FAULTS))
+    driver = _FAULTED.match(error) or error in core_names.DRIVER_FAULTS
+    if status is None and ending and (_UNRESTED.match(error) or driver):
+        # The compute's handler failed (its event in error): the
+        # operation ends there, the server where Nova left it; a failing
+        # driver's error is the server's fault, as the harness reads it
+        # in its report of the server.
+        lines = ['self._wait_for_instance_action_event(',
+                 '    %s, %r, %r, %r)' % ((_server(name),) + ending
+                                          + ('Error',))]
+        if driver:
+            lines += ['self.assertIn(%r, self.api.get_server(' % error,
+                      "    %s['id'])['fault']['message'])" % _server(name)]
+        return lines
     if not (_UNRESTED.match(error) or faulted):
         raise Unsupported('error %r (not an operation that ended short of '
                           'its resting state)' % error)
-    if status is None and ending and _UNRESTED.match(error):
-        # The compute's handler failed (its event in error): the
-        # operation ends there, the server where Nova left it.
-        return ['self._wait_for_instance_action_event(',
-                '    %s, %r, %r, %r)' % ((_server(name),) + ending
-                                         + ('Error',))]
     migration = (expect.get('migrations') or {}).get(name)
     if status is None and migration in _FINAL and _UNRESTED.match(error):
         # Nova sets a move's final status last, as its rollback ends
@@ -532,7 +620,7 @@ def _unrested(name, error, expect, ending=None, fault_key=True):
 
 @_FAILING.translates('boot')
 def boot_unrested(args, error, expect):
-    _only(args, ('server', 'flavor', 'host', 'image', 'force'))
+    _only(args, _BOOT_FIELDS)
     name = args['server']
     if _NO_HOST.match(error) and not ((expect.get('servers') or {}).get(
             name) or {}).get('status'):
@@ -541,14 +629,33 @@ def boot_unrested(args, error, expect):
         # read the error (its report of the server).
         expect = dict(expect, servers=dict(
             expect.get('servers') or {}, **{name: {'status': 'ERROR'}}))
+    if not (_UNRESTED.match(error) or _FAULTED.match(error)
+            or _NO_HOST.match(error) or error in core_names.DRIVER_FAULTS):
+        return _boot_refused(args, error)
     waits = _unrested(name, error, expect)
     status = [line for line in waits if "'status': " in line][0].split(
         "'status': ")[1].split(',')[0]
-    return ['self.servers[%r] = self._create_server(' % args['server'],
+    return _port_built(args, [
+        'self.servers[%r] = self._create_server(' % args['server'],
+        '    name=%r, flavor_id=self.flavors[%r],%s'
+        % (args['server'], args['flavor'], _image(args)),
+        "    %s, networks=%s, expected_state=%s)"
+        % (_where(args), _networks(args), status)] + waits)
+
+
+def _boot_refused(args, error):
+    """A boot the API refuses, the error in its answer (over a limit).
+
+    The harness reads the step's error in the API's answer; no server is
+    made (a port of its own is, before the request, as the harness makes
+    it). Any other answer fails the test.
+    """
+    return ['exc = self.assertRaises(',
+            '    client.OpenStackApiException, self._create_server,',
             '    name=%r, flavor_id=self.flavors[%r],%s'
             % (args['server'], args['flavor'], _image(args)),
-            "    %s, networks='none', expected_state=%s)"
-            % (_where(args), status)] + waits
+            '    %s, networks=%s)' % (_where(args), _networks(args)),
+            'self.assertIn(%r, exc.response.text)' % error]
 
 
 def _action_unrested(name, body, error, expect, ending=None):
@@ -633,13 +740,18 @@ def dying(kind, args, error, host):
 
 @_SENT.translates('boot')
 def boot_sent(args):
-    _only(args, ('server', 'flavor', 'host', 'image', 'force'))
+    _only(args, _BOOT_FIELDS)
+    if args.get('port'):
+        # Not waited for: the build's network thread (_port_built) would
+        # run after the test has made it synchronous again.
+        raise Unsupported('port %r (a boot not waited for)' % (
+            args['port'],))
     # BUILD at once: the API answers before the build is cast.
     return ['self.servers[%r] = self._create_server(' % args['server'],
             '    name=%r, flavor_id=self.flavors[%r],%s'
             % (args['server'], args['flavor'], _image(args)),
-            "    %s, networks='none', expected_state='BUILD')"
-            % _where(args)]
+            "    %s, networks=%s, expected_state='BUILD')"
+            % (_where(args), _networks(args))]
 
 
 @_SENT.translates('resize')
@@ -691,17 +803,34 @@ _GONE_EVENTS = {
 }
 
 
+# (step kind, point): where an operation whose server a delete sent at
+# the point removed goes on in a task a compute spawned, past any event,
+# until that task ends: a live migration, in the source's executor
+# (_do_live_migration), which sets its migration to error last (a
+# deleted server's migration the API no longer lists). Nova's computes
+# record such a task until it ends (Manager._in_progress_tasks): the
+# test waits for that, as the harness waits for Nova's threads to rest.
+_GONE_TASKS = (('live_migrate', 'pre_live_migration'),)
+
+
 def gone(kind, args, error, point):
     """A step whose server a delete sent at ``point`` removed.
 
     The request is sent; the delete runs inside it (``_inject_request``);
-    the test waits for the event in which the operation then fails.
+    the test waits for the event in which the operation then fails, or
+    for the end of the task it goes on in.
     """
     if error != 'is gone':
         raise Unsupported('error %r (the server is gone: say "is gone")'
                           % error)
     event = _GONE_EVENTS.get((kind, point))
     send = _SENT.get(kind)
+    if (kind, point) in _GONE_TASKS:
+        # Gone once the delete has run (in the task, which has then
+        # started), then the task's end.
+        return send(args) + [
+            'self._wait_until_deleted(%s)' % _server(args['server']),
+            'self._wait_for_tasks_of(%r)' % args['server']]
     if event is None or send is None:
         raise Unsupported('error %r after a delete at %r (no event of '
                           'Nova ends the %s there)' % (error, point, kind))

@@ -136,6 +136,25 @@ class StepTranslationTest(ExportTestCase):
              "self.assertIn('spawn', self.servers['vm1']['fault']"
              "['message'])"], body[6:12])
 
+    def test_a_rebuild_whose_driver_fails_with_no_status_expected(self):
+        # Its compute event, in error (the fault recorded first), then
+        # the driver's error in the server's fault.
+        body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
+                         '- fault: {host: src, method: spawn}\n'
+                         '- rebuild: vm1\n'
+                         '  error: spawn\n'
+                         '  expect: {allocations: {vm1: {src: small}}}')
+        self.assertEqual(
+            ['# 3. rebuild vm1', 'self.api.post_server_action(',
+             "self.servers['vm1']['id'], {'rebuild': {'imageRef': "
+             "self.glance.image1['id']}})",
+             'self._wait_for_instance_action_event(',
+             "self.servers['vm1'], 'rebuild', 'compute_rebuild_instance', "
+             "'Error')",
+             "self.assertIn('spawn', self.api.get_server(",
+             "self.servers['vm1']['id'])['fault']['message'])"],
+            body[6:13])
+
     def test_resize_and_confirm(self):
         body = self.body('- boot: {server: vm1, flavor: small}\n'
                          '- resize: {server: vm1, flavor: large}\n'
@@ -344,8 +363,9 @@ class StepTranslationTest(ExportTestCase):
         self.assertIn("'%s.%s' % (path, method), wrapper))", source)
         # Also where a running compute's RPC endpoint kept the method.
         self.assertIn('vars(endpoint).pop(method, None)', source)
-        self.assertIn('for action in self._injections.pop((when, point), '
-                      '[]):', source)
+        self.assertIn('for server, action in list(armed):', source)
+        self.assertIn("if server is None or self.servers[server]['id'] in "
+                      "uuids:", source)
         self.assertIn('import fixtures\n', source)
         self.assertIn('from oslo_utils import importutils\n', source)
         # Nothing of a death or a request where none is armed.
@@ -432,6 +452,99 @@ class StepTranslationTest(ExportTestCase):
                       "'Success')\n", source)
         self.assertNotIn('_ComputeDied', source)
 
+    def test_requests_narrowed_to_one_server_s_passes(self):
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- boot: {server: vm2, flavor: small, host: src}\n'
+            '- inject: {before: pre_live_migration, server: vm1,\n'
+            '           do: {live_migrate: vm2}}\n'
+            '- inject: {before: post_live_migration_at_destination, '
+            'server: vm1,\n'
+            '           do: {delete: vm2}}\n'
+            '- inject: {before: pre_live_migration, server: vm2,\n'
+            '           run: update_available_resource, on: src}\n'
+            '- live_migrate: {server: vm1, host: dst}')
+        self.assertIn("        self._inject_request('before', "
+                      "'pre_live_migration',\n"
+                      "                             'live_migrate', 'vm2', "
+                      "server='vm1')\n", source)
+        self.assertIn("'delete', 'vm2', server='vm1')\n", source)
+        self.assertIn("'update_available_resource', 'src', "
+                      "server='vm2')\n", source)
+        # A pass fires the actions armed for its server (an Instance
+        # among the method's arguments), or for any.
+        self.assertIn('    def _arm(self, when, point, action, '
+                      'server=None):', source)
+        self.assertIn('uuids = {arg.uuid for arg in passed\n'
+                      '                 if isinstance(arg, objects.Instance)}',
+                      source)
+        self.assertIn("if server is None or self.servers[server]['id'] in "
+                      "uuids:", source)
+        self.assertIn('self._arm(when, point, send, server)', source)
+        self.assertIn('self._arm(when, point, run, server)', source)
+        # A live migration sent there: taken by the source compute (run,
+        # or queued behind its busy executor) before the pass goes on.
+        self.assertIn("            elif action == 'live_migrate':\n"
+                      "                self.api.post_server_action("
+                      "server['id'], {\n"
+                      "                    'os-migrateLive': {'host': None,\n"
+                      "                                       "
+                      "'block_migration': 'auto'}})\n", source)
+        self.assertIn("                self._wait_for_migration_status(\n"
+                      "                    server, ['queued', 'preparing', "
+                      "'running'])\n", source)
+
+    def test_a_service_delete_at_a_point_that_nova_refuses(self):
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- inject: {before: finish_resize, server: vm1,\n'
+            '           do: {delete_service: dest}, refused: true}\n'
+            '- resize: {server: vm1, flavor: large}\n'
+            '- revert: vm1')
+        self.assertIn("        self._inject_request('before', "
+                      "'finish_resize',\n"
+                      "                             'delete_service', "
+                      "'dest', server='vm1')\n", source)
+        # The host of a role read at the point; the answer kept, and
+        # checked after each later step: a 409.
+        self.assertIn("            elif action == 'delete_service':\n", source)
+        self.assertIn('                host = self._host(name, manager, '
+                      'passed)\n', source)
+        self.assertIn('self._answers.append((host, exc.response.'
+                      'status_code))', source)
+        self.assertIn('        self._answers = []\n', source)
+        self.assertIn('            self.assertEqual(409, status, ', source)
+        method = source[source.index('    def test_the_scenario'):]
+        self.assertEqual(2, method.count(
+            '        self.assertServiceDeletesRefused()\n'))
+        self.assertIn('_resize_server(\n'
+                      "            self.servers['vm1'], "
+                      "self.flavors['large'])\n"
+                      '        self.assertServiceDeletesRefused()\n',
+                      method)
+
+    def test_a_service_delete_at_a_point_that_goes_through(self):
+        self.assertRefused(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- stop_compute: dst\n'
+            '- inject: {before: resize_instance, server: vm1,\n'
+            '           do: {delete_service: dst}, refused: false}\n'
+            '- resize: {server: vm1, flavor: large}\n'
+            '  error: did not reach its resting state\n'
+            '  expect: {servers: {vm1: ERROR}}',
+            'step 3 (inject)', 'refused False (a service deleted at a '
+            'point)')
+
+    def test_a_death_narrowed_to_one_server(self):
+        self.assertRefused(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- inject: {before: build_and_run_instance, stop: src, '
+            'server: vm2}\n'
+            '- boot: {server: vm2, flavor: small, host: src}\n'
+            '  error: did not reach its resting state\n'
+            '  expect: {servers: {vm2: {status: BUILD, host: null}}}',
+            'step 2 (inject)', "field 'server'")
+
     def test_a_step_whose_server_a_delete_at_a_point_removed(self):
         body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
                          '- inject: {before: scheduler.select_destinations, '
@@ -466,14 +579,38 @@ class StepTranslationTest(ExportTestCase):
              "self.servers['vm1'], 'resize', 'compute_finish_resize', "
              "'Error')", 'self.assertInjectionsFired()'], body[start + 3:])
 
+    def test_a_live_migration_whose_server_a_delete_while_it_prepares_removed(
+            self):
+        # The source's live migration task goes on past any event: gone
+        # once the delete has run in it, then the end of the tasks the
+        # computes record for the server.
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- inject: {before: pre_live_migration, do: {delete: vm1}}\n'
+            '- live_migrate: {server: vm1, host: dst}\n'
+            '  error: is gone\n'
+            '  expect: {usages: {}}')
+        method = source[source.index('        # 3. live migrate vm1'):]
+        self.assertEqual(
+            ['self._wait_until_deleted(self.servers[\'vm1\'])',
+             "self._wait_for_tasks_of('vm1')",
+             'self.assertUsages({'],
+            [line.strip() for line in method.splitlines()][3:6])
+        self.assertIn('    def _wait_for_tasks_of(self, name):', source)
+        self.assertIn("task['instance_uuid'] == uuid", source)
+        self.assertIn('for task in manager._in_progress_tasks.values())',
+                      source)
+        self.assertIn('manager._in_progress_task_cond.wait_for(\n'
+                      '                        ended, timeout=60),', source)
+
     def test_a_delete_at_a_point_no_event_ends(self):
         self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
-                           '- inject: {before: pre_live_migration, '
+                           '- inject: {before: resize_instance, '
                            'do: {delete: vm1}}\n'
-                           '- live_migrate: {server: vm1, host: dst}\n'
+                           '- migrate: {server: vm1, host: dst}\n'
                            '  error: is gone',
-                           'step 3 (live_migrate)',
-                           "after a delete at 'pre_live_migration'")
+                           'step 3 (migrate)',
+                           "after a delete at 'resize_instance'")
 
     def test_no_injection_helpers_without_injections(self):
         source = self.export('- boot: {server: vm1, flavor: small}')
@@ -529,6 +666,209 @@ class StepTranslationTest(ExportTestCase):
             self.assertIn('\n%s\n' % line, source)
         # No driver fault helper.
         self.assertNotIn('def _fault(', source)
+
+    def test_a_boot_with_a_port_on_the_network(self):
+        # Nova makes the port on the Neutron fixture's network_1, as the
+        # harness's boot asks it to; the build's network thread is
+        # synchronous while the boot is waited for, so that the port's
+        # network info is cached where the server's moves read it.
+        self.assertEqual([
+            '# 1. boot vm1 (small) on src',
+            'with nova_fixtures.SpawnIsSynchronousFixture():',
+            "self.servers['vm1'] = self._create_server(",
+            "name='vm1', flavor_id=self.flavors['small'],",
+            "host='src', networks=[{'uuid': self.neutron.network_1['id']}])"],
+            self.body('- boot: {server: vm1, flavor: small, host: src, '
+                      'port: true}'))
+        source = self.export('- boot: {server: vm1, flavor: small, '
+                             'port: true}')
+        self.assertIn('\nfrom nova.tests import fixtures as nova_fixtures\n',
+                      source)
+        # No port of its own to make.
+        self.assertNotIn('def _port(', source)
+
+    def test_a_boot_with_a_port_of_a_kind(self):
+        # A copy of the fixture's port of that kind, made for the server
+        # before the boot (_port), as Nova's SR-IOV and QoS tests pass
+        # theirs.
+        for kind in ('direct', 'vdpa', 'remote-managed'):
+            body = self.body('- boot: {server: vm1, flavor: small, '
+                             'port: %s}' % kind)
+            self.assertEqual(
+                "host=None, networks=[{'port': self._port('vm1', %r)}])"
+                % kind, body[4])
+        # A bandwidth port's boot no host fits (none reports bandwidth).
+        body = self.body('- boot: {server: vm1, flavor: small, '
+                         'port: bandwidth}\n'
+                         '  error: No valid host')
+        self.assertEqual(
+            "host=None, networks=[{'port': self._port('vm1', 'bandwidth')}],"
+            " expected_state='ERROR')", body[4])
+        source = self.export('- boot: {server: vm1, flavor: small, '
+                             'port: direct}\n'
+                             '- boot: {server: vm2, flavor: small, '
+                             'port: bandwidth}\n'
+                             '  error: No valid host')
+        self.assertIn('    def _port(self, server, kind):', source)
+        self.assertIn('port = copy.deepcopy(self.neutron.sriov_port)',
+                      source)
+        self.assertIn("port['binding:vnic_type'] = kind", source)
+        self.assertIn('port = copy.deepcopy(self.neutron.port_with_'
+                      'resource_request)', source)
+        self.assertIn('self.neutron._ports[port[\'id\']] = port', source)
+        self.assertIn('\nimport copy\n', source)
+        self.assertIn('\nfrom oslo_utils import uuidutils\n', source)
+
+    def test_a_boot_with_a_port_that_ends_in_error(self):
+        body = self.body('- boot: {server: vm1, flavor: small, host: src, '
+                         'port: true}\n'
+                         '  error: No valid host\n')
+        self.assertEqual('with nova_fixtures.SpawnIsSynchronousFixture():',
+                         body[1])
+        # The wait for the server's rest is inside it too.
+        self.assertEqual(
+            ["host='src', networks=[{'uuid': self.neutron.network_1['id']}],"
+             " expected_state='ERROR')",
+             "self.servers['vm1'] = self._wait_for_server_parameter("],
+            body[4:6])
+
+    def test_a_fault_of_the_network(self):
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src, port: true}\n'
+            '- fault: {network: update_port, times: 2}\n'
+            '- shelve: vm1\n'
+            '- unshelve: vm1\n'
+            '  error: did not reach its resting state\n'
+            '  expect: {servers: {vm1: {status: SHELVED_OFFLOADED}}}')
+        self.assertIn("        self._network_fault('update_port', 2)\n",
+                      source)
+        # The Neutron fixture's method raises as Neutron's client does on
+        # a 500, while calls are left, then answers again.
+        self.assertIn('    def _network_fault(self, call, times):', source)
+        self.assertIn('raise neutron_client_exc.NeutronClientException(',
+                      source)
+        self.assertIn("% call, status_code=500)", source)
+        self.assertIn('return real(*args, **kwargs)', source)
+        self.assertIn('self.neutron, call, side_effect=failing))', source)
+        self.assertIn('\nfrom neutronclient.common import exceptions as '
+                      'neutron_client_exc\n', source)
+        self.assertIn('\nimport fixtures\n', source)
+        # No driver fault helper.
+        self.assertNotIn('def _fault(', source)
+
+    def test_a_boot_over_a_unified_limit(self):
+        # The registered limits in Keystone's place (Nova's fixture), in
+        # setUp; the boot the API refuses, its error in the answer.
+        head = HEAD.replace('    steps:\n', '    limits: {servers: 1, '
+                            '"class:VCPU": 4}\n    steps:\n')
+        source = self.export('- boot: {server: vm1, flavor: small}\n'
+                             '- boot: {server: vm2, flavor: small}\n'
+                             '  error: servers\n'
+                             '  expect: {allocations: {vm1: {src: small}}}',
+                             head=head)
+        self.assertIn("        self.flags(driver='nova.quota."
+                      "UnifiedLimitsDriver', group='quota')\n"
+                      "        registered = {\n"
+                      "            'class:VCPU': 4,\n"
+                      "            'servers': 1,\n"
+                      "        }\n"
+                      "        limits = self.useFixture(nova_fixtures."
+                      "UnifiedLimitsFixture())\n"
+                      "        for name, limit in sorted(registered.items()):"
+                      "\n"
+                      "            limits.create_registered_limit(\n"
+                      "                resource_name=name, default_limit="
+                      "limit)\n", source)
+        method = source[source.index('        # 2. boot vm2'):]
+        self.assertEqual(
+            ['exc = self.assertRaises(',
+             'client.OpenStackApiException, self._create_server,',
+             "name='vm2', flavor_id=self.flavors['small'],",
+             "host=None, networks='none')",
+             "self.assertIn('servers', exc.response.text)",
+             'self.assertAllocations({'],
+            [line.strip() for line in method.splitlines()][1:7])
+        # After the quota driver that reads them (set by the loader).
+        self.assertIn('        super().setUp()\n        self.flags(driver=',
+                      source)
+
+    def test_scenarios_with_other_limits(self):
+        # Another class, with its own setUp.
+        head = HEAD.replace('    steps:\n', '    limits: {servers: 1}\n'
+                            '    steps:\n')
+        head = head.replace('scenarios:\n', 'scenarios:\n'
+                            '  - name: another\n'
+                            '    limits: {servers: 2}\n'
+                            '    hosts: {src: {driver: fake}}\n'
+                            '    flavors: {small: {vcpus: 1, ram: 512, '
+                            'disk: 1}}\n'
+                            '    steps:\n'
+                            '      - boot: {server: vm1, flavor: small}\n')
+        source = nova_test.export(self.path(
+            '- boot: {server: vm1, flavor: small}\n', head))
+        self.assertIn('class TestBug1(', source)
+        self.assertIn('class TestBug12(', source)
+        self.assertIn("            'servers': 1,\n", source)
+        self.assertIn("            'servers': 2,\n", source)
+
+    def test_a_fault_armed_at_a_point(self):
+        # Armed as the point's method is passed, as an injection's
+        # action; each kind of fault.
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- fault: {host: dst, method: claim, at: {before: prep_resize}}\n'
+            "- fault: {placement: 'PUT /allocations/*', status: 500,\n"
+            '          at: {after: scheduler.select_destinations}}\n'
+            '- migrate: {server: vm1, host: dst}\n'
+            '  error: did not reach its resting state\n'
+            '  expect: {servers: {vm1: ERROR}}')
+        self.assertIn("        self._arm('before', 'prep_resize',\n"
+                      "                  lambda manager, passed: "
+                      "self._fault('dst', 'claim', 1))\n", source)
+        self.assertIn("        self._arm('after', 'scheduler.select_"
+                      "destinations',\n"
+                      "                  lambda manager, passed: "
+                      "self._placement_fault('PUT /allocations/*', 500, 1))"
+                      "\n", source)
+        self.assertIn('    def _arm(self, when, point, action, '
+                      'server=None):', source)
+        self.assertIn('        self._injections = {}\n', source)
+        self.assertIn('    def _fault(self, host, method, times):', source)
+        self.assertIn('    def _placement_fault(self, request, status, '
+                      'times):', source)
+
+    def test_faults(self):
+        # The latest instance fault in whichever cell holds the server,
+        # the fields named, as the harness reads them; or none.
+        source = self.export(
+            '- boot: {server: vm1, flavor: small}\n'
+            '  expect: {fault: {vm1: null}}\n'
+            '- boot: {server: vm2, flavor: small}\n'
+            '  expect: {fault: {vm2: {message: "No valid*", code: 500, '
+            'exception: NoValidHost}}}')
+        self.assertIn("        self.assertFault('vm1')\n", source)
+        # A message too long for the line alone on the next.
+        self.assertIn("        self.assertFault('vm2', code=500, "
+                      "exception='NoValidHost', message=(\n"
+                      "            'No valid*'))\n", source)
+        self.assertIn("        self.assertFault('vm3', message='No valid*')\n",
+                      self.export('- boot: {server: vm3, flavor: small}\n'
+                                  '  expect: {fault: {vm3: {message: '
+                                  '"No valid*"}}}'))
+        helper = source[source.index('    def assertFault('):]
+        helper = helper[:helper.index('\n    def ', 10)]
+        self.assertIn('for cell in objects.CellMappingList.get_all('
+                      'self.context):\n'
+                      '            with context.target_cell(self.context, '
+                      'cell) as cctxt:\n'
+                      '                found.extend(faults.get_latest_by_'
+                      'instance_uuids(', helper)
+        self.assertIn("match = re.match(r'^([A-Za-z_][\\w.]*)(?::|$)',",
+                      helper)
+        self.assertIn('fnmatch.fnmatchcase(fault.message, want)', helper)
+        self.assertIn("fnmatch.fnmatchcase(exception.rsplit('.')[-1],",
+                      helper)
+        self.assertIn('\nimport fnmatch\n', source)
 
     def test_a_confirm_that_fails_at_the_compute(self):
         body = self.body('- boot: {server: vm1, flavor: small, host: src}\n'
@@ -728,6 +1068,23 @@ class ExpectTranslationTest(ExportTestCase):
             "'dst': {'DISK_GB': 1, 'MEMORY_MB': 1024, 'VCPU': 2},",
             '},', '})'], body[at + 1:at + 8])
 
+    def test_allocations_of_every_consumer(self):
+        # Migrations read from the cell database, a deleted server's
+        # too; any other consumer of a host's provider holds nothing, as
+        # the harness reads every consumer.
+        source = self.export('- boot: {server: vm1, flavor: small}\n'
+                             '  expect: {allocations: {}}')
+        self.assertIn("context_deleted = context.get_admin_context("
+                      "read_deleted='yes')\n"
+                      "        migrations = objects.MigrationList."
+                      "get_by_filters(\n"
+                      "            context_deleted, {'instance_uuid': "
+                      "self.servers[name]['id']})", source)
+        self.assertIn("'/resource_providers/%s/allocations' % rp)", source)
+        self.assertIn('for consumer in sorted(set(consumers) - known):\n'
+                      '                self.assertEqual({}, self._held('
+                      'consumer),', source)
+
     def test_no_allocations(self):
         body = self.body('- boot: {server: vm1, flavor: small}\n'
                          '- delete: vm1\n'
@@ -769,13 +1126,13 @@ class ExpectTranslationTest(ExportTestCase):
                        'assertLatestMigration', 'assertProviders',
                        'assertProviderTraits'):
             self.assertIn('    def %s(self' % helper, source)
-        # devices, pci and pinned_cpus: profiled hosts only
-        # (test_export_libvirt).
+        # device_providers, devices, pci and pinned_cpus: profiled hosts
+        # only (test_export_libvirt).
         self.assertEqual(('action_events', 'allocations', 'compute_nodes',
-                          'devices', 'hypervisors', 'logs', 'mdevs',
-                          'migrations', 'pci', 'pinned_cpus',
-                          'provider_traits', 'providers', 'servers',
-                          'tracker', 'usages'),
+                          'device_providers', 'devices', 'fault',
+                          'hypervisors', 'logs', 'mdevs', 'migrations', 'pci',
+                          'pinned_cpus', 'provider_traits', 'providers',
+                          'servers', 'tracker', 'usages'),
                          expect_units.names())
 
     def test_compute_nodes(self):
@@ -905,11 +1262,11 @@ class RefusalTest(ExportTestCase):
 
     def test_a_request_at_a_point_other_than_delete_or_abort(self):
         self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
-                           '- boot: {server: vm2, flavor: small, host: src}\n'
                            '- inject: {before: pre_live_migration, '
-                           'do: {live_migrate: vm2}}\n'
+                           'do: {force_complete_live_migration: vm1}}\n'
                            '- live_migrate: {server: vm1, host: dst}',
-                           'step 3 (inject)', "do 'live_migrate'")
+                           'step 2 (inject)',
+                           "do 'force_complete_live_migration'")
 
     def test_a_request_at_a_conductor_task(self):
         self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
@@ -960,9 +1317,12 @@ class RefusalTest(ExportTestCase):
                            'expected to fail')
 
     def test_an_error_of_the_api(self):
+        # A boot the API refuses is translated (test_a_boot_over_a_
+        # unified_limit); a move's refusal is not.
         self.assertRefused('- boot: {server: vm1, flavor: small}\n'
+                           '- migrate: vm1\n'
                            '  error: Quota exceeded',
-                           'step 1 (boot)', "error 'Quota exceeded' (not "
+                           'step 2 (migrate)', "error 'Quota exceeded' (not "
                            "an operation that ended short of its resting "
                            "state)")
 
@@ -985,27 +1345,37 @@ class RefusalTest(ExportTestCase):
                            '- shelve: vm1', 'config', 'shelved_offload_time'
                            ' -1', head=head)
 
-    def test_a_fault_of_placement_armed_at_a_point(self):
+    def test_a_fault_armed_at_a_point_on_one_host(self):
         self.assertRefused("- boot: {server: vm1, flavor: small, host: src}\n"
                            "- fault: {placement: 'PUT /allocations/*', "
-                           'at: {before: finish_resize}}\n'
+                           'at: {before: finish_resize, host: dst}}\n'
                            '- resize: {server: vm1, flavor: large}',
-                           'step 2 (fault)', "field 'at'")
+                           'step 2 (fault)', "at: host 'dst'")
 
-    def test_a_fault_of_the_network(self):
-        self.assertRefused('- fault: {network: update_port}\n'
+    def test_a_fault_armed_at_a_conductor_method(self):
+        self.assertRefused("- fault: {placement: 'PUT /allocations/*', "
+                           'status: 500, at: {before: '
+                           'conductor.build_instances}}\n'
                            '- boot: {server: vm1, flavor: small}',
-                           'step 1 (fault)', "field 'network'")
+                           'step 1 (fault)',
+                           "point 'conductor.build_instances'")
 
-    def test_a_field_without_translation(self):
-        self.assertRefused('- boot: {server: vm1, flavor: small, '
-                           'port: true}', 'step 1 (boot)', "field 'port'")
+    def test_a_port_on_a_boot_not_waited_for(self):
+        # The build's network thread is made synchronous while the boot
+        # is waited for (steps._port_built): not for a build a compute
+        # dies in.
+        self.assertRefused(
+            '- inject: {before: build_and_run_instance, stop: src}\n'
+            '- boot: {server: vm1, flavor: small, host: src, port: true}\n'
+            '  error: did not reach its resting state\n'
+            '  expect: {servers: {vm1: {status: BUILD, host: null}}}',
+            'step 2 (boot)', "port True (a boot not waited for)")
 
     def test_an_expectation_key_without_translation(self):
         self.assertRefused('- boot: {server: vm1, flavor: small}\n'
-                           '  expect: {fault: {vm1: null}}',
-                           'step 1 (boot): expect: fault',
-                           "expectation key 'fault'")
+                           '  expect: {guest_cpus: {vm1: {0: 2}}}',
+                           'step 1 (boot): expect: guest_cpus',
+                           "expectation key 'guest_cpus'")
 
     def test_a_server_node(self):
         self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'

@@ -71,9 +71,10 @@ class InjectionsFiredTest(test_export.ExportTestCase):
                 pass
 
         case = Exported('test')
-        # Armed as _arm arms it: the action at its (when, point).
+        # Armed as _arm arms it: the action at its (when, point), for
+        # any server's pass.
         case._injections = {('before', 'resize_instance'): [
-            lambda manager, passed: ran.append(manager)]}
+            (None, lambda manager, passed: ran.append(manager))]}
         error = self.assertRaises(AssertionError, case.assertInjectionsFired)
         self.assertIn("'before resize_instance'", str(error))
         self.assertIn('injections that never fired', str(error))

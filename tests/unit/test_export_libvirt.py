@@ -304,6 +304,45 @@ class ExpectationTest(LibvirtExportTestCase):
         self.assertIn("            if rp in devices:\n"
                       "                continue\n", held)
 
+    def test_device_providers(self):
+        body = self.body('- boot: {server: vm1, flavor: pin2, host: src}\n'
+                         '  expect: {device_providers: {src: '
+                         '{"0000:81:00.0": {class: CUSTOM_NVME, total: 1, '
+                         'used: 1, traits: []}}, dst: {}}}')
+        self.assertIn("        self.assertDeviceProviders('dst', {\n"
+                      "        })\n"
+                      "        self.assertDeviceProviders('src', {\n"
+                      "            '0000:81:00.0': {\n"
+                      "                'class': 'CUSTOM_NVME',\n"
+                      "                'total': 1,\n"
+                      "                'traits': [],\n"
+                      "                'used': 1,\n"
+                      "            },\n"
+                      "        })\n", body)
+        # Placement's providers under the host, by PCI address: a PCI
+        # device's and a GPU's; exactly those named, the keys named of
+        # each; the traits Nova gives every device provider left out.
+        source = self.export('- boot: {server: vm1, flavor: pin2}\n'
+                             '  expect: {device_providers: {src: {}}}')
+        helper = source[source.index('    def assertDeviceProviders('):]
+        helper = helper[:helper.index('\n    def ', 10)]
+        self.assertIn("if (rp['root_provider_uuid'] != root or rp['uuid'] "
+                      "== root or\n"
+                      "                    not rp['name'].startswith("
+                      "host + '_')):", helper)
+        self.assertIn("re.match(r'^[0-9A-F]{4}:[0-9A-F]{2}:[0-9A-F]{2}"
+                      "\\.[0-7]$',", helper)
+        self.assertIn("address = '%s:%s:%s.%s' % tuple(name.split('_')"
+                      "[1:])", helper)
+        self.assertIn("{'COMPUTE_MANAGED_PCI_DEVICE', 'OWNER_NOVA'}),",
+                      helper)
+        self.assertIn("self.assertEqual(sorted(expected), sorted(found),",
+                      helper)
+        self.assertIn("want, {key: found[address][key] for key in want},",
+                      helper)
+        self.assertNotIn('def assertDeviceProviders(', self.export(
+            '- boot: {server: vm1, flavor: pin2}'))
+
     def test_a_tracker_s_cells(self):
         body = self.body('- boot: {server: vm1, flavor: pin2, host: src}\n'
                          '  expect: {tracker: {src: {cells: {0: '
@@ -348,6 +387,13 @@ class RefusalTest(LibvirtExportTestCase):
             "host 'src' starts with '3-7,11-15', host 'dst' has "
             "'2-7,10-15'", 'the computes of one test share one config')
 
+    def test_device_providers_of_a_host_without_profile(self):
+        self.assertRefused(
+            '- boot: {server: vm1, flavor: small}\n'
+            '  expect: {device_providers: {src: {}}}',
+            'expect: device_providers', "host 'dst' has no profile",
+            head=test_export.HEAD)
+
     def test_pinned_cpus_of_a_host_without_profile(self):
         self.assertRefused(
             '- boot: {server: vm1, flavor: small}\n'
@@ -375,11 +421,25 @@ class LogsTest(test_export.ExportTestCase):
         self.assertEqual("self.assertLogged(log_mark, 'ERROR', None, "
                          "present=True)", body[-1])
 
-    def test_one_service_is_refused(self):
+    def test_absent_from_one_service_is_absent_from_all(self):
+        # Stronger than the scenario (the test's log does not tell
+        # services apart), and said so in the test.
+        body = self.body('- boot: {server: vm1, flavor: small}\n'
+                         '  expect: {logs: {"nova-compute on src": '
+                         '{absent: {level: ERROR}}}}')
+        self.assertEqual(
+            ['# The scenario says none from nova-compute on src: none '
+             'from any',
+             "# service here, stronger (the test's log does not tell them "
+             "apart).",
+             "self.assertLogged(log_mark, 'ERROR', None)"], body[-3:])
+
+    def test_present_in_one_service_is_refused(self):
+        # Another service's record would do.
         self.assertRefused('- boot: {server: vm1, flavor: small}\n'
-                           '  expect: {logs: {nova-compute: {absent: '
+                           '  expect: {logs: {nova-compute: {present: '
                            '{level: ERROR}}}}',
-                           'expect: logs', "service 'nova-compute'",
+                           'expect: logs', "service 'nova-compute': present",
                            'say any')
 
     def test_debug_is_refused(self):

@@ -62,11 +62,19 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
                 if rp['name'] in self.computes}
 
     def _migrations_of(self, name):
-        """The server's migrations, oldest first."""
-        migrations = self.admin_api.api_get(
-            '/os-migrations?instance_uuid=%s'
-            % self.servers[name]['id']).body['migrations']
-        return sorted(migrations, key=lambda migration: migration['id'])
+        """The server's migrations, oldest first: a deleted server's too.
+
+        Read from the cell database, deleted records too: the API lists
+        a deleted server's migrations no more, and their allocations
+        may outlive it.
+        """
+        context_deleted = context.get_admin_context(read_deleted='yes')
+        migrations = objects.MigrationList.get_by_filters(
+            context_deleted, {'instance_uuid': self.servers[name]['id']})
+        return [{'id': migration.id, 'uuid': migration.uuid,
+                 'status': migration.status}
+                for migration in sorted(migrations,
+                                        key=lambda migration: migration.id)]
 
     def _held(self, consumer_uuid):
         """What a consumer holds, by host name (none: left out).
@@ -105,7 +113,7 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
 
         The consumers are every server booted and its latest migration
         ('migration(NAME)'); one not named holds nothing, nor does an
-        older migration.
+        older migration, nor any other consumer of a host.
         """
         for name in sorted(self.servers):
             self.assertEqual(expected.get(name, {}),
@@ -118,6 +126,19 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
                         if migration is migrations[-1] else {})
                 self.assertEqual(want, self._held(migration['uuid']),
                                  'allocations of %s' % consumer)
+        # Nor does any other consumer of a host's provider.
+        known = set()
+        for name in self.servers:
+            known.add(self.servers[name]['id'])
+            known.update(migration['uuid']
+                         for migration in self._migrations_of(name))
+        for host, rp in sorted(self._providers().items()):
+            consumers = self.placement.get(
+                '/resource_providers/%s/allocations' % rp).body[
+                    'allocations']
+            for consumer in sorted(set(consumers) - known):
+                self.assertEqual({}, self._held(consumer),
+                                 'allocations of consumer %s' % consumer)
 
     def assertUsages(self, expected):
         """Exactly each host provider's usage (a host not named: none)."""
@@ -236,14 +257,15 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
         'scheduler': 'nova.scheduler.client.query.SchedulerQueryClient',
     }
 
-    def _arm(self, when, point, action):
+    def _arm(self, when, point, action, server=None):
         """Call ``action(manager, passed)`` once, at the next pass.
 
         The next time a service passes the point (``when``: just before
         or just after it): a compute's method (``finish_resize``), or
-        the scheduler's (``scheduler.select_destinations``). ``passed``
-        lists the method's arguments. Each point's actions fire in
-        arming order.
+        the scheduler's (``scheduler.select_destinations``); with
+        ``server``, the next time it passes it for that server.
+        ``passed`` lists the method's arguments. Each point's actions
+        fire in arming order.
         """
         if point not in self._wrapped:
             self._wrapped.add(point)
@@ -266,11 +288,19 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
 
             self.useFixture(fixtures.MonkeyPatch(
                 '%s.%s' % (path, method), wrapper))
-        self._injections.setdefault((when, point), []).append(action)
+        self._injections.setdefault((when, point), []).append(
+            (server, action))
 
     def _fire(self, when, point, manager, passed):
-        for action in self._injections.pop((when, point), []):
-            action(manager, passed)
+        armed = self._injections.get((when, point), [])
+        uuids = {arg.uuid for arg in passed
+                 if isinstance(arg, objects.Instance)}
+        for server, action in list(armed):
+            if server is None or self.servers[server]['id'] in uuids:
+                armed.remove((server, action))
+                if not armed:
+                    del self._injections[(when, point)]
+                action(manager, passed)
 
     def assertInjectionsFired(self):
         """Every injection armed fired: none is left at its point.
@@ -281,7 +311,7 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
                                     for point in self._injections),
                          'injections that never fired')
 
-    def _inject(self, when, point, task, on):
+    def _inject(self, when, point, task, on, server=None):
         """Run the periodic ``task`` on ``on`` once, at the next pass.
 
         ``on`` is a host or a role of the move in flight: 'source' or
@@ -291,7 +321,7 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
         def run(manager, passed):
             host = self._host(on, manager, passed)
             getattr(self.computes[host].manager, task)(self.context)
-        self._arm(when, point, run)
+        self._arm(when, point, run, server)
 
     def _host(self, on, manager, passed):
         if on not in ('source', 'dest', 'server_host'):

@@ -60,11 +60,19 @@ class TestBug1713796(integrated_helpers.ProviderUsageBaseTestCase):
                 if rp['name'] in self.computes}
 
     def _migrations_of(self, name):
-        """The server's migrations, oldest first."""
-        migrations = self.admin_api.api_get(
-            '/os-migrations?instance_uuid=%s'
-            % self.servers[name]['id']).body['migrations']
-        return sorted(migrations, key=lambda migration: migration['id'])
+        """The server's migrations, oldest first: a deleted server's too.
+
+        Read from the cell database, deleted records too: the API lists
+        a deleted server's migrations no more, and their allocations
+        may outlive it.
+        """
+        context_deleted = context.get_admin_context(read_deleted='yes')
+        migrations = objects.MigrationList.get_by_filters(
+            context_deleted, {'instance_uuid': self.servers[name]['id']})
+        return [{'id': migration.id, 'uuid': migration.uuid,
+                 'status': migration.status}
+                for migration in sorted(migrations,
+                                        key=lambda migration: migration.id)]
 
     def _held(self, consumer_uuid):
         """What a consumer holds, by host name (none: left out).
@@ -103,7 +111,7 @@ class TestBug1713796(integrated_helpers.ProviderUsageBaseTestCase):
 
         The consumers are every server booted and its latest migration
         ('migration(NAME)'); one not named holds nothing, nor does an
-        older migration.
+        older migration, nor any other consumer of a host.
         """
         for name in sorted(self.servers):
             self.assertEqual(expected.get(name, {}),
@@ -116,6 +124,19 @@ class TestBug1713796(integrated_helpers.ProviderUsageBaseTestCase):
                         if migration is migrations[-1] else {})
                 self.assertEqual(want, self._held(migration['uuid']),
                                  'allocations of %s' % consumer)
+        # Nor does any other consumer of a host's provider.
+        known = set()
+        for name in self.servers:
+            known.add(self.servers[name]['id'])
+            known.update(migration['uuid']
+                         for migration in self._migrations_of(name))
+        for host, rp in sorted(self._providers().items()):
+            consumers = self.placement.get(
+                '/resource_providers/%s/allocations' % rp).body[
+                    'allocations']
+            for consumer in sorted(set(consumers) - known):
+                self.assertEqual({}, self._held(consumer),
+                                 'allocations of consumer %s' % consumer)
 
     def assertUsages(self, expected):
         """Exactly each host provider's usage (a host not named: none)."""
