@@ -127,20 +127,22 @@ class ExportedNovaTestProofs(_NovaTestRuns):
         # deaths injected at compute (or scheduler) methods, faults on a
         # compute or of Placement and the steps they leave short of their
         # resting state, shelve and unshelve, hosts of several compute
-        # nodes and what the bare-metal service does to them; the other
-        # bugs' scenarios need computes with different options, a point
-        # that is no single method and more (refused by name: see the
-        # unit tests). LP#1794996, LP#1845291 and LP#1995153 export
-        # but cannot be put back; LP#1790204 and LP#1848343 (open)
-        # export, their tests stating the bug.
+        # nodes and what the bare-metal service does to them, periodics
+        # injected at a record's change (one there waits for the
+        # tracker's lock) or a conductor task; the other bugs' scenarios
+        # need computes with different options, a point that is no
+        # single method and more (refused by name: see the unit tests).
+        # LP#1794996, LP#1845291 and LP#1995153 export but cannot be put
+        # back; LP#1790204 and LP#1848343 (open) export, their tests
+        # stating the bug.
         self.assertEqual(['1633120', '1661014', '1679750', '1707071',
                           '1709902', '1712718', '1713786', '1713796',
                           '1714237', '1715182', '1724172', '1749215',
                           '1750618', '1756179', '1758086', '1763183',
                           '1763766', '1785318', '1818914', '1821594',
                           '1825537', '1829479', '1852610', '1853009',
-                          '1886418', '1944759', '1986838', '2085135',
-                          '2115905', '2144660', '2153425'],
+                          '1886418', '1944759', '1986838', '2025480',
+                          '2085135', '2115905', '2144660', '2153425'],
                          sorted(exportable()))
 
     def prove(self, bug):
@@ -177,9 +179,8 @@ class ExportedFindingProofs(_NovaTestRuns):
     """Each finding's exported test fails on Nova at the harness's step."""
 
     def test_which_findings_export(self):
-        # The others need the network's faults, an injection at a point
-        # that is no single method (a record's change, the conductor's
-        # task), a delete at a point past which no event ends the
+        # The others need the network's faults, a request at a record's
+        # change, a delete at a point past which no event ends the
         # operation, a request at a point narrowed to one server or
         # refused, a compute started with a CPU set of its own, or a
         # step's error with no status to wait for.
@@ -198,8 +199,11 @@ class ExportedFindingProofs(_NovaTestRuns):
              'dying_build_before_claim_restart_keeps_claim.yaml',
              'dying_dest_before_finish_resize_restart.yaml',
              'dying_evacuate_after_source_died_in_cold_migration.yaml',
+             'dying_evacuate_after_source_died_in_live_migration.yaml',
              'dying_placement_timeout_in_confirm_leaks_source_allocation.yaml',
+             'dying_source_resize_migrating_restart.yaml',
              'dying_unshelve_before_claim_restart_keeps_claim.yaml',
+             'evacuate_dest_periodic_before_failed_evacuation.yaml',
              'evacuate_spawn_failure_keeps_pins_on_destination.yaml',
              'live_migration_driver_failure_leaks_source_allocation.yaml',
              'lp1848343_live_migration_rollback_leaks_allocation.yaml',
