@@ -555,6 +555,40 @@ TASK_HELPERS = '''
 '''
 
 
+# The check helpers, in a class whose scenarios check expectations at a
+# point: the assertions run there, their failure reported after the step.
+CHECK_HELPERS = '''
+    def _inject_check(self, number, when, point, check):
+        """Call ``check`` once, at the next pass (armed at step ``number``).
+
+        Its assertions run in the thread that passes the point, where
+        Nova's own error handling would take a failure: what they find
+        is kept for ``_assertChecked`` to report in the test's thread.
+        """
+        def run(manager, passed):
+            try:
+                check()
+            except self.failureException as exc:
+                self._checked[number] = exc
+            else:
+                self._checked[number] = None
+        self._arm(when, point, run)
+
+    def _assertChecked(self, number):
+        """The check armed at step ``number`` ran, and found nothing.
+
+        Asked after the step that follows its arming: the harness also
+        takes a check that runs in a later step (there, this is
+        stronger).
+        """
+        self.assertIn(number, self._checked,
+                      'the check of step %d never ran' % number)
+        found = self._checked.pop(number)
+        if found is not None:
+            raise found
+'''
+
+
 # The request helper, in a class whose scenarios send one at a point.
 REQUEST_HELPERS = '''
     def _inject_request(self, when, point, action, name):
@@ -1047,6 +1081,20 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
         lines += INJECTION_HELPERS.rstrip('\n').split('\n')
     injects = [step for scenario in scenarios for step in scenario.steps
                if step.kind == 'inject']
+    if any(step.args['point'].startswith('tracker.') for step in injects):
+        entry = lines.index("        'scheduler': 'nova.scheduler.client."
+                            "query.SchedulerQueryClient',")
+        lines[entry + 1:entry + 1] = [
+            "        # The resource tracker's step: before it takes the "
+            "tracker's",
+            '        # lock, after it frees it.',
+            "        'tracker': 'nova.compute.resource_tracker."
+            "ResourceTracker',"]
+    if any(step.args.get('check') for step in injects):
+        lines[lines.index('        self._wrapped = set()') + 1:0] = [
+            '        # Step number -> what its check found (None: nothing).',
+            '        self._checked = {}']
+        lines += CHECK_HELPERS.rstrip('\n').split('\n')
     kinds = {step_units.point_kind(step.args['point']) for step in injects}
     if kinds - {'method'}:
         lines = _changes_armed(lines, kinds, any(
@@ -1102,6 +1150,22 @@ def _without(helpers, methods):
         if not skipping:
             kept.append(line)
     return kept
+
+
+def _expectations(path, scenario, where, expect):
+    """The assertions of ``expect`` (a step's, or a check's)."""
+    body = []
+    for key, value in expect.items():
+        check = expect_units.get(key)
+        if check is None:
+            raise refusal.Refused(path, scenario.name, '%s: %s'
+                                  % (where, key), 'expectation key %r' % key)
+        try:
+            body += check(value, scenario)
+        except expect_units.Unsupported as exc:
+            raise refusal.Refused(path, scenario.name, '%s: %s'
+                                  % (where, key), str(exc))
+    return body
 
 
 def _changes_armed(lines, kinds, periodic):
@@ -1266,12 +1330,20 @@ def _method(path, scenario, hosts=None, name=None, by_node=False):
         options = libvirt.Options(scenario, hosts.options[scenario.name])
     # Hosts whose service a step deleted, since their compute's start.
     deleted = set()
+    # The steps whose check (an inject's) the next step reports.
+    checks = []
     for step in scenario.steps:
         what = 'step %d (%s)' % (step.index, step.kind)
         unit = step_units.get(step.kind, libvirt=hosts is not None)
         if hosts is not None and step.kind in nodes.STEPS:
             # Its helpers are those of Nova's fake driver.
             unit = None
+        if step.kind == 'inject' and step.args.get('check'):
+            unit = functools.partial(
+                step_units.inject_check, number=step.index,
+                lines=_expectations(path, scenario, what + ': check',
+                                    step.args['check']))
+            checks.append(step.index)
         if unit is None:
             raise refusal.Refused(path, scenario.name, what,
                                   'step kind %r' % step.kind)
@@ -1319,16 +1391,12 @@ def _method(path, scenario, hosts=None, name=None, by_node=False):
             body = unit(step.args)
         except step_units.Unsupported as exc:
             raise refusal.Refused(path, scenario.name, what, str(exc))
-        for key, value in step.expect.items():
-            check = expect_units.get(key)
-            where = '%s: expect: %s' % (what, key)
-            if check is None:
-                raise refusal.Refused(path, scenario.name, where,
-                                      'expectation key %r' % key)
-            try:
-                body += check(value, scenario)
-            except expect_units.Unsupported as exc:
-                raise refusal.Refused(path, scenario.name, where, str(exc))
+        if step.kind != 'inject':
+            # What the checks at the points it passed found.
+            body += ['self._assertChecked(%d)' % number for number in checks]
+            checks = []
+        body += _expectations(path, scenario, what + ': expect',
+                              step.expect)
         if 'logs' in step.expect:
             # Where the test's log stands: the step's records come after.
             body[:0] = ['log_mark = len(self.stdlog.logger.output)']

@@ -386,16 +386,19 @@ def point_kind(point):
 def _point(args, compute_only=False, changes=False):
     """The point's method: a compute's, or ``<service>.<method>``.
 
-    ``changes``: or a record's change, or a conductor task.
+    ``changes``: or a record's change, a conductor task, or a step of
+    the resource tracker (``tracker.<method>``: its method, wrapped on
+    its class, is passed before it takes the tracker's lock and after
+    it frees it, as the harness passes it).
     """
     point = args['point']
     if changes and point_kind(point) != 'method':
         return point
     service, _, method = point.rpartition('.')
+    services = ('',) + (('tracker',) if changes else ()) + (
+        () if compute_only else _POINT_SERVICES)
     if (not method.isidentifier() or point == 'is_node_deleted'
-            or service not in ('',) + (() if compute_only
-                                       else _POINT_SERVICES)
-            or not method.islower()):
+            or service not in services or not method.islower()):
         raise Unsupported('point %r (no single %s method to wrap)' % (
             point, 'compute' if compute_only else 'compute or scheduler'))
     return point
@@ -453,6 +456,24 @@ def _inject_death(args):
     # The loader resolved a role to the host that dies.
     return ['self._inject_death(%r, %r, %r)'
             % (args['when'], point, args['host'] or args['stop'])]
+
+
+def inject_check(args, number, lines):
+    """An injection that checks expectations at its point (``check``).
+
+    ``lines``: the expectations' assertions (the expectation units'),
+    made a function the point calls; ``number``: the step's, which
+    ``_assertChecked`` names after the step that passes the point.
+    """
+    for key in ('server', 'at_host'):
+        if args.get(key) is not None:
+            raise Unsupported('field %r' % key)
+    if args.get('times') != 1:
+        raise Unsupported('times %r' % args.get('times'))
+    point = _point(args, compute_only=True, changes=True)
+    return (['def check():'] + ['    ' + line for line in lines]
+            + ['self._inject_check(%d, %r, %r, check)'
+               % (number, args['when'], point)])
 
 
 @translates('shelve')

@@ -129,20 +129,21 @@ class ExportedNovaTestProofs(_NovaTestRuns):
         # resting state, shelve and unshelve, hosts of several compute
         # nodes and what the bare-metal service does to them, periodics
         # injected at a record's change (one there waits for the
-        # tracker's lock) or a conductor task; the other bugs' scenarios
-        # need computes with different options, a point that is no
-        # single method and more (refused by name: see the unit tests).
-        # LP#1794996, LP#1845291 and LP#1995153 export but cannot be put
-        # back; LP#1790204 and LP#1848343 (open) export, their tests
-        # stating the bug.
+        # tracker's lock), a conductor task or a tracker's step,
+        # expectations checked at a point; the other bugs' scenarios need
+        # computes with different options, the network's faults and more
+        # (refused by name: see the unit tests). LP#1794996, LP#1845291
+        # and LP#1995153 export but cannot be put back; LP#1790204 and
+        # LP#1848343 (open) export, their tests stating the bug.
         self.assertEqual(['1633120', '1661014', '1679750', '1707071',
                           '1709902', '1712718', '1713786', '1713796',
                           '1714237', '1715182', '1724172', '1749215',
                           '1750618', '1756179', '1758086', '1763183',
                           '1763766', '1785318', '1818914', '1821594',
                           '1825537', '1829479', '1852610', '1853009',
-                          '1886418', '1944759', '1986838', '2025480',
-                          '2085135', '2115905', '2144660', '2153425'],
+                          '1879878', '1886418', '1944759', '1986838',
+                          '2025480', '2085135', '2115905', '2144660',
+                          '2153425'],
                          sorted(exportable()))
 
     def prove(self, bug):

@@ -468,6 +468,63 @@ class StepTranslationTest(ExportTestCase):
                       source)
         self.assertNotIn('lockutils', source)
 
+    def test_a_periodic_injected_at_a_tracker_s_step(self):
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- resize: {server: vm1, flavor: large}\n'
+            '- inject: {before: tracker.drop_move_claim_at_dest, run: '
+            'update_available_resource, on: source}\n'
+            '- revert: vm1')
+        self.assertIn("        self._inject('before', "
+                      "'tracker.drop_move_claim_at_dest',\n"
+                      "                     'update_available_resource', "
+                      "'source')\n", source)
+        # Wrapped on the tracker's class: outside its lock.
+        self.assertIn("        'tracker': 'nova.compute.resource_tracker."
+                      "ResourceTracker',\n", source)
+        self.assertNotIn('lockutils', source)
+
+    def test_expectations_checked_at_a_point(self):
+        body = self.body(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- resize: {server: vm1, flavor: large}\n'
+            '- inject: {before: tracker.drop_move_claim_at_dest, check: '
+            '{tracker: {src: small, dst: large}}}\n'
+            '- revert: vm1\n'
+            '  expect: {servers: {vm1: {status: ACTIVE}}}')
+        start = body.index('# 3. inject before tracker.drop_move_claim_at_'
+                           'dest: check tracker')
+        # The assertions run at the point; the step that passes it
+        # reports what they found, before its own expectations.
+        self.assertEqual(
+            ['def check():',
+             'self.assertTrackers({',
+             "'dst': {", "'local_gb_used': 1,", "'memory_mb_used': 1024,",
+             "'vcpus_used': 2,", '},',
+             "'src': {", "'local_gb_used': 1,", "'memory_mb_used': 512,",
+             "'vcpus_used': 1,", '},',
+             '})',
+             "self._inject_check(3, 'before', "
+             "'tracker.drop_move_claim_at_dest', check)",
+             '# 4. revert vm1',
+             "self.servers['vm1'] = self._revert_resize("
+             "self.servers['vm1'])",
+             'self._assertChecked(3)',
+             "self.assertServer('vm1', status='ACTIVE')"], body[start + 1:])
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- resize: {server: vm1, flavor: large}\n'
+            '- inject: {before: tracker.drop_move_claim_at_dest, check: '
+            '{tracker: {src: small, dst: large}}}\n'
+            '- revert: vm1')
+        self.assertIn('        self._checked = {}\n', source)
+        self.assertIn('            except self.failureException as exc:\n'
+                      '                self._checked[number] = exc\n',
+                      source)
+        self.assertIn("        self.assertIn(number, self._checked,\n"
+                      "                      'the check of step %d never "
+                      "ran' % number)\n", source)
+
     def test_a_compute_dying_at_a_method_cast_to_it(self):
         source = self.export(
             '- boot: {server: vm1, flavor: small, host: src}\n'
@@ -1024,6 +1081,16 @@ class RefusalTest(ExportTestCase):
                            'step 2 (inject)',
                            "stop at 'conductor.MigrationTask' (a compute's "
                            'death while the conductor runs a task)')
+
+    def test_a_check_of_a_key_without_translation(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '- resize: {server: vm1, flavor: large}\n'
+                           '- inject: {before: tracker.drop_move_claim_at_'
+                           'dest, check: {tracker: {src: {vcpus_used: '
+                           '1}}}}\n'
+                           '- revert: vm1',
+                           'step 3 (inject): check: tracker',
+                           "the record's fields")
 
     def test_a_request_at_a_record_change(self):
         self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
