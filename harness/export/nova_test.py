@@ -1095,11 +1095,6 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
             '        # Step number -> what its check found (None: nothing).',
             '        self._checked = {}']
         lines += CHECK_HELPERS.rstrip('\n').split('\n')
-    kinds = {step_units.point_kind(step.args['point']) for step in injects}
-    if kinds - {'method'}:
-        lines = _changes_armed(lines, kinds, any(
-            step.args.get('run') and step_units.point_kind(
-                step.args['point']) == 'record' for step in injects))
     if any(step.args.get('do') for step in injects):
         lines += REQUEST_HELPERS.rstrip('\n').split('\n')
     if any(step.args.get('stop') for step in injects):
@@ -1107,6 +1102,13 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
             '        # Host -> its death at a point (_inject_death).',
             '        self._deaths = {}']
         lines += DEATH_HELPERS.rstrip('\n').split('\n')
+    kinds = {step_units.point_kind(step.args['point']) for step in injects}
+    if kinds - {'method'}:
+        at_records = [step for step in injects if step_units.point_kind(
+            step.args['point']) == 'record']
+        lines = _changes_armed(
+            lines, kinds, any(step.args.get('run') for step in at_records),
+            any(step.args.get('do') for step in at_records))
     if any(step.kind == 'fault' and not step.args.get('placement')
            for scenario in scenarios for step in scenario.steps) or any(
                _failing_method(host.driver) for scenario in scenarios
@@ -1168,14 +1170,16 @@ def _expectations(path, scenario, where, expect):
     return body
 
 
-def _changes_armed(lines, kinds, periodic):
+def _changes_armed(lines, kinds, periodic, request):
     """The class's ``lines``, arming at a record's change or a task.
 
     ``kinds``: the kinds of point armed (``steps.point_kind``); their
     wrappers' helpers are added, and ``_arm`` picks one by the point.
 
-    ``periodic``: a periodic is injected at a record's change, which may
-    be made inside the tracker's lock: it waits for the lock.
+    ``periodic``, ``request``: a periodic, a delete is injected at a
+    record's change, which may be made inside the tracker's lock: the
+    periodic waits for the lock, the delete's end is waited for once
+    the lock is free.
     """
     wrap = lines.index('            self._wrap_method(point)')
     branches = []
@@ -1196,8 +1200,24 @@ def _changes_armed(lines, kinds, periodic):
     dispatch += ['            else:',
                  '                self._wrap_method(point)']
     lines[wrap:wrap + 1] = dispatch
-    if periodic:
+    if periodic or request:
         lines += LOCK_HELPERS.rstrip('\n').split('\n')
+    if request:
+        send = lines.index('                self._delete_server(server)')
+        lines[send:send + 1] = [
+            '                # Sent; done once the compute\'s '
+            'terminate_instance is,',
+            '                # which waits for the tracker\'s lock where '
+            'the point',
+            '                # holds it: then, once this thread frees it.',
+            "                self.api.delete_server(server['id'])",
+            '                self._after_tracker_lock(',
+            '                    lambda: self._wait_for_instance_action_'
+            'event(',
+            "                        server, 'delete', "
+            "'compute_terminate_instance',",
+            "                        'Success'))"]
+    if periodic:
         call = lines.index('            getattr(self.computes[host].manager, '
                            'task)(self.context)')
         lines[call:call + 1] = [

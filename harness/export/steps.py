@@ -430,13 +430,11 @@ def _inject_request(args):
     if action not in _REQUESTS:
         raise Unsupported('do %r' % action)
     if point_kind(args['point']) == 'record':
-        # The harness goes on once the request's compute work waits
-        # (for the tracker's lock, where the change is made inside it);
-        # no wait of Nova's tests sees a thread wait for a lock.
-        raise Unsupported('do at %r (a request at a record change: the '
-                          'harness goes on once its work waits for a '
-                          'lock)' % args['point'])
-    point = _point(args)
+        if action != 'delete':
+            raise Unsupported('do %r at a record\'s change' % action)
+        point = args['point']
+    else:
+        point = _point(args)
     return ['self._inject_request(%r, %r,' % (args['when'], point),
             '                     %r, %r)' % (action, server)]
 
@@ -753,6 +751,11 @@ _GONE_EVENTS = {
     ('resize', 'prep_resize'): 'compute_prep_resize',
     ('migrate', 'finish_resize'): 'compute_finish_resize',
     ('resize', 'finish_resize'): 'compute_finish_resize',
+    # The destination's claim goes on and casts resize_instance, in
+    # which the source finds the server deleting and reverts the
+    # allocations (its handler's _revert_allocation).
+    ('migrate', 'migration.status=pre-migrating'): 'compute_resize_instance',
+    ('resize', 'migration.status=pre-migrating'): 'compute_resize_instance',
 }
 
 

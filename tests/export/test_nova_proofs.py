@@ -180,8 +180,8 @@ class ExportedFindingProofs(_NovaTestRuns):
     """Each finding's exported test fails on Nova at the harness's step."""
 
     def test_which_findings_export(self):
-        # The others need the network's faults, a request at a record's
-        # change, a delete at a point past which no event ends the
+        # The others need the network's faults, a delete at a point past
+        # which no event ends the
         # operation, a request at a point narrowed to one server or
         # refused, a compute started with a CPU set of its own, or a
         # step's error with no status to wait for.
@@ -207,6 +207,7 @@ class ExportedFindingProofs(_NovaTestRuns):
              'evacuate_dest_periodic_before_failed_evacuation.yaml',
              'evacuate_spawn_failure_keeps_pins_on_destination.yaml',
              'live_migration_driver_failure_leaks_source_allocation.yaml',
+             'lp1848343_delete_during_resize_claim_leaks_allocation.yaml',
              'lp1848343_live_migration_rollback_leaks_allocation.yaml',
              'lp1848343_migration_rollback_leaks_allocation.yaml',
              'nodes_tracked_instances_of_one_node.yaml',

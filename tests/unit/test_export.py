@@ -525,6 +525,35 @@ class StepTranslationTest(ExportTestCase):
                       "                      'the check of step %d never "
                       "ran' % number)\n", source)
 
+    def test_a_delete_at_a_record_change_inside_the_tracker_s_lock(self):
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- inject: {after: migration.status=pre-migrating, '
+            'do: {delete: vm1}}\n'
+            '- resize: {server: vm1, flavor: large}\n'
+            '  error: is gone')
+        self.assertIn("        self._inject_request('after', "
+                      "'migration.status=pre-migrating',\n"
+                      "                             'delete', 'vm1')\n",
+                      source)
+        # Sent there; its end (the source's terminate_instance, which
+        # waits for the tracker's lock the claim holds) waited for as the
+        # claim's thread frees the lock, before the claim goes on.
+        self.assertIn(
+            "                self.api.delete_server(server['id'])\n"
+            "                self._after_tracker_lock(\n"
+            "                    lambda: self._wait_for_instance_action_"
+            "event(\n"
+            "                        server, 'delete', "
+            "'compute_terminate_instance',\n"
+            "                        'Success'))\n", source)
+        self.assertNotIn('self._delete_server(server)', source)
+        # The resize ends in the source's resize_instance, which finds
+        # the server deleting.
+        self.assertIn("            self.servers['vm1'], 'resize', "
+                      "'compute_resize_instance', 'Error')\n", source)
+        self.assertNotIn('periodic = getattr(', source)
+
     def test_a_compute_dying_at_a_method_cast_to_it(self):
         source = self.export(
             '- boot: {server: vm1, flavor: small, host: src}\n'
@@ -1092,16 +1121,13 @@ class RefusalTest(ExportTestCase):
                            'step 3 (inject): check: tracker',
                            "the record's fields")
 
-    def test_a_request_at_a_record_change(self):
+    def test_a_request_other_than_a_delete_at_a_record_change(self):
         self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
-                           '- inject: {after: migration.status=pre-migrating, '
-                           'do: {delete: vm1}}\n'
-                           '- resize: {server: vm1, flavor: large}\n'
-                           '  error: is gone',
+                           '- inject: {after: migration.status=preparing, '
+                           'do: {abort_live_migration: vm1}}\n'
+                           '- live_migrate: {server: vm1, host: dst}',
                            'step 2 (inject)',
-                           "do at 'migration.status=pre-migrating' (a "
-                           'request at a record change: the harness goes '
-                           'on once its work waits for a lock)')
+                           "do 'abort_live_migration' at a record's change")
 
     def test_a_compute_dying_at_a_method_called_on_it(self):
         # Its caller would wait rpc_response_timeout in Nova's tests; the
