@@ -402,32 +402,37 @@ INJECTION_HELPERS = '''
         or just after it): a compute's method (``finish_resize``), or
         the scheduler's (``scheduler.select_destinations``); with
         ``server``, the next time it passes it for that server.
-        ``passed`` lists the method's arguments. Each point's actions
-        fire in arming order.
+        ``passed`` lists the method's arguments (at a record's change,
+        the record; at a conductor task, its instance and migration).
+        Each point's actions fire in arming order.
         """
         if point not in self._wrapped:
             self._wrapped.add(point)
-            service, _, method = point.rpartition('.')
-            path = self._WRAPPED[service]
-            real = getattr(importutils.import_class(path), method)
-            # Nova's RPC endpoint wrapper keeps each method it has
-            # dispatched (nova.service._TrackingEndpointWrapper): a
-            # running compute looks the method up again, wrapped.
-            for compute in self.computes.values():
-                for endpoint in compute.rpcserver.dispatcher.endpoints:
-                    vars(endpoint).pop(method, None)
-
-            def wrapper(manager, *args, **kwargs):
-                passed = list(args) + list(kwargs.values())
-                self._fire('before', point, manager, passed)
-                result = real(manager, *args, **kwargs)
-                self._fire('after', point, manager, passed)
-                return result
-
-            self.useFixture(fixtures.MonkeyPatch(
-                '%s.%s' % (path, method), wrapper))
+            self._wrap_method(point)
         self._injections.setdefault((when, point), []).append(
             (server, action))
+
+    def _wrap_method(self, point):
+        """Pass ``point`` around its method, on Nova's class."""
+        service, _, method = point.rpartition('.')
+        path = self._WRAPPED[service]
+        real = getattr(importutils.import_class(path), method)
+        # Nova's RPC endpoint wrapper keeps each method it has
+        # dispatched (nova.service._TrackingEndpointWrapper): a
+        # running compute looks the method up again, wrapped.
+        for compute in self.computes.values():
+            for endpoint in compute.rpcserver.dispatcher.endpoints:
+                vars(endpoint).pop(method, None)
+
+        def wrapper(manager, *args, **kwargs):
+            passed = list(args) + list(kwargs.values())
+            self._fire('before', point, manager, passed)
+            result = real(manager, *args, **kwargs)
+            self._fire('after', point, manager, passed)
+            return result
+
+        self.useFixture(fixtures.MonkeyPatch(
+            '%s.%s' % (path, method), wrapper))
 
     def _fire(self, when, point, manager, passed):
         armed = self._injections.get((when, point), [])
@@ -464,23 +469,164 @@ INJECTION_HELPERS = '''
     def _host(self, on, manager, passed):
         if on not in ('source', 'dest', 'server_host'):
             return on
-        instance = [arg for arg in passed
-                    if isinstance(arg, objects.Instance)][0]
+        instances = [arg for arg in passed
+                     if isinstance(arg, objects.Instance)]
         if on == 'server_host':
-            return instance.host
+            return instances[0].host
         migrations = [arg for arg in passed
                       if isinstance(arg, objects.Migration)] or sorted(
             objects.MigrationList.get_by_filters(
-                self.context, {'instance_uuid': instance.uuid}),
+                self.context, {'instance_uuid': instances[0].uuid}),
             key=lambda migration: migration.id)[-1:]
         host = getattr(migrations[0], '%s_compute' % on)
-        if host is None and on == 'dest' and (
-                manager.host != migrations[0].source_compute):
+        # The compute passing the point (None: another service).
+        here = getattr(manager, 'host', None)
+        if host is None and on == 'dest' and here not in (
+                None, migrations[0].source_compute):
             # Recorded only in the destination's prep_resize: before, a
             # compute other than the source that takes the move is it.
-            host = manager.host
+            host = here
         return host
 '''
+
+# The record helpers, in a class whose scenarios inject at a record's
+# change: Nova's tests wrap the record's save (as its tests of
+# LP#1879878 wrap Migration.save) and act when the change is saved.
+RECORD_HELPERS = '''
+    def _wrap_save(self, point):
+        """Pass ``point`` around the save that makes its record's change.
+
+        'instance.host': an instance saved with its host changed;
+        'migration.status=<status>': a migration saved with its status
+        changed to <status>. The manager passing it is the compute's
+        whose code saves the record (None: the conductor's or the API's).
+        """
+        record, _, change = point.partition('.')
+        field, _, value = change.partition('=')
+        path = 'nova.objects.%s.%s' % (record, record.capitalize())
+        real = importutils.import_class(path).save
+
+        def save(obj, *args, **kwargs):
+            if field not in obj.obj_what_changed() or (
+                    value and getattr(obj, field) != value):
+                return real(obj, *args, **kwargs)
+            manager = self._saving_manager()
+            self._fire('before', point, manager, [obj])
+            result = real(obj, *args, **kwargs)
+            self._fire('after', point, manager, [obj])
+            return result
+
+        self.useFixture(fixtures.MonkeyPatch('%s.save' % path, save))
+
+    def _saving_manager(self):
+        """The compute manager whose code runs in this thread, or None.
+
+        The nearest of the computes' managers (or their resource
+        trackers) up this thread's stack: the compute whose RPC handler,
+        executor task or periodic makes the save.
+        """
+        owners = {}
+        for compute in self.computes.values():
+            owners[id(compute.manager)] = compute.manager
+            owners[id(compute.manager.rt)] = compute.manager
+        frame = sys._getframe(1)
+        while frame is not None:
+            manager = owners.get(id(frame.f_locals.get('self')))
+            if manager is not None:
+                return manager
+            frame = frame.f_back
+        return None
+'''
+
+# The lock helper, in a class whose scenarios inject a periodic at a
+# record's change: the change may be saved inside the tracker's lock.
+LOCK_HELPERS = '''
+    def _after_tracker_lock(self, call):
+        """``call()`` now, or as this thread frees the tracker's lock.
+
+        A periodic needs the resource tracker's lock (compute_resources,
+        one for every compute of the process). At a point inside it (a
+        claim's save of 'pre-migrating') Nova's own periodic would wait
+        for it and run once the code there frees it: here it runs in the
+        thread that frees it, before that code goes on, at the same
+        moment in every run.
+        """
+        lock = lockutils.internal_fair_lock('compute_resources')
+        if not lock.is_writer(check_pending=False):
+            call()
+            return
+        release = lock._release_write_lock
+
+        def release_then_call(*args, **kwargs):
+            lock._release_write_lock = release
+            release(*args, **kwargs)
+            call()
+
+        lock._release_write_lock = release_then_call
+        self.addCleanup(vars(lock).pop, '_release_write_lock', None)
+'''
+
+# The task helper, in a class whose scenarios inject at a conductor
+# task: Nova's tests wrap the task's execute.
+CONDUCTOR_TASK_HELPERS = '''
+    def _wrap_task(self, point):
+        """Pass ``point`` around each run of a conductor task.
+
+        'conductor.<class>': the execute of each task of that class (a
+        LiveMigrationTask), passing the instance and the migration it
+        was made for; no compute passes it.
+        """
+        name = point.partition('.')[2]
+        path = 'nova.conductor.tasks.base.TaskBase'
+        real = importutils.import_class(path).execute
+
+        def execute(task):
+            if type(task).__name__ != name:
+                return real(task)
+            passed = [getattr(task, 'instance', None),
+                      getattr(task, 'migration', None)]
+            self._fire('before', point, None, passed)
+            result = real(task)
+            self._fire('after', point, None, passed)
+            return result
+
+        self.useFixture(fixtures.MonkeyPatch('%s.execute' % path, execute))
+'''
+
+
+# The check helpers, in a class whose scenarios check expectations at a
+# point: the assertions run there, their failure reported after the step.
+CHECK_HELPERS = '''
+    def _inject_check(self, number, when, point, check):
+        """Call ``check`` once, at the next pass (armed at step ``number``).
+
+        Its assertions run in the thread that passes the point, where
+        Nova's own error handling would take a failure: what they find
+        is kept for ``_assertChecked`` to report in the test's thread.
+        """
+        def run(manager, passed):
+            try:
+                check()
+            except self.failureException as exc:
+                self._checked[number] = exc
+            else:
+                self._checked[number] = None
+        self._arm(when, point, run)
+
+    def _assertChecked(self, number):
+        """The check armed at step ``number`` ran, and found nothing.
+
+        Asked after the step that follows its arming: the harness also
+        takes a check that runs in a later step (there, this is
+        stronger).
+        """
+        self.assertIn(number, self._checked,
+                      'the check of step %d never ran' % number)
+        found = self._checked.pop(number)
+        if found is not None:
+            raise found
+'''
+
 
 # The request helper, in a class whose scenarios send one at a point.
 REQUEST_HELPERS = '''
@@ -962,6 +1108,8 @@ def export(path, bug=None, with_harness=False):
         stdlib += ['fnmatch']
     if with_harness:
         stdlib += ['os']
+    if any('sys._getframe(' in line for line in body):
+        stdlib += ['sys']
     if any('threading.' in line for line in body):
         stdlib += ['threading']
     if placement or any('re.match(' in line for line in body):
@@ -979,6 +1127,8 @@ def export(path, bug=None, with_harness=False):
     if any('neutron_client_exc.' in line for line in body):
         out += ['from neutronclient.common import exceptions as '
                 'neutron_client_exc']
+    if any('lockutils.' in line for line in body):
+        out += ['from oslo_concurrency import lockutils']
     out += ['from oslo_config import cfg']
     if placement:
         out += ['from oslo_serialization import jsonutils']
@@ -1251,6 +1401,20 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
         lines += INJECTION_HELPERS.rstrip('\n').split('\n')
     injects = [step for scenario in scenarios for step in scenario.steps
                if step.kind == 'inject']
+    if any(step.args['point'].startswith('tracker.') for step in injects):
+        entry = lines.index("        'scheduler': 'nova.scheduler.client."
+                            "query.SchedulerQueryClient',")
+        lines[entry + 1:entry + 1] = [
+            "        # The resource tracker's step: before it takes the "
+            "tracker's",
+            '        # lock, after it frees it.',
+            "        'tracker': 'nova.compute.resource_tracker."
+            "ResourceTracker',"]
+    if any(step.args.get('check') for step in injects):
+        lines[lines.index('        self._wrapped = set()') + 1:0] = [
+            '        # Step number -> what its check found (None: nothing).',
+            '        self._checked = {}']
+        lines += CHECK_HELPERS.rstrip('\n').split('\n')
     if any(step.args.get('do') for step in injects):
         lines += REQUEST_HELPERS.rstrip('\n').split('\n')
     if any(tuple(step.args.get('do') or ())[:1] == ('delete_service',)
@@ -1264,6 +1428,13 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
             '        # Host -> its death at a point (_inject_death).',
             '        self._deaths = {}']
         lines += DEATH_HELPERS.rstrip('\n').split('\n')
+    kinds = {step_units.point_kind(step.args['point']) for step in injects}
+    if kinds - {'method'}:
+        at_records = [step for step in injects if step_units.point_kind(
+            step.args['point']) == 'record']
+        lines = _changes_armed(
+            lines, kinds, any(step.args.get('run') for step in at_records),
+            any(step.args.get('do') for step in at_records))
     compute_faults = any(
         step.kind == 'fault' and not step.args.get('placement')
         and not step.args.get('network')
@@ -1315,6 +1486,80 @@ def _without(helpers, methods):
         if not skipping:
             kept.append(line)
     return kept
+
+
+def _expectations(path, scenario, where, expect):
+    """The assertions of ``expect`` (a step's, or a check's)."""
+    body = []
+    for key, value in expect.items():
+        check = expect_units.get(key)
+        if check is None:
+            raise refusal.Refused(path, scenario.name, '%s: %s'
+                                  % (where, key), 'expectation key %r' % key)
+        try:
+            body += check(value, scenario)
+        except expect_units.Unsupported as exc:
+            raise refusal.Refused(path, scenario.name, '%s: %s'
+                                  % (where, key), str(exc))
+    return body
+
+
+def _changes_armed(lines, kinds, periodic, request):
+    """The class's ``lines``, arming at a record's change or a task.
+
+    ``kinds``: the kinds of point armed (``steps.point_kind``); their
+    wrappers' helpers are added, and ``_arm`` picks one by the point.
+
+    ``periodic``, ``request``: a periodic, a delete is injected at a
+    record's change, which may be made inside the tracker's lock: the
+    periodic waits for the lock, the delete's end is waited for once
+    the lock is free.
+    """
+    wrap = lines.index('            self._wrap_method(point)')
+    branches = []
+    if 'record' in kinds:
+        branches += ["point.startswith(('instance.', 'migration.'))",
+                     'self._wrap_save(point)']
+        lines += RECORD_HELPERS.rstrip('\n').split('\n')
+    if 'task' in kinds:
+        branches += ["point.startswith('conductor.')",
+                     'self._wrap_task(point)']
+        lines += CONDUCTOR_TASK_HELPERS.rstrip('\n').split('\n')
+    dispatch = []
+    for number in range(0, len(branches), 2):
+        dispatch += ['            %s %s:' % ('elif' if number else 'if',
+                                             branches[number]),
+                     '                ' + branches[number + 1]]
+    # A compute's method, or the scheduler's.
+    dispatch += ['            else:',
+                 '                self._wrap_method(point)']
+    lines[wrap:wrap + 1] = dispatch
+    if periodic or request:
+        lines += LOCK_HELPERS.rstrip('\n').split('\n')
+    if request:
+        send = lines.index('                self._delete_server(server)')
+        lines[send:send + 1] = [
+            '                # Sent; done once the compute\'s '
+            'terminate_instance is,',
+            '                # which waits for the tracker\'s lock where '
+            'the point',
+            '                # holds it: then, once this thread frees it.',
+            "                self.api.delete_server(server['id'])",
+            '                self._after_tracker_lock(',
+            '                    lambda: self._wait_for_instance_action_'
+            'event(',
+            "                        server, 'delete', "
+            "'compute_terminate_instance',",
+            "                        'Success'))"]
+    if periodic:
+        call = lines.index('            getattr(self.computes[host].manager, '
+                           'task)(self.context)')
+        lines[call:call + 1] = [
+            '            periodic = getattr(self.computes[host].manager, '
+            'task)',
+            '            self._after_tracker_lock(lambda: '
+            'periodic(self.context))']
+    return lines
 
 
 def _check_scenario(path, scenario, config, weights, profiled=False):
@@ -1439,12 +1684,20 @@ def _method(path, scenario, hosts=None, name=None, by_node=False):
         options = libvirt.Options(scenario, hosts.options[scenario.name])
     # Hosts whose service a step deleted, since their compute's start.
     deleted = set()
+    # The steps whose check (an inject's) the next step reports.
+    checks = []
     for step in scenario.steps:
         what = 'step %d (%s)' % (step.index, step.kind)
         unit = step_units.get(step.kind, libvirt=hosts is not None)
         if hosts is not None and step.kind in nodes.STEPS:
             # Its helpers are those of Nova's fake driver.
             unit = None
+        if step.kind == 'inject' and step.args.get('check'):
+            unit = functools.partial(
+                step_units.inject_check, number=step.index,
+                lines=_expectations(path, scenario, what + ': check',
+                                    step.args['check']))
+            checks.append(step.index)
         if unit is None:
             raise refusal.Refused(path, scenario.name, what,
                                   'step kind %r' % step.kind)
@@ -1492,16 +1745,12 @@ def _method(path, scenario, hosts=None, name=None, by_node=False):
             body = unit(step.args)
         except step_units.Unsupported as exc:
             raise refusal.Refused(path, scenario.name, what, str(exc))
-        for key, value in step.expect.items():
-            check = expect_units.get(key)
-            where = '%s: expect: %s' % (what, key)
-            if check is None:
-                raise refusal.Refused(path, scenario.name, where,
-                                      'expectation key %r' % key)
-            try:
-                body += check(value, scenario)
-            except expect_units.Unsupported as exc:
-                raise refusal.Refused(path, scenario.name, where, str(exc))
+        if step.kind != 'inject':
+            # What the checks at the points it passed found.
+            body += ['self._assertChecked(%d)' % number for number in checks]
+            checks = []
+        body += _expectations(path, scenario, what + ': expect',
+                              step.expect)
         if 'logs' in step.expect:
             # Where the test's log stands: the step's records come after.
             body[:0] = ['log_mark = len(self.stdlog.logger.output)']

@@ -403,14 +403,47 @@ _REQUESTS = ('delete', 'abort_live_migration', 'live_migrate',
              'delete_service')
 
 
-def _point(args, compute_only=False):
-    """The point's method: a compute's, or ``<service>.<method>``."""
+# The points that are a record's change, as the harness sees one (a
+# save that changes the field: harness.cloud.race): an instance's host,
+# a migration's status set to a value. Wrapped on the record's save.
+_RECORD_POINT = re.compile(r'^(instance\.host|migration\.status=[a-z-]+)$')
+
+# The points that are a conductor task (nova.conductor.tasks), by its
+# class: its execute, as the harness wraps TaskBase.execute.
+_TASK_POINT = re.compile(r'^conductor\.[A-Z][A-Za-z]*$')
+
+# The record changes made only in a compute's method that is cast to it
+# (a death there has no caller waiting): 'post-migrating' is saved in
+# resize_instance, and in prep_snapshot_based_resize_at_source, a cross
+# cell resize's, which a test of one cell never runs.
+_CAST_SAVES = ('migration.status=post-migrating',)
+
+
+def point_kind(point):
+    """What passes ``point``: 'record', 'task' or 'method'."""
+    if _RECORD_POINT.match(point):
+        return 'record'
+    if _TASK_POINT.match(point):
+        return 'task'
+    return 'method'
+
+
+def _point(args, compute_only=False, changes=False):
+    """The point's method: a compute's, or ``<service>.<method>``.
+
+    ``changes``: or a record's change, a conductor task, or a step of
+    the resource tracker (``tracker.<method>``: its method, wrapped on
+    its class, is passed before it takes the tracker's lock and after
+    it frees it, as the harness passes it).
+    """
     point = args['point']
+    if changes and point_kind(point) != 'method':
+        return point
     service, _, method = point.rpartition('.')
+    services = ('',) + (('tracker',) if changes else ()) + (
+        () if compute_only else _POINT_SERVICES)
     if (not method.isidentifier() or point == 'is_node_deleted'
-            or service not in ('',) + (() if compute_only
-                                       else _POINT_SERVICES)
-            or not method.islower()):
+            or service not in services or not method.islower()):
         raise Unsupported('point %r (no single %s method to wrap)' % (
             point, 'compute' if compute_only else 'compute or scheduler'))
     return point
@@ -432,7 +465,7 @@ def inject(args):
         return _inject_death(args)
     if args.get('do') is not None:
         return _inject_request(args)
-    point = _point(args, compute_only=True)
+    point = _point(args, compute_only=True, changes=True)
     if not args['run'].isidentifier():
         raise Unsupported('task %r' % args['run'])
     return ['self._inject(%r, %r,' % (args['when'], point),
@@ -456,15 +489,27 @@ def _inject_request(args):
         # later steps would have to know of.
         raise Unsupported('refused %r (a service deleted at a point)'
                           % args.get('refused'))
-    point = _point(args)
+    if point_kind(args['point']) == 'record':
+        if action != 'delete':
+            raise Unsupported('do %r at a record\'s change' % action)
+        point = args['point']
+    else:
+        point = _point(args)
     return ['self._inject_request(%r, %r,' % (args['when'], point),
             '                     %r, %r%s)' % (action, server,
                                                 _narrowed(args))]
 
 
 def _inject_death(args):
-    point = _point(args, compute_only=True)
-    if point not in _CAST_METHODS:
+    point = _point(args, compute_only=True, changes=True)
+    if point_kind(point) == 'task':
+        raise Unsupported('stop at %r (a compute\'s death while the '
+                          'conductor runs a task)' % point)
+    if point_kind(point) == 'record' and point not in _CAST_SAVES:
+        raise Unsupported('stop at %r (a compute\'s death at a record '
+                          'change not known to be made only in a method '
+                          'cast to it)' % point)
+    if point_kind(point) == 'method' and point not in _CAST_METHODS:
         raise Unsupported('stop at %r (a compute\'s death at a method '
                           'that is not cast to it)' % point)
     if args.get('server') is not None:
@@ -472,6 +517,24 @@ def _inject_death(args):
     # The loader resolved a role to the host that dies.
     return ['self._inject_death(%r, %r, %r)'
             % (args['when'], point, args['host'] or args['stop'])]
+
+
+def inject_check(args, number, lines):
+    """An injection that checks expectations at its point (``check``).
+
+    ``lines``: the expectations' assertions (the expectation units'),
+    made a function the point calls; ``number``: the step's, which
+    ``_assertChecked`` names after the step that passes the point.
+    """
+    for key in ('server', 'at_host'):
+        if args.get(key) is not None:
+            raise Unsupported('field %r' % key)
+    if args.get('times') != 1:
+        raise Unsupported('times %r' % args.get('times'))
+    point = _point(args, compute_only=True, changes=True)
+    return (['def check():'] + ['    ' + line for line in lines]
+            + ['self._inject_check(%d, %r, %r, check)'
+               % (number, args['when'], point)])
 
 
 @translates('shelve')
@@ -800,6 +863,11 @@ _GONE_EVENTS = {
     ('resize', 'prep_resize'): 'compute_prep_resize',
     ('migrate', 'finish_resize'): 'compute_finish_resize',
     ('resize', 'finish_resize'): 'compute_finish_resize',
+    # The destination's claim goes on and casts resize_instance, in
+    # which the source finds the server deleting and reverts the
+    # allocations (its handler's _revert_allocation).
+    ('migrate', 'migration.status=pre-migrating'): 'compute_resize_instance',
+    ('resize', 'migration.status=pre-migrating'): 'compute_resize_instance',
 }
 
 

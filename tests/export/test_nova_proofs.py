@@ -128,20 +128,23 @@ class ExportedNovaTestProofs(_NovaTestRuns):
         # compute, of Placement or of Neutron and the steps they leave
         # short of their resting state, ports, shelve and unshelve, hosts
         # of several compute nodes and what the bare-metal service does
-        # to them; the other bugs' scenarios need computes with different
-        # options, a point that is no single method and more (refused by
-        # name: see the unit tests). LP#1794996, LP#1845291, LP#1995153,
-        # LP#1839560, LP#1849165, LP#2098892 and LP#2140631 export but
-        # cannot be put back; LP#1790204 and LP#1848343 (open) export,
-        # their tests stating the bug.
+        # to them, periodics injected at a record's change (one there
+        # waits for the tracker's lock), a conductor task or a tracker's
+        # step, expectations checked at a point; the other bugs'
+        # scenarios need computes with different options and more
+        # (refused by name: see the unit tests). LP#1794996, LP#1845291,
+        # LP#1995153, LP#1839560, LP#1849165, LP#2098892 and LP#2140631
+        # export but cannot be put back; LP#1790204 and LP#1848343 (open)
+        # export, their tests stating the bug.
         self.assertEqual(['1633120', '1661014', '1679750', '1707071',
                           '1709902', '1712718', '1713786', '1713796',
                           '1714237', '1715182', '1724172', '1749215',
                           '1750618', '1756179', '1758086', '1763183',
                           '1763766', '1785318', '1818914', '1821594',
                           '1825537', '1829479', '1852610', '1853009',
-                          '1862633', '1886418', '1944759', '1986838',
-                          '2085135', '2115905', '2144660', '2153425'],
+                          '1862633', '1879878', '1886418', '1896463',
+                          '1944759', '1986838', '2025480', '2085135',
+                          '2115905', '2144660', '2153425'],
                          sorted(exportable()))
 
     def prove(self, bug):
@@ -178,10 +181,9 @@ class ExportedFindingProofs(_NovaTestRuns):
     """Each finding's exported test fails on Nova at the harness's step."""
 
     def test_which_findings_export(self):
-        # The others need an injection at a point that is no single
-        # method (a record's change, the conductor's task), a service's
-        # delete at a point (refused), or a compute started with a CPU
-        # set of its own.
+        # The others need a compute started with a CPU set of its own,
+        # or a service's delete at a record's change on a host that
+        # names no role.
         self.assertEqual(
             ['aborted_live_migration_dest_periodic_after_drop_move_claim.yaml',
              'cold_migration_finish_failure_keeps_source_claim.yaml',
@@ -198,11 +200,15 @@ class ExportedFindingProofs(_NovaTestRuns):
              'dying_build_before_claim_restart_keeps_claim.yaml',
              'dying_dest_before_finish_resize_restart.yaml',
              'dying_evacuate_after_source_died_in_cold_migration.yaml',
+             'dying_evacuate_after_source_died_in_live_migration.yaml',
              'dying_placement_timeout_in_confirm_leaks_source_allocation.yaml',
+             'dying_source_resize_migrating_restart.yaml',
              'dying_unshelve_before_claim_restart_keeps_claim.yaml',
+             'evacuate_dest_periodic_before_failed_evacuation.yaml',
              'evacuate_network_failure_keeps_pins_on_destination.yaml',
              'evacuate_spawn_failure_keeps_pins_on_destination.yaml',
              'live_migration_driver_failure_leaks_source_allocation.yaml',
+             'lp1848343_delete_during_resize_claim_leaks_allocation.yaml',
              'lp1848343_live_migration_rollback_leaks_allocation.yaml',
              'lp1848343_migration_rollback_leaks_allocation.yaml',
              'network_activate_port_binding_failure_leaks_source_'

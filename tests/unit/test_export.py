@@ -368,10 +368,213 @@ class StepTranslationTest(ExportTestCase):
                       "uuids:", source)
         self.assertIn('import fixtures\n', source)
         self.assertIn('from oslo_utils import importutils\n', source)
-        # Nothing of a death or a request where none is armed.
+        # Nothing of a record's change, a task, a death or a request
+        # where none is armed.
+        self.assertNotIn('_wrap_save', source)
+        self.assertNotIn('_wrap_task', source)
+        self.assertNotIn('lockutils', source)
+        self.assertNotIn('import sys', source)
         self.assertNotIn('_ComputeDied', source)
         self.assertNotIn('import threading', source)
         self.assertNotIn('def _inject_request', source)
+
+    def test_a_periodic_injected_at_a_migration_status(self):
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- resize: {server: vm1, flavor: large}\n'
+            '- inject: {after: migration.status=confirmed, run: '
+            'update_available_resource, on: source}\n'
+            '- confirm: vm1')
+        self.assertIn("        self._inject('after', "
+                      "'migration.status=confirmed',\n"
+                      "                     'update_available_resource', "
+                      "'source')\n", source)
+        # Armed on the record's save, a compute's method on its class.
+        self.assertIn(
+            "            if point.startswith(('instance.', 'migration.')):\n"
+            "                self._wrap_save(point)\n"
+            "            else:\n"
+            "                self._wrap_method(point)\n", source)
+        # Fired when the saved change is the point's, on the compute
+        # whose code saves it.
+        self.assertIn("        path = 'nova.objects.%s.%s' % (record, "
+                      "record.capitalize())\n", source)
+        self.assertIn("            if field not in obj.obj_what_changed() "
+                      "or (\n"
+                      "                    value and getattr(obj, field) != "
+                      "value):\n"
+                      "                return real(obj, *args, **kwargs)\n"
+                      "            manager = self._saving_manager()\n"
+                      "            self._fire('before', point, manager, "
+                      "[obj])\n", source)
+        self.assertIn('        frame = sys._getframe(1)\n', source)
+        # The periodic waits for the tracker's lock, held there, and runs
+        # as the saving thread frees it.
+        self.assertIn("            periodic = getattr(self.computes[host]."
+                      "manager, task)\n"
+                      "            self._after_tracker_lock(lambda: "
+                      "periodic(self.context))\n", source)
+        self.assertIn("        lock = lockutils.internal_fair_lock("
+                      "'compute_resources')\n"
+                      "        if not lock.is_writer(check_pending=False):\n"
+                      "            call()\n"
+                      "            return\n", source)
+        self.assertIn('        def release_then_call(*args, **kwargs):\n'
+                      '            lock._release_write_lock = release\n'
+                      '            release(*args, **kwargs)\n'
+                      '            call()\n', source)
+        self.assertIn('import sys\n', source)
+        self.assertIn('from oslo_concurrency import lockutils\n', source)
+        self.assertNotIn('_wrap_task', source)
+
+    def test_a_periodic_injected_where_an_instance_s_host_changes(self):
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- shelve: vm1\n'
+            '- inject: {after: instance.host, run: '
+            'update_available_resource, on: src}\n'
+            '- unshelve: vm1')
+        self.assertIn("        self._inject('after', 'instance.host',\n"
+                      "                     'update_available_resource', "
+                      "'src')\n", source)
+        self.assertIn('    def _wrap_save(self, point):\n', source)
+        self.assertIn('self._after_tracker_lock(lambda: ', source)
+
+    def test_a_periodic_injected_after_a_conductor_task(self):
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- inject: {after: conductor.LiveMigrationTask, run: '
+            'update_available_resource, on: dest}\n'
+            '- live_migrate: {server: vm1, host: dst}')
+        self.assertIn("        self._inject('after', "
+                      "'conductor.LiveMigrationTask',\n"
+                      "                     'update_available_resource', "
+                      "'dest')\n", source)
+        self.assertIn(
+            "            if point.startswith('conductor.'):\n"
+            "                self._wrap_task(point)\n"
+            "            else:\n"
+            "                self._wrap_method(point)\n", source)
+        # Each task of the class, its instance and migration passed; no
+        # compute passes it.
+        self.assertIn("        path = 'nova.conductor.tasks.base.TaskBase'\n",
+                      source)
+        self.assertIn('            if type(task).__name__ != name:\n'
+                      '                return real(task)\n', source)
+        self.assertIn("            self._fire('after', point, None, "
+                      "passed)\n", source)
+        # No record's save, so no tracker's lock held at the point.
+        self.assertNotIn('_wrap_save', source)
+        self.assertNotIn('lockutils', source)
+        self.assertIn('            getattr(self.computes[host].manager, '
+                      'task)(self.context)\n', source)
+
+    def test_a_compute_dying_at_a_status_saved_in_a_cast_method(self):
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- inject: {before: migration.status=post-migrating, '
+            'stop: source}\n'
+            '- resize: {server: vm1, flavor: large}\n'
+            '  error: did not reach its resting state\n'
+            '  expect: {servers: {vm1: {status: RESIZE, host: src}}}')
+        self.assertIn("        self._inject_death('before', "
+                      "'migration.status=post-migrating', 'src')\n"
+                      "\n"
+                      "        # 3. resize vm1 to large\n", source)
+        self.assertIn('    def _wrap_save(self, point):\n', source)
+        # Its own work there (the saving manager's) ends with it.
+        self.assertIn('            if manager is service.manager:\n'
+                      '                raise self._ComputeDied(host)\n',
+                      source)
+        self.assertNotIn('lockutils', source)
+
+    def test_a_periodic_injected_at_a_tracker_s_step(self):
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- resize: {server: vm1, flavor: large}\n'
+            '- inject: {before: tracker.drop_move_claim_at_dest, run: '
+            'update_available_resource, on: source}\n'
+            '- revert: vm1')
+        self.assertIn("        self._inject('before', "
+                      "'tracker.drop_move_claim_at_dest',\n"
+                      "                     'update_available_resource', "
+                      "'source')\n", source)
+        # Wrapped on the tracker's class: outside its lock.
+        self.assertIn("        'tracker': 'nova.compute.resource_tracker."
+                      "ResourceTracker',\n", source)
+        self.assertNotIn('lockutils', source)
+
+    def test_expectations_checked_at_a_point(self):
+        body = self.body(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- resize: {server: vm1, flavor: large}\n'
+            '- inject: {before: tracker.drop_move_claim_at_dest, check: '
+            '{tracker: {src: small, dst: large}}}\n'
+            '- revert: vm1\n'
+            '  expect: {servers: {vm1: {status: ACTIVE}}}')
+        start = body.index('# 3. inject before tracker.drop_move_claim_at_'
+                           'dest: check tracker')
+        # The assertions run at the point; the step that passes it
+        # reports what they found, before its own expectations.
+        self.assertEqual(
+            ['def check():',
+             'self.assertTrackers({',
+             "'dst': {", "'local_gb_used': 1,", "'memory_mb_used': 1024,",
+             "'vcpus_used': 2,", '},',
+             "'src': {", "'local_gb_used': 1,", "'memory_mb_used': 512,",
+             "'vcpus_used': 1,", '},',
+             '})',
+             "self._inject_check(3, 'before', "
+             "'tracker.drop_move_claim_at_dest', check)",
+             '# 4. revert vm1',
+             "self.servers['vm1'] = self._revert_resize("
+             "self.servers['vm1'])",
+             'self._assertChecked(3)',
+             "self.assertServer('vm1', status='ACTIVE')",
+             # Armed, so asserted fired after the last step.
+             'self.assertInjectionsFired()'], body[start + 1:])
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- resize: {server: vm1, flavor: large}\n'
+            '- inject: {before: tracker.drop_move_claim_at_dest, check: '
+            '{tracker: {src: small, dst: large}}}\n'
+            '- revert: vm1')
+        self.assertIn('        self._checked = {}\n', source)
+        self.assertIn('            except self.failureException as exc:\n'
+                      '                self._checked[number] = exc\n',
+                      source)
+        self.assertIn("        self.assertIn(number, self._checked,\n"
+                      "                      'the check of step %d never "
+                      "ran' % number)\n", source)
+
+    def test_a_delete_at_a_record_change_inside_the_tracker_s_lock(self):
+        source = self.export(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- inject: {after: migration.status=pre-migrating, '
+            'do: {delete: vm1}}\n'
+            '- resize: {server: vm1, flavor: large}\n'
+            '  error: is gone')
+        self.assertIn("        self._inject_request('after', "
+                      "'migration.status=pre-migrating',\n"
+                      "                             'delete', 'vm1')\n",
+                      source)
+        # Sent there; its end (the source's terminate_instance, which
+        # waits for the tracker's lock the claim holds) waited for as the
+        # claim's thread frees the lock, before the claim goes on.
+        self.assertIn(
+            "                self.api.delete_server(server['id'])\n"
+            "                self._after_tracker_lock(\n"
+            "                    lambda: self._wait_for_instance_action_"
+            "event(\n"
+            "                        server, 'delete', "
+            "'compute_terminate_instance',\n"
+            "                        'Success'))\n", source)
+        self.assertNotIn('self._delete_server(server)', source)
+        # The resize ends in the source's resize_instance, which finds
+        # the server deleting.
+        self.assertIn("            self.servers['vm1'], 'resize', "
+                      "'compute_resize_instance', 'Error')\n", source)
+        self.assertNotIn('periodic = getattr(', source)
 
     def test_a_compute_dying_at_a_method_cast_to_it(self):
         source = self.export(
@@ -1237,11 +1440,56 @@ class RefusalTest(ExportTestCase):
                            'step 2 (start_compute)', "field 'config'")
 
     def test_an_injection_without_a_compute_method(self):
+        # The conductor's RPC endpoint keeps a method once dispatched.
         self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
-                           '- inject: {before: migration.status=finished, '
+                           '- inject: {before: conductor.migrate_server, '
                            'run: update_available_resource, on: src}\n'
                            '- resize: {server: vm1, flavor: large}',
-                           'step 2 (inject)', 'no single compute method')
+                           'step 2 (inject)', "point 'conductor."
+                           "migrate_server' (no single compute method")
+
+    def test_a_compute_dying_at_a_record_change_of_a_called_method(self):
+        # 'confirmed' is saved in confirm_resize, a cast, but also in the
+        # cross cell confirm's confirm_snapshot_based_resize_at_source, a
+        # call: not known to be cast-only.
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '- resize: {server: vm1, flavor: large}\n'
+                           '- inject: {after: migration.status=confirmed, '
+                           'stop: src}\n'
+                           '- confirm: vm1\n'
+                           '  error: did not reach its resting state',
+                           'step 3 (inject)',
+                           "stop at 'migration.status=confirmed' (a "
+                           "compute's death at a record change not known "
+                           'to be made only in a method cast to it)')
+
+    def test_a_compute_dying_while_the_conductor_runs_a_task(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '- inject: {after: conductor.MigrationTask, '
+                           'stop: src}\n'
+                           '- migrate: vm1\n'
+                           '  error: did not reach its resting state',
+                           'step 2 (inject)',
+                           "stop at 'conductor.MigrationTask' (a compute's "
+                           'death while the conductor runs a task)')
+
+    def test_a_check_of_a_key_without_translation(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '- resize: {server: vm1, flavor: large}\n'
+                           '- inject: {before: tracker.drop_move_claim_at_'
+                           'dest, check: {tracker: {src: {vcpus_used: '
+                           '1}}}}\n'
+                           '- revert: vm1',
+                           'step 3 (inject): check: tracker',
+                           "the record's fields")
+
+    def test_a_request_other_than_a_delete_at_a_record_change(self):
+        self.assertRefused('- boot: {server: vm1, flavor: small, host: src}\n'
+                           '- inject: {after: migration.status=preparing, '
+                           'do: {abort_live_migration: vm1}}\n'
+                           '- live_migrate: {server: vm1, host: dst}',
+                           'step 2 (inject)',
+                           "do 'abort_live_migration' at a record's change")
 
     def test_a_compute_dying_at_a_method_called_on_it(self):
         # Its caller would wait rpc_response_timeout in Nova's tests; the

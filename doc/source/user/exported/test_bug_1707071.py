@@ -264,32 +264,37 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
         or just after it): a compute's method (``finish_resize``), or
         the scheduler's (``scheduler.select_destinations``); with
         ``server``, the next time it passes it for that server.
-        ``passed`` lists the method's arguments. Each point's actions
-        fire in arming order.
+        ``passed`` lists the method's arguments (at a record's change,
+        the record; at a conductor task, its instance and migration).
+        Each point's actions fire in arming order.
         """
         if point not in self._wrapped:
             self._wrapped.add(point)
-            service, _, method = point.rpartition('.')
-            path = self._WRAPPED[service]
-            real = getattr(importutils.import_class(path), method)
-            # Nova's RPC endpoint wrapper keeps each method it has
-            # dispatched (nova.service._TrackingEndpointWrapper): a
-            # running compute looks the method up again, wrapped.
-            for compute in self.computes.values():
-                for endpoint in compute.rpcserver.dispatcher.endpoints:
-                    vars(endpoint).pop(method, None)
-
-            def wrapper(manager, *args, **kwargs):
-                passed = list(args) + list(kwargs.values())
-                self._fire('before', point, manager, passed)
-                result = real(manager, *args, **kwargs)
-                self._fire('after', point, manager, passed)
-                return result
-
-            self.useFixture(fixtures.MonkeyPatch(
-                '%s.%s' % (path, method), wrapper))
+            self._wrap_method(point)
         self._injections.setdefault((when, point), []).append(
             (server, action))
+
+    def _wrap_method(self, point):
+        """Pass ``point`` around its method, on Nova's class."""
+        service, _, method = point.rpartition('.')
+        path = self._WRAPPED[service]
+        real = getattr(importutils.import_class(path), method)
+        # Nova's RPC endpoint wrapper keeps each method it has
+        # dispatched (nova.service._TrackingEndpointWrapper): a
+        # running compute looks the method up again, wrapped.
+        for compute in self.computes.values():
+            for endpoint in compute.rpcserver.dispatcher.endpoints:
+                vars(endpoint).pop(method, None)
+
+        def wrapper(manager, *args, **kwargs):
+            passed = list(args) + list(kwargs.values())
+            self._fire('before', point, manager, passed)
+            result = real(manager, *args, **kwargs)
+            self._fire('after', point, manager, passed)
+            return result
+
+        self.useFixture(fixtures.MonkeyPatch(
+            '%s.%s' % (path, method), wrapper))
 
     def _fire(self, when, point, manager, passed):
         armed = self._injections.get((when, point), [])
@@ -326,21 +331,23 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
     def _host(self, on, manager, passed):
         if on not in ('source', 'dest', 'server_host'):
             return on
-        instance = [arg for arg in passed
-                    if isinstance(arg, objects.Instance)][0]
+        instances = [arg for arg in passed
+                     if isinstance(arg, objects.Instance)]
         if on == 'server_host':
-            return instance.host
+            return instances[0].host
         migrations = [arg for arg in passed
                       if isinstance(arg, objects.Migration)] or sorted(
             objects.MigrationList.get_by_filters(
-                self.context, {'instance_uuid': instance.uuid}),
+                self.context, {'instance_uuid': instances[0].uuid}),
             key=lambda migration: migration.id)[-1:]
         host = getattr(migrations[0], '%s_compute' % on)
-        if host is None and on == 'dest' and (
-                manager.host != migrations[0].source_compute):
+        # The compute passing the point (None: another service).
+        here = getattr(manager, 'host', None)
+        if host is None and on == 'dest' and here not in (
+                None, migrations[0].source_compute):
             # Recorded only in the destination's prep_resize: before, a
             # compute other than the source that takes the move is it.
-            host = manager.host
+            host = here
         return host
 
     def test_resize_with_periodics_on_both_hosts_before_resize_instance(self):
