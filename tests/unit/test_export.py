@@ -738,6 +738,18 @@ class StepTranslationTest(ExportTestCase):
             'step 3 (inject)', 'refused False (a service deleted at a '
             'point)')
 
+    def test_a_periodic_overlapping_the_held_call(self):
+        # The harness carries the tracker's call on in a thread of its
+        # own once the periodic has read its instances; a wrapped method
+        # would run the periodic before the call instead.
+        self.assertRefused(
+            '- boot: {server: vm1, flavor: small, host: src}\n'
+            '- resize: {server: vm1, flavor: large}\n'
+            '- inject: {before: tracker.drop_move_claim_at_dest, run: '
+            'update_available_resource, on: dest, overlap: instances_read}\n'
+            '- revert: vm1',
+            'step 3 (inject)', "field 'overlap'")
+
     def test_a_death_narrowed_to_one_server(self):
         self.assertRefused(
             '- boot: {server: vm1, flavor: small, host: src}\n'
