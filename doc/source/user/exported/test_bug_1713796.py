@@ -113,6 +113,7 @@ class TestBug1713796(integrated_helpers.ProviderUsageBaseTestCase):
         ('migration(NAME)'); one not named holds nothing, nor does an
         older migration, nor any other consumer of a host.
         """
+        known = set()
         for name in sorted(self.servers):
             self.assertEqual(expected.get(name, {}),
                              self._held(self.servers[name]['id']),
@@ -124,12 +125,9 @@ class TestBug1713796(integrated_helpers.ProviderUsageBaseTestCase):
                         if migration is migrations[-1] else {})
                 self.assertEqual(want, self._held(migration['uuid']),
                                  'allocations of %s' % consumer)
-        # Nor does any other consumer of a host's provider.
-        known = set()
-        for name in self.servers:
             known.add(self.servers[name]['id'])
-            known.update(migration['uuid']
-                         for migration in self._migrations_of(name))
+            known.update(migration['uuid'] for migration in migrations)
+        # Nor does any other consumer of a host's provider.
         for host, rp in sorted(self._providers().items()):
             consumers = self.placement.get(
                 '/resource_providers/%s/allocations' % rp).body[
