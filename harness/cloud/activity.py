@@ -412,8 +412,12 @@ class Activity(fixtures.Fixture):
                        if method == 'save' else frozenset())
             activity._notify(obj, method, 'before', changes)
             result = real(obj, *args, **kwargs)
-            activity._notify(obj, method, 'after', changes)
+            # Counted before the listeners hear of it: a point passed
+            # after the save saw the record written (its version is
+            # another than the point passed before it, which the
+            # explorer would otherwise take for the same state).
             activity.saves += 1
+            activity._notify(obj, method, 'after', changes)
             return result
 
         observed.__name__ = method

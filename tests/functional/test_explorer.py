@@ -175,8 +175,10 @@ class TestDeleteServiceTask(testing.TestCase):
     """The opt-in ``delete_service`` task: the API must refuse it.
 
     The first two points of a resize where a migration names both hosts:
-    the destination's resize claim, before it saves the migration, and the
-    source's resize_instance. At each, the source hosts the instance: its
+    the destination's resize claim, before and after it saves the
+    migration (the explorer's first point in the state the claim leaves,
+    in which the source's resize_instance starts). At each, the source
+    hosts the instance: its
     delete is refused (409) and the resize goes on unchanged. At the
     second, the migration (dest_compute saved) is in progress on the
     destination: refused too. At the first, the migration's record does
@@ -204,8 +206,9 @@ class TestDeleteServiceTask(testing.TestCase):
             first, second = points[:2]
             self.assertEqual(('before', 'migration.status=pre-migrating',
                               'dst'), (first.when, first.point, first.host))
-            self.assertEqual(('before', 'resize_instance', 'src'),
-                             (second.when, second.point, second.host))
+            self.assertEqual(('after', 'migration.status=pre-migrating',
+                              'dst'), (second.when, second.point,
+                                       second.host))
             plan.runnable = [c for c in deletes
                              if c[0].at in (first, second)]
             self.assertEqual([(first, ('source',)), (first, ('dest',)),

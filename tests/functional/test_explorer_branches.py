@@ -43,6 +43,11 @@ from harness import testing
 SCENARIO = os.path.join(os.path.dirname(__file__), 'explore',
                         'pinned_resize_confirm.yaml')
 PRE_MIGRATING = 'migration.status=pre-migrating'
+# LP#1944759's window: the source has saved the instance on the
+# destination (the last write before the destination's finish_resize
+# starts). The explorer injects at the first point passed in a state,
+# and this is the first passed in the state finish_resize starts in.
+WINDOW = ('after', 'instance.host')
 LIVE_MIGRATE = os.path.join(os.path.dirname(__file__), 'scenarios',
                             'live_migrate.yaml')
 LIVE_MIGRATE_NFV = 'live migrate a two-node pinned guest between NFV hosts'
@@ -62,14 +67,14 @@ class TestBranchedReplays(testing.TestCase):
                 by_step.setdefault(injections[0].at.step, []).append(
                     injections)
             # Steps 2 and 3: the resize and the confirm. Three replays
-            # each. The resize's at one point, before the destination's
-            # finish_resize, in three host orders (the source's first:
-            # the bug's window); the confirm's the first three.
+            # each. The resize's at one point, the bug's (WINDOW), in
+            # three host orders (the source's first: the bug's window);
+            # the confirm's the first three.
             self.assertEqual([2, 3], sorted(by_step)[:2])
             at_finish = [
                 injections for injections in by_step[2]
-                if injections[0].at.point == 'finish_resize'
-                and injections[0].at.when == 'before']
+                if (injections[0].at.when, injections[0].at.point)
+                == WINDOW]
             in_window = [injections for injections in at_finish
                          if injections[0].hosts == ('source',)]
             self.assertEqual(1, len(in_window), by_step[2])
@@ -264,8 +269,7 @@ class TestBranchedShrinking(testing.TestCase):
                 # The bug's window (as above), and the destination's
                 # periodic before the migration starts: harmless.
                 window = [i for i in resize
-                          if i.at.point == 'finish_resize'
-                          and i.at.when == 'before'
+                          if (i.at.when, i.at.point) == WINDOW
                           and i.hosts == ('source',)][0]
                 harmless = [i for i in resize
                             if i.at.point == PRE_MIGRATING
@@ -287,5 +291,5 @@ class TestBranchedShrinking(testing.TestCase):
         # The harmless injection dropped, the rest kept, either way.
         self.assertEqual(['boot', 'inject', 'resize'],
                          [list(step)[0] for step in shrunk[True]])
-        self.assertEqual('finish_resize', shrunk[True][1]['inject']['before'])
+        self.assertEqual(WINDOW[1], shrunk[True][1]['inject'][WINDOW[0]])
         self.assertEqual(shrunk[False], shrunk[True])

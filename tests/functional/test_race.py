@@ -73,6 +73,19 @@ class TestRecording(RaceTestCase):
         afters = [(p.point, p.host) for p in passages if p.when == 'after']
         self.assertEqual(sorted(befores, key=str), sorted(afters, key=str))
 
+    def test_a_point_after_a_save_sees_the_record_written(self):
+        # The explorer takes two points of a step passed at one version
+        # for one state and injects at the first only: the point after
+        # the save that marks the migration finished must be another
+        # (the migration's status is written by then), or a race just
+        # after a record's change (LP#1879878's, after confirmed) is
+        # never tried.
+        self.cloud.servers.resize('vm1', 'large')
+        finished = {p.when: p.version for p in self.cloud.race.recording
+                    if p.point == 'migration.status=finished'}
+        self.assertEqual({'before', 'after'}, set(finished))
+        self.assertEqual(finished['before'] + 1, finished['after'])
+
     def test_cold_migration_passes_the_same_compute_points(self):
         self.cloud.servers.migrate('vm1', host='host2')
         wanted = [('prep_resize', 'host2'), ('resize_instance', 'host1'),
