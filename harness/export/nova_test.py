@@ -393,13 +393,16 @@ INJECTION_HELPERS = '''
         'scheduler': 'nova.scheduler.client.query.SchedulerQueryClient',
     }
 
-    def _arm(self, when, point, action, server=None):
+    def _arm(self, when, point, action, server=None, host=None):
         """Call ``action(manager, passed)`` once, at the next pass.
 
         The next time a service passes the point (``when``: just before
         or just after it): a compute's method (``finish_resize``), or
         the scheduler's (``scheduler.select_destinations``); with
-        ``server``, the next time it passes it for that server.
+        ``server``, the next time it passes it for that server (an
+        instance among what it passes, or a migration of it); with
+        ``host``, the next time the compute on that host passes it (a
+        controller, whose ``manager`` is None, never does).
         ``passed`` lists the method's arguments (at a record's change,
         the record; at a conductor task, its instance and migration).
         Each point's actions fire in arming order.
@@ -408,7 +411,7 @@ INJECTION_HELPERS = '''
             self._wrapped.add(point)
             self._wrap_method(point)
         self._injections.setdefault((when, point), []).append(
-            (server, action))
+            (server, host, action))
 
     def _wrap_method(self, point):
         """Pass ``point`` around its method, on Nova's class."""
@@ -434,14 +437,24 @@ INJECTION_HELPERS = '''
 
     def _fire(self, when, point, manager, passed):
         armed = self._injections.get((when, point), [])
+        # The servers passed: an instance, or a migration's instance (a
+        # save of its status passes the migration alone).
         uuids = {arg.uuid for arg in passed
                  if isinstance(arg, objects.Instance)}
-        for server, action in list(armed):
-            if server is None or self.servers[server]['id'] in uuids:
-                armed.remove((server, action))
-                if not armed:
-                    del self._injections[(when, point)]
-                action(manager, passed)
+        uuids.update(arg.instance_uuid for arg in passed
+                     if isinstance(arg, objects.Migration))
+        # The compute passing it (a compute's manager or its resource
+        # tracker); None: a controller.
+        here = getattr(manager, 'host', None)
+        for server, host, action in list(armed):
+            if server is not None and self.servers[server]['id'] not in uuids:
+                continue
+            if host is not None and host != here:
+                continue
+            armed.remove((server, host, action))
+            if not armed:
+                del self._injections[(when, point)]
+            action(manager, passed)
 
     def assertInjectionsFired(self):
         """Every injection armed fired: none is left at its point.
@@ -452,17 +465,18 @@ INJECTION_HELPERS = '''
                                     for point in self._injections),
                          'injections that never fired')
 
-    def _inject(self, when, point, task, on, server=None):
+    def _inject(self, when, point, task, on, server=None, at_host=None):
         """Run the periodic ``task`` on ``on`` once, at the next pass.
 
         ``on`` is a host or a role of the move in flight: 'source' or
         'dest' (the server's migration), 'server_host' (the server's
-        host as it passes).
+        host as it passes). ``server``, ``at_host``: the passes that
+        fire it (``_arm``).
         """
         def run(manager, passed):
             host = self._host(on, manager, passed)
             getattr(self.computes[host].manager, task)(self.context)
-        self._arm(when, point, run, server)
+        self._arm(when, point, run, server=server, host=at_host)
 
     def _host(self, on, manager, passed):
         if on not in ('source', 'dest', 'server_host'):
@@ -595,9 +609,11 @@ CONDUCTOR_TASK_HELPERS = '''
 # The check helpers, in a class whose scenarios check expectations at a
 # point: the assertions run there, their failure reported after the step.
 CHECK_HELPERS = '''
-    def _inject_check(self, number, when, point, check):
+    def _inject_check(self, number, when, point, check, server=None,
+                      at_host=None):
         """Call ``check`` once, at the next pass (armed at step ``number``).
 
+        ``server``, ``at_host``: the passes that fire it (``_arm``).
         Its assertions run in the thread that passes the point, where
         Nova's own error handling would take a failure: what they find
         is kept for ``_assertChecked`` to report in the test's thread.
@@ -609,7 +625,7 @@ CHECK_HELPERS = '''
                 self._checked[number] = exc
             else:
                 self._checked[number] = None
-        self._arm(when, point, run)
+        self._arm(when, point, run, server=server, host=at_host)
 
     def _assertChecked(self, number):
         """The check armed at step ``number`` ran, and found nothing.
@@ -628,11 +644,13 @@ CHECK_HELPERS = '''
 
 # The request helper, in a class whose scenarios send one at a point.
 REQUEST_HELPERS = '''
-    def _inject_request(self, when, point, action, name, server=None):
+    def _inject_request(self, when, point, action, name, server=None,
+                        at_host=None):
         """Send the API request ``action`` for ``name`` there.
 
         ``name``: a server; a host or role for a compute service's
-        delete.
+        delete. ``server``, ``at_host``: the passes that fire it
+        (``_arm``).
 
         As a user whose request lands while the service is busy: the
         request is answered and what it casts is done (a delete: the
@@ -676,7 +694,7 @@ REQUEST_HELPERS = '''
                 # worker is busy, [DEFAULT] max_concurrent_live_migrations).
                 self._wait_for_migration_status(
                     server, ['queued', 'preparing', 'running'])
-        self._arm(when, point, send, server)
+        self._arm(when, point, send, server=server, host=at_host)
 '''
 
 # The task helper, in a class whose scenarios wait for the end of a
@@ -737,8 +755,10 @@ DEATH_HELPERS = '''
             super().__init__('nova-compute on %s died' % host)
             self.host = host
 
-    def _inject_death(self, when, point, host):
+    def _inject_death(self, when, point, host, at_host=None):
         """The compute on ``host`` dies there, as a killed process.
+
+        At the next pass (on the host ``at_host``, if given: ``_arm``).
 
         It takes no more messages (its RPC servers stop; what is cast to
         it waits on the bus for its start) and its timers stop. When it
@@ -759,7 +779,7 @@ DEATH_HELPERS = '''
             self._deaths[host].set()
             if manager is service.manager:
                 raise self._ComputeDied(host)
-        self._arm(when, point, die)
+        self._arm(when, point, die, host=at_host)
 
     def _wait_for_death(self, host):
         """Until the compute on ``host`` has died at its point."""

@@ -453,12 +453,13 @@ def _point(args, compute_only=False, changes=False):
 def inject(args):
     # At a method of one service: a periodic run there, an API request
     # sent there, or a compute that dies there; narrowed to the passes
-    # for one server (an Instance among the method's arguments). A
-    # check, a restart and passes on one host need more than one wrapped
-    # method; a periodic overlapping the held call (``overlap``) runs the
-    # call elsewhere once the periodic has read, which no wrapped method
-    # reproduces.
-    for key in ('check', 'restart', 'at_host', 'overlap'):
+    # for one server (an Instance among the method's arguments, or a
+    # Migration of it) and to the passes on one host (the compute whose
+    # manager or tracker passes it: ``_arm``). A check and a restart
+    # need more than one wrapped method; a periodic overlapping the
+    # held call (``overlap``) runs the call elsewhere once the periodic
+    # has read, which no wrapped method reproduces.
+    for key in ('check', 'restart', 'overlap'):
         if args.get(key) is not None:
             raise Unsupported('field %r' % key)
     if args.get('times') != 1:
@@ -475,11 +476,18 @@ def inject(args):
                                         _narrowed(args))]
 
 
-def _narrowed(args):
-    """The injection's ``server`` argument, if it is narrowed to one."""
-    if args.get('server') is None:
-        return ''
-    return ', server=%r' % args['server']
+def _narrowed(args, server=True):
+    """The injection's ``server`` and ``at_host`` arguments, if given.
+
+    ``server``: whether the call takes a server to narrow to.
+    """
+    narrowed = ''
+    if server and args.get('server') is not None:
+        narrowed += ', server=%r' % args['server']
+    if args.get('at_host') is not None:
+        # A host name (the loader's check): the passes on that compute.
+        narrowed += ', at_host=%r' % args['at_host']
+    return narrowed
 
 
 def _inject_request(args):
@@ -492,7 +500,12 @@ def _inject_request(args):
         raise Unsupported('refused %r (a service deleted at a point)'
                           % args.get('refused'))
     if point_kind(args['point']) == 'record':
-        if action != 'delete':
+        # A delete's end is waited for once the tracker's lock is free
+        # (_changes_armed); a service's delete is answered within the
+        # request (no cast, no lock of the compute's), as the harness
+        # sends it. A live migration's or an abort's casts would run
+        # while the saving thread may hold the tracker's lock.
+        if action not in ('delete', 'delete_service'):
             raise Unsupported('do %r at a record\'s change' % action)
         point = args['point']
     else:
@@ -517,8 +530,9 @@ def _inject_death(args):
     if args.get('server') is not None:
         raise Unsupported('field %r' % 'server')
     # The loader resolved a role to the host that dies.
-    return ['self._inject_death(%r, %r, %r)'
-            % (args['when'], point, args['host'] or args['stop'])]
+    return ['self._inject_death(%r, %r, %r%s)'
+            % (args['when'], point, args['host'] or args['stop'],
+               _narrowed(args, server=False))]
 
 
 def inject_check(args, number, lines):
@@ -528,15 +542,12 @@ def inject_check(args, number, lines):
     made a function the point calls; ``number``: the step's, which
     ``_assertChecked`` names after the step that passes the point.
     """
-    for key in ('server', 'at_host'):
-        if args.get(key) is not None:
-            raise Unsupported('field %r' % key)
     if args.get('times') != 1:
         raise Unsupported('times %r' % args.get('times'))
     point = _point(args, compute_only=True, changes=True)
     return (['def check():'] + ['    ' + line for line in lines]
-            + ['self._inject_check(%d, %r, %r, check)'
-               % (number, args['when'], point)])
+            + ['self._inject_check(%d, %r, %r, check%s)'
+               % (number, args['when'], point, _narrowed(args))])
 
 
 @translates('shelve')
@@ -574,19 +585,20 @@ def fault(args):
     # request, or a call to Neutron (the fixture's method, as Nova's
     # test of LP#1862633 patches update_port); armed now, or as a
     # service passes a point (``at``: its method wrapped, as an
-    # injection's).
+    # injection's; on one host, the passes of that compute).
     at = args.get('at')
     if at is not None:
-        if at.get('host') is not None:
-            raise Unsupported('at: host %r (a pass on one host)'
-                              % at['host'])
         point = _point({'point': at['point']})
         armed = fault(dict((key, value) for key, value in args.items()
                            if key != 'at'))
         if len(armed) != 1:
             raise Unsupported('field %r' % 'at')
+        if at.get('host') is None:
+            return ['self._arm(%r, %r,' % (at['when'], point),
+                    '          lambda manager, passed: %s)' % armed[0]]
         return ['self._arm(%r, %r,' % (at['when'], point),
-                '          lambda manager, passed: %s)' % armed[0]]
+                '          lambda manager, passed: %s,' % armed[0],
+                '          host=%r)' % at['host']]
     if args.get('network') is not None:
         _only(args, ('network', 'times'))
         if not args['network'].isidentifier():

@@ -181,9 +181,7 @@ class ExportedFindingProofs(_NovaTestRuns):
     """Each finding's exported test fails on Nova at the harness's step."""
 
     def test_which_findings_export(self):
-        # The others need a compute started with a CPU set of its own,
-        # or a service's delete at a record's change on a host that
-        # names no role.
+        # The other needs a compute started with a CPU set of its own.
         self.assertEqual(
             ['aborted_live_migration_dest_periodic_after_drop_move_claim.yaml',
              'cold_migration_finish_failure_keeps_source_claim.yaml',
@@ -221,7 +219,8 @@ class ExportedFindingProofs(_NovaTestRuns):
              'revert_source_periodic_before_finish_revert_resize.yaml',
              'revert_with_placement_conflicts_reports_success_with_'
              'swapped_allocations.yaml',
-             'same_host_revert_after_periodic_before_finish_resize.yaml'],
+             'same_host_revert_after_periodic_before_finish_resize.yaml',
+             'svcdelete_dest_before_its_claim.yaml'],
             sorted(exportable_findings()))
 
     def prove_finding(self, name):

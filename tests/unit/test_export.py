@@ -363,9 +363,9 @@ class StepTranslationTest(ExportTestCase):
         self.assertIn("'%s.%s' % (path, method), wrapper))", source)
         # Also where a running compute's RPC endpoint kept the method.
         self.assertIn('vars(endpoint).pop(method, None)', source)
-        self.assertIn('for server, action in list(armed):', source)
-        self.assertIn("if server is None or self.servers[server]['id'] in "
-                      "uuids:", source)
+        self.assertIn('for server, host, action in list(armed):', source)
+        self.assertIn("if server is not None and self.servers[server]['id'] "
+                      "not in uuids:", source)
         self.assertIn('import fixtures\n', source)
         self.assertIn('from oslo_utils import importutils\n', source)
         # Nothing of a record's change, a task, a death or a request
@@ -677,14 +677,16 @@ class StepTranslationTest(ExportTestCase):
         # A pass fires the actions armed for its server (an Instance
         # among the method's arguments), or for any.
         self.assertIn('    def _arm(self, when, point, action, '
-                      'server=None):', source)
+                      'server=None, host=None):', source)
         self.assertIn('uuids = {arg.uuid for arg in passed\n'
                       '                 if isinstance(arg, objects.Instance)}',
                       source)
-        self.assertIn("if server is None or self.servers[server]['id'] in "
-                      "uuids:", source)
-        self.assertIn('self._arm(when, point, send, server)', source)
-        self.assertIn('self._arm(when, point, run, server)', source)
+        self.assertIn("if server is not None and self.servers[server]['id'] "
+                      "not in uuids:", source)
+        self.assertIn('self._arm(when, point, send, server=server, '
+                      'host=at_host)', source)
+        self.assertIn('self._arm(when, point, run, server=server, '
+                      'host=at_host)', source)
         # A live migration sent there: taken by the source compute (run,
         # or queued behind its busy executor) before the pass goes on.
         self.assertIn("            elif action == 'live_migrate':\n"
@@ -1046,7 +1048,7 @@ class StepTranslationTest(ExportTestCase):
                       "self._placement_fault('PUT /allocations/*', 500, 1))"
                       "\n", source)
         self.assertIn('    def _arm(self, when, point, action, '
-                      'server=None):', source)
+                      'server=None, host=None):', source)
         self.assertIn('        self._injections = {}\n', source)
         self.assertIn('    def _fault(self, host, method, times):', source)
         self.assertIn('    def _placement_fault(self, request, status, '
@@ -1604,13 +1606,6 @@ class RefusalTest(ExportTestCase):
         self.assertRefused('- boot: {server: vm1, flavor: small}\n'
                            '- shelve: vm1', 'config', 'shelved_offload_time'
                            ' -1', head=head)
-
-    def test_a_fault_armed_at_a_point_on_one_host(self):
-        self.assertRefused("- boot: {server: vm1, flavor: small, host: src}\n"
-                           "- fault: {placement: 'PUT /allocations/*', "
-                           'at: {before: finish_resize, host: dst}}\n'
-                           '- resize: {server: vm1, flavor: large}',
-                           'step 2 (fault)', "at: host 'dst'")
 
     def test_a_fault_armed_at_a_conductor_method(self):
         self.assertRefused("- fault: {placement: 'PUT /allocations/*', "

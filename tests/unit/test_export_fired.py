@@ -72,9 +72,9 @@ class InjectionsFiredTest(test_export.ExportTestCase):
 
         case = Exported('test')
         # Armed as _arm arms it: the action at its (when, point), for
-        # any server's pass.
+        # any server's pass on any host.
         case._injections = {('before', 'resize_instance'): [
-            (None, lambda manager, passed: ran.append(manager))]}
+            (None, None, lambda manager, passed: ran.append(manager))]}
         error = self.assertRaises(AssertionError, case.assertInjectionsFired)
         self.assertIn("'before resize_instance'", str(error))
         self.assertIn('injections that never fired', str(error))

@@ -255,13 +255,16 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
         'scheduler': 'nova.scheduler.client.query.SchedulerQueryClient',
     }
 
-    def _arm(self, when, point, action, server=None):
+    def _arm(self, when, point, action, server=None, host=None):
         """Call ``action(manager, passed)`` once, at the next pass.
 
         The next time a service passes the point (``when``: just before
         or just after it): a compute's method (``finish_resize``), or
         the scheduler's (``scheduler.select_destinations``); with
-        ``server``, the next time it passes it for that server.
+        ``server``, the next time it passes it for that server (an
+        instance among what it passes, or a migration of it); with
+        ``host``, the next time the compute on that host passes it (a
+        controller, whose ``manager`` is None, never does).
         ``passed`` lists the method's arguments (at a record's change,
         the record; at a conductor task, its instance and migration).
         Each point's actions fire in arming order.
@@ -270,7 +273,7 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
             self._wrapped.add(point)
             self._wrap_method(point)
         self._injections.setdefault((when, point), []).append(
-            (server, action))
+            (server, host, action))
 
     def _wrap_method(self, point):
         """Pass ``point`` around its method, on Nova's class."""
@@ -296,14 +299,24 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
 
     def _fire(self, when, point, manager, passed):
         armed = self._injections.get((when, point), [])
+        # The servers passed: an instance, or a migration's instance (a
+        # save of its status passes the migration alone).
         uuids = {arg.uuid for arg in passed
                  if isinstance(arg, objects.Instance)}
-        for server, action in list(armed):
-            if server is None or self.servers[server]['id'] in uuids:
-                armed.remove((server, action))
-                if not armed:
-                    del self._injections[(when, point)]
-                action(manager, passed)
+        uuids.update(arg.instance_uuid for arg in passed
+                     if isinstance(arg, objects.Migration))
+        # The compute passing it (a compute's manager or its resource
+        # tracker); None: a controller.
+        here = getattr(manager, 'host', None)
+        for server, host, action in list(armed):
+            if server is not None and self.servers[server]['id'] not in uuids:
+                continue
+            if host is not None and host != here:
+                continue
+            armed.remove((server, host, action))
+            if not armed:
+                del self._injections[(when, point)]
+            action(manager, passed)
 
     def assertInjectionsFired(self):
         """Every injection armed fired: none is left at its point.
@@ -314,17 +327,18 @@ class TestBug1707071(integrated_helpers.ProviderUsageBaseTestCase):
                                     for point in self._injections),
                          'injections that never fired')
 
-    def _inject(self, when, point, task, on, server=None):
+    def _inject(self, when, point, task, on, server=None, at_host=None):
         """Run the periodic ``task`` on ``on`` once, at the next pass.
 
         ``on`` is a host or a role of the move in flight: 'source' or
         'dest' (the server's migration), 'server_host' (the server's
-        host as it passes).
+        host as it passes). ``server``, ``at_host``: the passes that
+        fire it (``_arm``).
         """
         def run(manager, passed):
             host = self._host(on, manager, passed)
             getattr(self.computes[host].manager, task)(self.context)
-        self._arm(when, point, run, server)
+        self._arm(when, point, run, server=server, host=at_host)
 
     def _host(self, on, manager, passed):
         if on not in ('source', 'dest', 'server_host'):
