@@ -15,6 +15,7 @@ developer needs nothing else:
 - ``related_bug``, which ties a test to a Launchpad bug;
 - for a test in Nova's own tree, on Nova's test base classes (no
   ``Cloud``): ``ProfiledCompute`` (a compute shaped by a host profile),
+  ``PerHostConfig`` (each compute its own host-local options),
   ``RacePoint`` with ``periodic`` and ``kill`` (act at a compute RPC
   method), ``VirtualClock`` and ``PlacementFault``, and ``ComputeDied``;
 - the errors: ``HarnessError`` (the base of all), ``ScenarioError`` (a bad
@@ -50,6 +51,7 @@ _EXPORTS = {
     'run_scenario': ('harness.runners.runner', 'run'),
     'related_bug': ('harness.bugs', 'related_bug'),
     'ProfiledCompute': ('harness.testing.in_nova', 'ProfiledCompute'),
+    'PerHostConfig': ('harness.testing.host_config', 'PerHostConfig'),
     'RacePoint': ('harness.testing.in_nova', 'RacePoint'),
     'periodic': ('harness.testing.in_nova', 'periodic'),
     'kill': ('harness.testing.in_nova', 'kill'),
@@ -81,6 +83,7 @@ if typing.TYPE_CHECKING:  # pragma: no cover
     from harness.runners.runner import run as run_scenario  # noqa: F401
     from harness.testing.cases import ScenarioTestCase  # noqa: F401
     from harness.testing.cases import TestCase  # noqa: F401
+    from harness.testing.host_config import PerHostConfig  # noqa: F401
     from harness.testing.in_nova import ComputeDied  # noqa: F401
     from harness.testing.in_nova import kill  # noqa: F401
     from harness.testing.in_nova import periodic  # noqa: F401
