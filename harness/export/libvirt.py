@@ -9,7 +9,10 @@ devices, GPUs included), and the profiles' options as ``self.flags``.
 Nova's config is one per process: the hosts of one class must start
 with the same options (the harness gives each host its own), else the
 exporter refuses, naming two hosts; a start may then change what a
-compute reads only as it starts (``Options``). What Nova's fakes cannot
+compute reads only as it starts (``Options``). With ``per_host`` (the
+exported test may import the harness: ``--with-harness``) the options
+the hosts hold otherwise are each host's own, set with the harness's
+``PerHostConfig`` as the harness's hosts have them. What Nova's fakes cannot
 show the way the harness does is refused by name: vDPA and
 remote-managed functions, cores of different thread counts.
 """
@@ -59,21 +62,27 @@ class Hosts(object):
     ``profiles``: profile name -> ``HostProfile``; ``options[scenario
     name]``: ``{(group, name): value}`` every host of the scenario needs
     (its profile's ``nova:``), set in its test method before its computes
-    start, as Nova's NUMA tests set theirs.
+    start, as Nova's NUMA tests set theirs; ``own[scenario name]``:
+    host -> ``{(group, name): value}``, the options the hosts hold
+    otherwise, each host's own (only with ``per_host``: else refused).
     """
 
-    def __init__(self, scenarios):
+    def __init__(self, scenarios, per_host=False):
         self.profiles = {}
         self.options = {}
+        self.own = {}
+        self.per_host = per_host
         for scenario in scenarios:
-            self.options[scenario.name] = self._scenario(scenario)
+            self.options[scenario.name], self.own[scenario.name] = (
+                self._scenario(scenario))
         disks = {profile.disk_gb for profile in self.profiles.values()}
         if len(disks) > 1:
             raise Unsupported('the profiles %s have disks of different '
                               'sizes' % ', '.join(sorted(self.profiles)))
 
     def _scenario(self, scenario):
-        shared, first = None, None
+        """``(options every host has, {host: its own others})``."""
+        by_host = {}
         for host in sorted(scenario.hosts.values(),
                            key=lambda host: host.name):
             if host.nodes is not None:
@@ -82,28 +91,38 @@ class Hosts(object):
             profile = profiles.load_profile(host.profile)
             self._check_profile(host.name, profile)
             self.profiles[profile.name] = profile
-            options = profile.conf_overrides()
-            if shared is None:
-                shared, first = options, host.name
-            elif options != shared:
-                differ = sorted(
-                    '%s.%s' % (group or 'DEFAULT', name)
-                    for group, name in set(options) | set(shared)
-                    if options.get((group, name))
-                    != shared.get((group, name)))
+            by_host[host.name] = profile.conf_overrides()
+        first = min(by_host, default=None)
+        shared = dict(by_host.get(first, {}))
+        for host, options in sorted(by_host.items()):
+            differ = sorted(
+                (key for key in set(options) | set(shared)
+                 if options.get(key) != shared.get(key)),
+                key=_option)
+            if differ and not self.per_host:
                 raise Unsupported(
                     'hosts %r and %r need different options (%s); '
                     'Nova\'s config is one per process, so the computes '
-                    'of one test share it'
-                    % (first, host.name, ', '.join(differ)))
+                    'of one test share it (--with-harness exports it, '
+                    'each host its own with the harness\'s PerHostConfig)'
+                    % (first, host, ', '.join(_option(key)
+                                              for key in differ)))
+            for key in differ:
+                shared.pop(key, None)
+        own = {host: {key: value for key, value in options.items()
+                      if key not in shared}
+               for host, options in by_host.items()}
         for section, values in scenario.config.items():
             group = None if section == 'DEFAULT' else section
             for name, value in values.items():
-                if (group, name) in shared and shared[(group, name)] != value:
+                key = (group, name)
+                if any(key in options for options in own.values()) or (
+                        key in shared and shared[key] != value):
                     raise Unsupported(
                         'config %s.%s is set by the scenario and otherwise '
                         'by its hosts\' profile' % (section, name))
-        return shared or {}
+        return shared, {host: options for host, options in own.items()
+                        if options}
 
     @staticmethod
     def _check_profile(host, profile):
@@ -179,11 +198,17 @@ class Options(object):
     later starts, as the harness's edited nova.conf); the test sets, by
     ``self.flags`` before each start, the options that start reads where
     they differ from what the test has set. An option a running compute
-    reads again must stay one for all the computes: else refused.
+    reads again must stay one for all the computes: else refused, or,
+    with ``own`` (``Hosts.own``: the exported test may import the
+    harness), the host's own, set with the harness's ``PerHostConfig``;
+    an option a host has its own stays its own.
     """
 
-    def __init__(self, scenario, shared):
+    def __init__(self, scenario, shared, own=None):
         self.test = dict(shared)
+        self.per_host = own is not None
+        self.own = {name: dict(values)
+                    for name, values in (own or {}).items()}
         self._nova = {}
         self._profiles = {}
         self.hosts = {}
@@ -192,7 +217,7 @@ class Options(object):
             self._profiles[name] = profile
             self._nova[name] = {section: dict(options)
                                 for section, options in profile.nova.items()}
-            self.hosts[name] = dict(shared)
+            self.hosts[name] = profile.conf_overrides()
 
     def start(self, host, config=None):
         """The lines that set what ``host``'s start reads (indented 8)."""
@@ -206,29 +231,78 @@ class Options(object):
         if config:
             self.hosts[host] = dataclasses.replace(
                 self._profiles[host], nova=self._nova[host]).conf_overrides()
-        lines = []
-        for key in sorted(set(self.hosts[host]) | set(self.test), key=str):
+        lines, own = [], self.own.get(host, {})
+        changed = False
+        for key in sorted(set(self.hosts[host]) | set(self.test) | set(own),
+                          key=str):
             value = self.hosts[host].get(key)
+            if key in own:
+                if own[key] != value:
+                    self._removable(host, key, value)
+                    own[key] = value
+                    changed = True
+                continue
             if value == self.test.get(key):
                 continue
-            if key not in START_ONLY:
-                self._shared(host, key)
-            if value is None and key not in UNSET_IS_DEFAULT:
-                raise Unsupported('option %s removed from host %r\'s '
-                                  'config' % (_option(key), host))
+            if key not in START_ONLY and not self._shared(host, key):
+                self._removable(host, key, value)
+                own[key] = value
+                changed = True
+                continue
+            self._removable(host, key, value)
             lines += flags_lines(key[0], key[1], value)
             self.test[key] = value
+        if changed:
+            self.own[host] = own
+            lines = own_lines(host, own) + lines
         return lines
 
+    @staticmethod
+    def _removable(host, key, value):
+        if value is None and key not in UNSET_IS_DEFAULT:
+            raise Unsupported('option %s removed from host %r\'s '
+                              'config' % (_option(key), host))
+
     def _shared(self, host, key):
+        """Whether every host has ``host``'s value of ``key``.
+
+        If not, refused unless each host may have its own.
+        """
         for other in sorted(self.hosts):
-            if self.hosts[other].get(key) != self.hosts[host].get(key):
-                raise Unsupported(
-                    'option %s: host %r starts with %r, host %r has %r; '
-                    'a running compute reads it again, and the computes '
-                    'of one test share one config'
-                    % (_option(key), host, self.hosts[host].get(key),
-                       other, self.hosts[other].get(key)))
+            if self.hosts[other].get(key) == self.hosts[host].get(key):
+                continue
+            if self.per_host:
+                return False
+            raise Unsupported(
+                'option %s: host %r starts with %r, host %r has %r; '
+                'a running compute reads it again, and the computes '
+                'of one test share one config (--with-harness exports it, '
+                'each host its own with the harness\'s PerHostConfig)'
+                % (_option(key), host, self.hosts[host].get(key),
+                   other, self.hosts[other].get(key)))
+        return True
+
+
+def own_lines(host, values):
+    """``host``'s own options, set with ``PerHostConfig`` (indented 8)."""
+    groups = {}
+    for (group, name), value in values.items():
+        groups.setdefault(group or 'DEFAULT', {})[name] = value
+    lines = ["        # The options %s has otherwise (its own nova.conf)."
+             % host,
+             '        self.host_config.set_host(%r, {' % host]
+    for group, options in sorted(groups.items()):
+        lines.append('            %r: {' % group)
+        for name, value in sorted(options.items()):
+            if isinstance(value, list):
+                lines += (['                %r: [' % name]
+                          + ['                    %r,' % item
+                             for item in value]
+                          + ['                ],'])
+            else:
+                lines.append('                %r: %r,' % (name, value))
+        lines.append('            },')
+    return lines + ['        })']
 
 
 #: Options whose absence is their default, None (a removed CPU set).

@@ -7,9 +7,13 @@ scenario's hosts are computes of Nova's fake driver, its flavors are
 created through the API, each scenario is one test method whose steps
 call ``integrated_helpers``' helpers (``steps``) and whose expectations
 are assertions on Placement, the compute node records and the API
-(``expect``). The module imports no harness unless ``with_harness``:
-then ``HARNESS_REINTRODUCE=1`` in the environment puts the bug back into
-Nova with its reintroduction fixture, so the same test shows the bite.
+(``expect``). The module imports no harness unless ``with_harness``
+(it may, and does where it needs to): then, for a bug,
+``HARNESS_REINTRODUCE=1`` in the environment puts the bug back into Nova
+with its reintroduction fixture, so the same test shows the bite; and
+profiled hosts that need different options (refused otherwise: Nova's
+test config is one per process) each get their own with the harness's
+``PerHostConfig``.
 
 What the exported test does not check: the harness's invariants, which
 run after every step of a scenario; only the scenario's own
@@ -1093,11 +1097,8 @@ def export(path, bug=None, with_harness=False):
     header, scenarios = scenario_mod.load_file(path)
     meta = header.get('bug') or {}
     bug = str(bug or meta.get('id') or '') or None
-    if with_harness and not bug:
-        raise refusal.Refused(path, '*', 'the file',
-                              '--with-harness needs a bug (--bug N)')
     title = ' '.join(str(meta.get('title', '')).split())
-    groups = _groups(path, scenarios)
+    groups = _groups(path, scenarios, per_host=with_harness)
     names = method_names([scenario.name for scenario in scenarios])
     body = []
     for (hosts, group), name in zip(groups, _class_names(
@@ -1124,7 +1125,8 @@ def export(path, bug=None, with_harness=False):
         stdlib += ['copy']
     if any('fnmatch.' in line for line in body):
         stdlib += ['fnmatch']
-    if with_harness:
+    if any("os.environ.get('HARNESS_REINTRODUCE')" in line
+           for line in body):
         stdlib += ['os']
     if any('sys._getframe(' in line for line in body):
         stdlib += ['sys']
@@ -1132,8 +1134,10 @@ def export(path, bug=None, with_harness=False):
         stdlib += ['threading']
     if placement or any('re.match(' in line for line in body):
         stdlib += ['re']
+    if placement or any('time.sleep(' in line for line in body):
+        stdlib += ['time']
     if placement:
-        stdlib += ['time', 'types']
+        stdlib += ['types']
     if live:
         stdlib += ['urllib.parse']
     if stdlib:
@@ -1184,20 +1188,26 @@ def export(path, bug=None, with_harness=False):
         out += ['from nova.virt.libvirt import config as vconfig']
     if any('libvirt_utils.' in line for line in body):
         out += ['from nova.virt.libvirt import utils as libvirt_utils']
-    if with_harness:
-        out += ['', 'from harness import bugs']
+    harness = []
+    if any('harness.PerHostConfig(' in line for line in body):
+        harness += ['import harness']
+    if any('bugs.get(' in line for line in body):
+        harness += ['from harness import bugs']
+    if harness:
+        out += [''] + harness
     out += ['', 'CONF = cfg.CONF', '', '']
     out += body
     return layout.fit('\n'.join(out).rstrip('\n') + '\n')
 
 
-def _groups(path, scenarios):
+def _groups(path, scenarios, per_host=False):
     """``[(hosts, scenarios)]``: one test class each.
 
     A class has one compute driver (Nova's fake, or libvirt for profiled
     hosts: then ``hosts`` is their ``libvirt.Hosts``, else None) and one
     setUp: the scenarios of another config, other weights or other
-    limits make another class.
+    limits make another class. ``per_host``: profiled hosts may each have
+    their own options (``libvirt.Hosts``).
     """
     keys, groups = [], {}
     for scenario in scenarios:
@@ -1218,7 +1228,8 @@ def _groups(path, scenarios):
         if key[0]:
             for number in range(len(group)):
                 try:
-                    hosts = libvirt.Hosts(group[:number + 1])
+                    hosts = libvirt.Hosts(group[:number + 1],
+                                          per_host=per_host)
                 except libvirt.Unsupported as exc:
                     raise refusal.Refused(path, group[number].name,
                                           'hosts', str(exc))
@@ -1252,6 +1263,38 @@ def _docstring(bug, title, path):
         origin = ('Exported from the nova-harness scenario file in %s/:\n%s'
                   % (folder, name))
     return '\n'.join([what] + body + ['', origin, ''])
+
+
+#: assertTrackers' reserved amounts, the test's config for every host.
+_RESERVED = '''\
+        reserved = {
+            'vcpus_used': CONF.reserved_host_cpus,
+            'memory_mb_used': CONF.reserved_host_memory_mb,
+            'local_gb_used': compute_utils.convert_mb_to_ceil_gb(
+                CONF.reserved_host_disk_mb),
+        }
+        for host in sorted(set(self.computes) - set(skip)):'''
+
+#: The same, each host's own where it has them (PerHostConfig).
+_RESERVED_BY_HOST = '''\
+        for host in sorted(set(self.computes) - set(skip)):
+            # As the host's compute reads them: its own, else the test's.
+            reserved = {
+                'vcpus_used': CONF.reserved_host_cpus,
+                'memory_mb_used': self.host_config.get(
+                    host, 'reserved_host_memory_mb'),
+                'local_gb_used': compute_utils.convert_mb_to_ceil_gb(
+                    self.host_config.get(host, 'reserved_host_disk_mb')),
+            }'''
+
+
+def _by_host_reserved(lines):
+    """The class's ``lines``, assertTrackers reading each host's own."""
+    text = '\n'.join(lines)
+    if _RESERVED not in text:
+        # A bug of ours: the helper changed, this did not.
+        raise RuntimeError('assertTrackers changed: update _RESERVED')
+    return text.replace(_RESERVED, _RESERVED_BY_HOST).split('\n')
 
 
 def _failing_method(driver):
@@ -1367,7 +1410,19 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
                   '            %r))'
                   % dict(sorted(scenarios[0].weights.items()))]
     lines += ['        super().setUp()']
-    if with_harness:
+    per_host = any('self.host_config.' in line for line in methods)
+    if per_host:
+        lines += [
+            "        # Each compute's own host-local options, as each has "
+            "its own",
+            "        # nova.conf in a deployment: Nova's test config is one "
+            "per",
+            "        # process, so the harness answers the modules that "
+            "read them",
+            "        # for a compute with that compute's values.",
+            '        self.host_config = self.useFixture('
+            'harness.PerHostConfig())']
+    if with_harness and bug:
         lines += ["        # HARNESS_REINTRODUCE=1: the bug put back into "
                   "Nova.",
                   "        if os.environ.get('HARNESS_REINTRODUCE'):",
@@ -1404,10 +1459,14 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
         lines += nodes.HELPERS.rstrip('\n').split('\n')
     else:
         lines += HELPERS.rstrip('\n').split('\n')
+    if per_host:
+        lines = _by_host_reserved(lines)
     if any(scenario.images for scenario in scenarios):
         lines[lines.index('        self.servers = {}') + 1:0] = [
             '        self.images = {}']
         lines += IMAGE_HELPERS.rstrip('\n').split('\n')
+    if any('self._wait_for_event_end(' in line for line in methods):
+        lines += step_units.EVENT_END_HELPER.rstrip('\n').split('\n')
     if any((step.kind == 'inject'
             and step.args.get('point') != nodes.NODE_CHECK)
            or (step.kind == 'fault' and step.args.get('at'))
@@ -1621,8 +1680,11 @@ def _world(scenario, hosts=None, by_node=False):
                  INDENT + '    self._schedule(host)']
     else:
         lines = libvirt.option_lines(hosts.options[scenario.name])
+        own = hosts.own[scenario.name]
         for host in sorted(scenario.hosts.values(), key=lambda h: h.name):
             profile = profiles.load_profile(host.profile)
+            if host.name in own:
+                lines += libvirt.own_lines(host.name, own[host.name])
             lines += libvirt.start_lines(host.name, profile, INDENT)
             lines.append(INDENT + 'self._schedule(%r)' % host.name)
     for host in sorted(scenario.hosts.values(), key=lambda h: h.name):
@@ -1699,11 +1761,17 @@ def _method(path, scenario, hosts=None, name=None, by_node=False):
                                break_on_hyphens=False) + [INDENT + '"""']
     lines += _world(scenario, hosts, by_node)
     if hosts is not None:
-        options = libvirt.Options(scenario, hosts.options[scenario.name])
+        options = libvirt.Options(
+            scenario, hosts.options[scenario.name],
+            own=hosts.own[scenario.name] if hosts.per_host else None)
     # Hosts whose service a step deleted, since their compute's start.
     deleted = set()
     # The steps whose check (an inject's) the next step reports.
     checks = []
+    # Hosts whose compute a step stopped, not started since.
+    stopped = set()
+    # Host -> servers whose confirm waits on its bus (stopped).
+    held = {}
     for step in scenario.steps:
         what = 'step %d (%s)' % (step.index, step.kind)
         unit = step_units.get(step.kind, libvirt=hosts is not None)
@@ -1741,6 +1809,12 @@ def _method(path, scenario, hosts=None, name=None, by_node=False):
                                       'a step expected to fail')
             unit = functools.partial(unit, error=step.error,
                                      expect=step.expect)
+            if step.kind == 'confirm' and stopped:
+                unit = functools.partial(unit, stopped=sorted(stopped))
+                if step_units.confirm_held(step.args, step.error,
+                                           step.expect, stopped):
+                    held.setdefault(min(stopped), []).append(
+                        step.args['server'])
         try:
             if step.kind == 'start_compute' and step.error is None:
                 host = step.args['host']
@@ -1757,10 +1831,17 @@ def _method(path, scenario, hosts=None, name=None, by_node=False):
                         scenario.hosts[host].profile)))
             if step.kind == 'delete_service' and step.error is None:
                 deleted.add(step.args['host'])
+            if step.kind == 'stop_compute' and step.error is None:
+                stopped.add(step.args['host'])
+            elif step.kind == 'start_compute' and step.error is None:
+                stopped.discard(step.args['host'])
             if (step.kind == 'inject'
                     and step.args.get('point') == nodes.NODE_CHECK):
                 unit = nodes.inject_at_node_check
             body = unit(step.args)
+            if step.kind == 'start_compute' and step.error is None:
+                for server in held.pop(step.args['host'], ()):
+                    body += step_units.held_confirm_ends(server)
         except step_units.Unsupported as exc:
             raise refusal.Refused(path, scenario.name, what, str(exc))
         if step.kind != 'inject':

@@ -58,13 +58,20 @@ def exportable():
 
 
 def exportable_findings():
-    """Finding file name -> its exported source, for those it takes."""
+    """Finding file name -> its exported source, for those it takes.
+
+    In the default mode (no harness import) where it can; else with
+    ``--with-harness`` (hosts of different options).
+    """
     found = {}
     for path in FINDINGS:
-        try:
-            found[os.path.basename(path)] = nova_test.export(path)
-        except refusal.Refused:
-            continue
+        for with_harness in (False, True):
+            try:
+                found[os.path.basename(path)] = nova_test.export(
+                    path, with_harness=with_harness)
+            except refusal.Refused:
+                continue
+            break
     return found
 
 
@@ -133,7 +140,8 @@ class ExportedNovaTestProofs(_NovaTestRuns):
         # step, expectations checked at a point; the other bugs'
         # scenarios need computes with different options and more
         # (refused by name: see the unit tests). LP#1794996, LP#1845291,
-        # LP#1995153, LP#1839560, LP#1849165, LP#2098892 and LP#2140631
+        # LP#1995153, LP#1839560, LP#1849165, LP#2098892, LP#2140631 and
+        # (each host its own options, PerHostConfigProofs) LP#1983753
         # export but cannot be put back; LP#1790204 and LP#1848343 (open)
         # export, their tests stating the bug.
         self.assertEqual(['1633120', '1661014', '1679750', '1707071',
@@ -162,6 +170,24 @@ class ExportedNovaTestProofs(_NovaTestRuns):
             'MismatchError', 'AssertionError'))
 
 
+class PerHostConfigProofs(_NovaTestRuns):
+    """Hosts of different options, each its own (--with-harness)."""
+
+    def test_bug_1983753_passes_on_nova(self):
+        # Its third scenario's hosts reserve other memory and pages and
+        # list other devices: PerHostConfig gives each its own. The fix
+        # cannot be put back (bugs.Bug.no_reintroduction), and it was
+        # fixed before 31.0.0: passing on Nova is what can be shown.
+        path = bugs.get('1983753').path
+        self.assertRaises(refusal.Refused, nova_test.export, path)
+        source = nova_test.export(path, with_harness=True)
+        self.assertIn('harness.PerHostConfig()', source)
+        code, output = self.run_nova_test('test_bug_1983753', source, False)
+        self.assertEqual(0, code, output[-3000:])
+        self.assertIn('Ran 3 tests', output)
+        self.assertIn('\nOK', output)
+
+
 def _proof(bug):
     def test(self):
         self.prove(bug)
@@ -181,7 +207,8 @@ class ExportedFindingProofs(_NovaTestRuns):
     """Each finding's exported test fails on Nova at the harness's step."""
 
     def test_which_findings_export(self):
-        # The other needs a compute started with a CPU set of its own.
+        # Every one: the compute started with a CPU set of its own with
+        # --with-harness (PerHostConfig).
         self.assertEqual(
             ['aborted_live_migration_dest_periodic_after_drop_move_claim.yaml',
              'cold_migration_finish_failure_keeps_source_claim.yaml',
@@ -215,6 +242,7 @@ class ExportedFindingProofs(_NovaTestRuns):
              'queued_live_migration_delete_leaks_source_allocation.yaml',
              'rebuild_failure_drops_allocation_on_own_host.yaml',
              'resize_dest_periodic_before_finish_resize.yaml',
+             'restart_pinned_guest_outside_dedicated_set.yaml',
              'revert_dest_periodic_before_finish_revert_resize.yaml',
              'revert_source_periodic_before_finish_revert_resize.yaml',
              'revert_with_placement_conflicts_reports_success_with_'

@@ -82,7 +82,12 @@ class ExportedLayoutTest(testing.TestCase):
             try:
                 source = nova_test.export(path)
             except refusal.Refused:
-                continue
+                try:
+                    # Those that import the harness (hosts of their own
+                    # options) too.
+                    source = nova_test.export(path, with_harness=True)
+                except refusal.Refused:
+                    continue
             exported += 1
             long_lines = [line for line in source.splitlines()
                           if len(line) > 79]

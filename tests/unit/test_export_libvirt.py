@@ -369,7 +369,9 @@ class RefusalTest(LibvirtExportTestCase):
                             'dst: {profile: nfv-2s-10c-smt2-pf}')
         self.assertRefused('- boot: {server: vm1, flavor: pin2}',
                            "hosts 'dst' and 'src' need different options",
-                           'compute.cpu_dedicated_set', head=head)
+                           'compute.cpu_dedicated_set',
+                           "--with-harness exports it, each host its own "
+                           "with the harness's PerHostConfig", head=head)
 
     def test_a_vdpa_host(self):
         head = HEAD.replace('dev-1s-8c-smt2', 'nfv-2s-10c-smt2-vdpa')
@@ -385,7 +387,9 @@ class RefusalTest(LibvirtExportTestCase):
             '{cpu_dedicated_set: "3-7,11-15"}}}',
             'step 2 (start_compute)', 'option compute.cpu_dedicated_set',
             "host 'src' starts with '3-7,11-15', host 'dst' has "
-            "'2-7,10-15'", 'the computes of one test share one config')
+            "'2-7,10-15'", 'the computes of one test share one config',
+            "--with-harness exports it, each host its own with the "
+            "harness's PerHostConfig")
 
     def test_device_providers_of_a_host_without_profile(self):
         self.assertRefused(
@@ -400,6 +404,142 @@ class RefusalTest(LibvirtExportTestCase):
             '  expect: {pinned_cpus: {src: 0}}',
             'expect: pinned_cpus', "host 'dst' has no profile",
             head=test_export.HEAD)
+
+
+class PerHostConfigTest(LibvirtExportTestCase):
+    """--with-harness: hosts of different options, each its own."""
+
+    RESTART = ('- stop_compute: src\n'
+               '- start_compute: {host: src, config: {compute: '
+               '{cpu_dedicated_set: "3-7,11-15"}}}')
+
+    def export(self, steps, head=HEAD.replace(
+            'bug: {id: 1, title: a test bug, fix: abc, story: s}\n', ''),
+            **kwargs):
+        source = nova_test.export(self.path(steps, head), with_harness=True)
+        module = ast.parse(source)
+        [cls] = [n for n in module.body if isinstance(n, ast.ClassDef)]
+        self.assertEqual('base.ServersTestBase', ast.unparse(cls.bases[0]))
+        return source
+
+    def test_a_start_with_an_option_of_its_own(self):
+        # A finding (no bug): the harness for the per-host config only.
+        source = self.export(self.RESTART)
+        self.assertIn('\nimport harness\n', source)
+        self.assertNotIn('from harness import bugs', source)
+        self.assertNotIn('HARNESS_REINTRODUCE', source)
+        self.assertIn(
+            "        # nova.conf in a deployment: Nova's test config is one "
+            "per\n", source)
+        self.assertIn('        self.host_config = self.useFixture('
+                      'harness.PerHostConfig())\n', source)
+        # The hosts' shared options stay self.flags, set at the start.
+        self.assertIn("        self.flags(cpu_dedicated_set='2-7,10-15', "
+                      "group='compute')\n", self.method(source))
+        self.assertIn(
+            "        # 2. start compute src with "
+            "cpu_dedicated_set=3-7,11-15\n"
+            "        # The options src has otherwise (its own nova.conf).\n"
+            "        self.host_config.set_host('src', {\n"
+            "            'compute': {\n"
+            "                'cpu_dedicated_set': '3-7,11-15',\n"
+            "            },\n"
+            "        })\n"
+            "        self.restart_compute_service('src')\n", source)
+
+    def test_an_option_of_its_own_stays_its_own(self):
+        # Back to the shared value: src's own again, not self.flags (the
+        # proxy answers src with its own value before the test's).
+        source = self.export(self.RESTART + '\n- stop_compute: src\n'
+                             '- start_compute: {host: src, config: '
+                             '{compute: {cpu_dedicated_set: "2-7,10-15"}}}')
+        step = source[source.index('        # 4. start compute src'):]
+        self.assertIn("        self.host_config.set_host('src', {\n"
+                      "            'compute': {\n"
+                      "                'cpu_dedicated_set': '2-7,10-15',\n",
+                      step)
+        self.assertEqual(1, self.method(source).count('self.flags('
+                                                      'cpu_dedicated_set'))
+
+    def test_hosts_of_different_profiles(self):
+        # lp1983753's: src reserves memory and pages, its device_spec
+        # names VFs; dst's names a PF; their CPU sets are the same.
+        head = HEAD.replace(
+            'bug: {id: 1, title: a test bug, fix: abc, story: s}\n', ''
+        ).replace('src: {profile: dev-1s-8c-smt2}',
+                  'src: {profile: nfv-2s-10c-smt2-reserved}'
+                  ).replace('dst: {profile: dev-1s-8c-smt2}',
+                            'dst: {profile: nfv-2s-10c-smt2-pf}')
+        method = self.method(self.export(
+            '- boot: {server: vm1, flavor: pin2}', head=head))
+        # What they share by self.flags; each host's own set before its
+        # compute starts.
+        self.assertIn("        self.flags(cpu_dedicated_set="
+                      "'2-9,12-19,22-29,32-39', group='compute')\n",
+                      method)
+        dst = method.index("        self.host_config.set_host('dst', {\n")
+        src = method.index("        self.host_config.set_host('src', {\n")
+        self.assertLess(dst, method.index("hostname='dst'"))
+        self.assertLess(method.index("hostname='dst'"), src)
+        self.assertLess(src, method.index("hostname='src'"))
+        self.assertIn("            'DEFAULT': {\n"
+                      "                'reserved_host_memory_mb': 8192,\n",
+                      method[src:])
+        self.assertNotIn('reserved_host_memory_mb', method[dst:src])
+        self.assertIn('"product_id": "1592"', method[dst:src])
+        self.assertNotIn('self.flags(device_spec', method)
+        self.assertNotIn('self.flags(reserved', method)
+
+    def test_trackers_read_each_host_s_reserved_amounts(self):
+        source = self.export(self.RESTART)
+        helper = source[source.index('    def assertTrackers('):]
+        helper = helper[:helper.index('\n    def ', 1)]
+        self.assertIn("                'memory_mb_used': self.host_config."
+                      "get(\n"
+                      "                    host, 'reserved_host_memory_mb'),",
+                      helper)
+        self.assertNotIn('CONF.reserved_host_memory_mb', helper)
+        # Without per-host options, the test's config (as before).
+        plain = nova_test.export(self.path(
+            '- boot: {server: vm1, flavor: pin2}', head=HEAD))
+        self.assertIn("'memory_mb_used': CONF.reserved_host_memory_mb,",
+                      plain)
+        self.assertNotIn('host_config', plain)
+
+    def test_a_confirm_held_on_a_stopped_source(self):
+        # The confirm is cast to the stopped source and runs when it
+        # starts: the start waits for its end.
+        source = self.export(
+            '- boot: {server: vm1, flavor: pin2, host: src}\n'
+            '- migrate: {server: vm1, host: dst}\n'
+            '- stop_compute: src\n'
+            '- confirm: vm1\n'
+            '  error: did not reach its resting state\n'
+            '  expect: {migrations: {vm1: confirming}}\n'
+            '- start_compute: {host: src, config: {compute: '
+            '{cpu_dedicated_set: "3-7,11-15"}}}')
+        self.assertIn(
+            "        # 4. confirm vm1\n"
+            "        self.api.post_server_action(\n"
+            "            self.servers['vm1']['id'], {'confirmResize': None})\n"
+            "        # Cast to the source compute, stopped: it waits on the "
+            "bus for its start.\n"
+            "        self.assertIn(objects.Migration.get_by_id(\n"
+            "            self.context, self._migrations_of('vm1')[-1]['id']\n"
+            "        ).source_compute, ['src'])\n"
+            "        self.assertLatestMigration('vm1', 'confirming')\n",
+            source)
+        self.assertIn(
+            "        self.restart_compute_service('src')\n"
+            "        self._schedule('src')\n"
+            "        # The confirm of vm1 held on its bus runs now: wait for "
+            "its end.\n"
+            "        self._wait_for_event_end(\n"
+            "            self.servers['vm1'], 'confirmResize', "
+            "'compute_confirm_resize')\n", source)
+        self.assertIn('    def _wait_for_event_end(self, server, '
+                      'action_name, event_name):\n', source)
+        self.assertIn('\nimport time\n', source)
 
 
 class LogsTest(test_export.ExportTestCase):
