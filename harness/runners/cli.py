@@ -162,9 +162,11 @@ def build_parser():
     export.add_argument('-o', dest='output', metavar='PATH', default=None,
                         help='write the test there (default: stdout)')
     export.add_argument('--with-harness', action='store_true',
-                        help='let HARNESS_REINTRODUCE=1 put the bug back '
-                        'with its reintroduction fixture (imports the '
-                        'harness)')
+                        help='let the test import the harness where it '
+                        'needs it: HARNESS_REINTRODUCE=1 puts the bug back '
+                        'with its reintroduction fixture (with a bug), and '
+                        'hosts that need different options each get their '
+                        'own (harness.PerHostConfig)')
     sub.add_parser('bugs', help='list the registered bugs',
                    parents=[options.common_options(options.OUTPUT)])
     reproduce = sub.add_parser(
