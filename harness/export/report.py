@@ -73,10 +73,20 @@ def _split(paragraphs):
 
 
 def _exported(path):
+    """The exported test, whether it imports the harness, or the refusal.
+
+    A finding Nova's fixtures alone cannot express (hosts with options of
+    their own) may still export with the harness imported for that one
+    thing (``--with-harness``): a report gives that test rather than none.
+    """
     try:
-        return nova_test.export(path), None
+        return nova_test.export(path), False, None
     except refusal.Refused as exc:
-        return None, str(exc)
+        refused = str(exc)
+    try:
+        return nova_test.export(path, with_harness=True), True, refused
+    except refusal.Refused:
+        return None, False, refused
 
 
 def _indent(text):
@@ -93,7 +103,7 @@ def render(path, outcome):
     described, expected, notes = _split(header(path))
     with open(path) as f:
         scenario_text = f.read()
-    test, refused = _exported(path)
+    test, with_harness, refused = _exported(path)
     summary = '; '.join(scenario.name for scenario in scenarios)
     out = ['Summary: %s' % summary]
     out += _section('Description')
@@ -102,7 +112,16 @@ def render(path, outcome):
     out += ['As a nova-harness scenario (harness run FILE), on the fake '
             'hosts or', 'host profiles it names:', '',
             _indent(scenario_text.rstrip('\n')), '']
-    if test is not None:
+    if test is not None and with_harness:
+        out += ["As a functional test in Nova's tree (harness export "
+                'nova-test --with-harness),', 'which fails on this Nova at '
+                'the same step; run it with python -m testtools.run,',
+                'nova-harness installed: Nova\'s test config is one per '
+                'process, and the', 'hosts here have options of their own '
+                '(harness.PerHostConfig gives each', "compute its own, as "
+                "each has its own nova.conf in a deployment):", '',
+                _indent(test.rstrip('\n'))]
+    elif test is not None:
         out += ["As a functional test in Nova's tree (harness export "
                 'nova-test), which', "fails on this Nova at the same step; "
                 'run it with python -m testtools.run:', '',

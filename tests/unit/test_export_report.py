@@ -26,6 +26,22 @@ steps:
     expect: {allocations: {vm1: {dst: small}}}
 '''
 
+# Two hosts of one profile, the second started again with a CPU set of
+# its own while the first runs on.
+HOSTS_OF_THEIR_OWN = '''\
+name: a host started again with its own CPU set
+hosts:
+  h1: {profile: dev-1s-8c-smt2}
+  h2: {profile: dev-1s-8c-smt2}
+flavors:
+  small: {vcpus: 1, ram: 512, disk: 1}
+steps:
+  - boot: {server: vm1, flavor: small, host: h1}
+  - stop_compute: h2
+  - start_compute: {host: h2, config: {compute: {cpu_dedicated_set: "3-7"}}}
+    expect: {allocations: {vm1: {h1: small}}}
+'''
+
 FAILED = report.Outcome(
     failure='step 3 (confirm vm1): expectations not met:\n'
     '  allocations of migration(vm1): expected nothing, got src: VCPU=1',
@@ -90,6 +106,19 @@ class ReportTest(testing.TestCase):
         self.assertIn("(No Nova functional test: %s: scenario 'resize then "
                       "confirm': step 2 (reboot): no faithful Nova "
                       "translation: step kind 'reboot')" % self.path, steps)
+
+    def test_a_finding_of_hosts_with_options_of_their_own(self):
+        # Refused without the harness (Nova's test config is one per
+        # process): the report gives the test that imports it for that.
+        with open(self.path, 'w') as f:
+            f.write(HOSTS_OF_THEIR_OWN)
+        steps = self.sections(report.render(self.path, FAILED))[
+            'Steps to reproduce']
+        self.assertNotIn('No Nova functional test', steps)
+        self.assertIn('(harness export nova-test --with-harness)', steps)
+        self.assertIn('harness.PerHostConfig gives each', steps)
+        self.assertIn('self.host_config = self.useFixture('
+                      'harness.PerHostConfig())', steps)
 
     def test_actual_result_and_environment_from_the_run(self):
         sections = self.sections(report.render(self.path, FAILED))
