@@ -43,6 +43,17 @@ timeouts: once it has waited ``wait_limit`` seconds in one step (a
 quarter of the cloud's timeout unless given), the step's further
 children that would have to wait are left ``postponed``, for another
 trunk run to fork where they fire.
+
+Nested: a child may itself be a trunk (``nest``, called by its
+``start``): the replay of a depth-2 pair's first injection alone runs
+as its pairs' trunk, forking each where its own steps part from it
+(before a step, or inside one at a passage, as above), so the part of
+the run from the first injection to the second runs once for all of
+them. It forks them one at a time (waiting while one runs: the
+trunk's ``concurrency`` stays the cores in use), and hands their
+results up with its own (``Nested``); the trunk takes them as its own
+children's (``results``, ``done``). Those it could not fork, or whose
+step it never reached, are the trunk's ``unforked``.
 """
 
 import collections
@@ -68,6 +79,20 @@ _select = mode.original('select')
 #: A child's exit status when its run raised (the traceback is on its
 #: standard error).
 CHILD_FAILED = 70
+
+
+class Nested(object):
+    """What a child that was a trunk itself (``Branches.nest``) hands up.
+
+    ``own``: its own result (``result_of``'s); ``results``: its
+    children's, by key; ``unforked``: the keys of the children it did
+    not fork (for the caller to run another way).
+    """
+
+    def __init__(self, own, results, unforked):
+        self.own = own
+        self.results = results
+        self.unforked = unforked
 
 
 def shared_steps(trunk, document):
@@ -140,6 +165,8 @@ class Branches(hooks.Course):
         self.in_child = False
         # In a child forked inside a step: the passage (as text).
         self.forked_at = None
+        # In a child of a nested trunk (``nest``): that trunk's key.
+        self.nested_in = None
         self.concurrency = max(1, concurrency)
         self.wait_limit = wait_limit
         self.stop = stop
@@ -162,15 +189,38 @@ class Branches(hooks.Course):
         self._in_step = None
         self._arming = 0
         self._took_up = None
+        # In a child that is a trunk itself (``nest``): the keys of the
+        # children it was given to fork.
+        self._nested = None
+
+    def nest(self, parts, at_points=None):
+        """In a child (from its ``start``): be the trunk of ``parts``.
+
+        As the constructor's ``parts`` and ``at_points``, in the steps of
+        the scenario the child runs. It forks them one at a time and
+        ends with their results and its own (``Nested``); ``done`` is
+        the trunk's, as it takes them in.
+        """
+        self.parts = {at: list(keys) for at, keys in parts.items()}
+        self.at_points = {at: list(keys)
+                          for at, keys in (at_points or {}).items()}
+        self._nested = [key for keys in self.parts.values()
+                        for key, _start in keys] + [
+            key for keys in self.at_points.values()
+            for key, _start, _injections in keys]
+        self.concurrency = 1
+        self.done = lambda key, result: None
 
     # -- the run's course (hooks.Course) -----------------------------------
 
     def before_step(self, done, cloud):
         """Fork the children that part here; in one, its scenario.
 
-        In a child, end it here if ``stop`` gives its result.
+        In a child, end it here if ``stop`` gives its result (never in
+        a nested trunk: its children's results are still to come).
         """
-        if self.in_child and self.stop is not None:
+        if (self.in_child and self.stop is not None
+                and self._nested is None):
             try:
                 result = self.stop(self._key, done, cloud)
             except BaseException:
@@ -304,7 +354,10 @@ class Branches(hooks.Course):
 
     def _fork(self, key, start, cloud, in_step=False):
         """Fork the child ``key``: None here, its scenario in the child."""
-        out = os.path.join(self._dir, 'result-%d' % self._forks)
+        # A nested trunk's children write beside its parent's: the pid
+        # keeps their names apart.
+        out = os.path.join(self._dir, 'result-%d-%d' % (os.getpid(),
+                                                        self._forks))
         self._forks += 1
         # Here, not at the top: the explorer's plan is loaded by
         # Nova-free unit tests, and forking imports Nova.
@@ -319,9 +372,14 @@ class Branches(hooks.Course):
             self.waited_in_steps += forked_at - waiting
         pid = forking.fork(cloud)
         if pid == 0:
+            self.nested_in = self._key if self._nested is not None else None
             self.in_child, self._key, self._out = True, key, out
             self.parts, self.at_points, self._watching = {}, {}, []
             self._running = collections.OrderedDict()
+            # Its own, if it nests (``nest``).
+            self.results, self.unforked, self.postponed = {}, [], []
+            self.waited = self.waited_in_steps = 0.0
+            self.forked_at = self._nested = None
             _quiet_stdout()
             return start(forked_at)
         self._running[pid] = (key, out)
@@ -346,6 +404,11 @@ class Branches(hooks.Course):
         """End the child with its result written; never returns."""
         try:
             result = self.result_of(self._key, scenario, timeline)
+            if self._nested is not None:
+                self.finish()
+                result = Nested(result, dict(self.results), [
+                    key for key in self._nested
+                    if key not in self.results])
         except BaseException:
             self.child_failed()
         self._write_result(result)
@@ -397,6 +460,13 @@ class Branches(hooks.Course):
         with open(out, 'rb') as source:
             result = pickle.load(source)
         os.unlink(out)
+        if isinstance(result, Nested):
+            # A nested trunk's: its children's results are this one's.
+            for nested_key, nested in result.results.items():
+                self.results[nested_key] = nested
+                self.done(nested_key, nested)
+            self.unforked.extend(result.unforked)
+            result = result.own
         self.results[key] = result
         self.done(key, result)
 

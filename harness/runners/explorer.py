@@ -210,6 +210,9 @@ class Report(object):
     # Replays forked inside the step their injections went before, at
     # the race point where the first fired (``replay_branched``).
     forked_in_step: int = 0
+    # Replays forked from a run of their first injection alone
+    # (``Explorer(nested=True)``).
+    nested: int = 0
     # Scenarios replayed to shrink the failures.
     shrink_replays: int = 0
     # State caching (``Explorer(prune=True)``): replays run to their end,
@@ -315,11 +318,17 @@ class Explorer(object):
         replay whose cloud is, at a step's end, as one already explored
         with the same steps left is not run further; its outcome is that
         one's (``PRUNED``, ``harness.cloud.digest``).
+    :param nested: nested branching (off by default; depth 2, branched,
+        without ``prune``): the pairs whose first injection is the same
+        and whose second goes in a later step are forked from a run of
+        their first injection alone, where their second fires
+        (``replay_branched``), not each from the scenario's run.
     """
 
     def __init__(self, tasks=(), depth=1, reintroduce=None, workers=None,
                  out_dir=None, limit=None, invariants=True, progress=None,
-                 kept_cloud=True, status=None, branch=True, prune=False):
+                 kept_cloud=True, status=None, branch=True, prune=False,
+                 nested=False):
         tasks = ['update_available_resource'] + [
             t for t in tasks if t != 'update_available_resource']
         for task in tasks:
@@ -340,6 +349,7 @@ class Explorer(object):
         self.kept_cloud = kept_cloud
         self.branch = branch
         self.prune = prune
+        self.nested = nested
         # Called with each replay's result as it is known, in this
         # process (``benchmarks/find_speed.py`` times the first failure).
         self.seen = None
@@ -410,7 +420,7 @@ class Explorer(object):
             return self._replay_pruned(
                 plan, [plan.runnable[index] for index in indexes])
         return self._replay_jobs([
-            self._job(plan.scenario, plan.runnable[index])
+            self._nesting(plan.scenario, plan.runnable[index])
             for index in indexes])
 
     def conclude(self, plan, results):
@@ -440,6 +450,8 @@ class Explorer(object):
             report.add_phases(result['phases'])
             if result.get('forked_at'):
                 report.forked_in_step += 1
+            if result.get('nested'):
+                report.nested += 1
             if result['inapplicable']:
                 report.inapplicable += 1
                 continue
@@ -502,6 +514,22 @@ class Explorer(object):
                 'reference': reference, 'record': record,
                 'boundaries': _boundaries(scenario, injections),
                 'first': min(i.at.step for i in injections)}
+        return job
+
+    def _nesting(self, scenario, injections):
+        """``_job``; with ``nested``, a pair's carries its ``single``.
+
+        The document (and ``steps_at``) of the replay of its first
+        injection alone, when its second goes in a later step: its
+        document is then the single's with inject steps put in after the
+        single's own (``replay_branched``).
+        """
+        job = self._job(scenario, injections)
+        if (self.nested and len(injections) == 2
+                and injections[0].at.step < injections[1].at.step):
+            single = self._job(scenario, injections[:1])
+            job['single'] = {'document': single['document'],
+                             'steps_at': single['steps_at']}
         return job
 
     def _plain_job(self, scenario, injections, steps):
@@ -984,6 +1012,8 @@ def _stopper(jobs, phases, watch, recorded):
     its result: that of the trunk, which passed.
     """
     def stop(number, done, cloud):
+        if not isinstance(number, int):
+            return None
         pruning = jobs[number].get('pruning')
         if not pruning or watch.failed:
             return None
@@ -1029,7 +1059,7 @@ def branchable(jobs):
 
 def replay_branched(jobs, pool=None, done=None, record=False,
                     concurrency=1, at_points=None, wait_limit=None,
-                    seen=None):
+                    seen=None, nested=True):
     """``replay`` each of ``jobs`` (``branchable``), as branches of one run.
 
     The trunk is the jobs' scenario as recorded (``base``); each job
@@ -1054,6 +1084,15 @@ def replay_branched(jobs, pool=None, done=None, record=False,
     what Nova and the libraries do once per process on first use (SQL
     compiled, modules imported, caches filled) would otherwise be done
     again in every child, after its fork.
+
+    Nested (``nested``, and jobs that carry a ``single``: the document
+    and ``steps_at`` of the replay of their first injection alone): two
+    or more jobs whose documents are their ``single``'s with inject
+    steps put in after its own are forked from a run of that single
+    instead, itself a child of the trunk (``Branches.nest``,
+    ``_nests``): the steps from the first injection to the second run
+    once for all of them. The single's own result is not one of the
+    results; its time is counted in its first job's phases.
     """
     done = done or (lambda failed: None)
     if at_points is None:
@@ -1066,28 +1105,62 @@ def replay_branched(jobs, pool=None, done=None, record=False,
     phases = phases_mod.Phases(trunk_steps, [])
     trunk_scenario = _parse(trunk) if at_points else None
     parts, in_steps = {}, {}
-    for number, job in enumerate(jobs):
-        at = branching.shared_steps(job['base'], job['document'])
+
+    def plan(number, job, base, base_scenario, parts, in_steps,
+             nest=None):
+        """Fork ``job`` (``number``) from a run of ``base``: where."""
+        at = branching.shared_steps(base, job['document'])
         scenario = _parse(job)
-        injections = (_injected_at(trunk_scenario, scenario, at)
+        injections = (_injected_at(base_scenario, scenario, at)
                       if at_points else None)
 
         def start(forked_at, scenario=scenario, at=at):
             phases.branched(at, forked_at)
+            if nest is not None:
+                branches.nest(*nest)
             return scenario
         if injections:
             in_steps.setdefault(at, []).append((number, start, injections))
         else:
             parts.setdefault(at, []).append((number, start))
 
+    nests = _nests(jobs) if nested else []
+    in_nests = {number for _single, numbers in nests for number in numbers}
+    for number, job in enumerate(jobs):
+        if number not in in_nests:
+            plan(number, job, job['base'], trunk_scenario, parts, in_steps)
+    for index, (single, numbers) in enumerate(nests):
+        # The single's run is its jobs' trunk: a child of this one.
+        single_job = dict(jobs[numbers[0]], document=single['document'],
+                          steps_at=single['steps_at'])
+        single_scenario = _parse(single_job)
+        own_parts, own_in_steps = {}, {}
+        for number in numbers:
+            plan(number, jobs[number], single['document'], single_scenario,
+                 own_parts, own_in_steps)
+        plan(('nested', index), single_job, single_job['base'],
+             trunk_scenario, parts, in_steps,
+             nest=(own_parts, own_in_steps))
+
     watch, recorded = _Watch(), {}
 
     def result_of(number, scenario, timeline):
+        if not isinstance(number, int):
+            # A nested trunk (a single): only its own time counts, not
+            # its waits for its children (they count their own).
+            own = phases.seconds()
+            own['steps'] = max(0.0, own['steps'] - branches.waited_in_steps)
+            own['other'] = max(0.0, own['other'] - (
+                branches.waited - branches.waited_in_steps))
+            return {'phases': own}
         return dict(_result(scenario, timeline, phases, record),
                     forked_at=branches.forked_at,
+                    nested=branches.nested_in is not None,
                     digests=recorded.get(number, {}))
 
     def ended(number, result):
+        if not isinstance(number, int):
+            return
         if seen is not None:
             seen(result)
         done(failed=result['failed'])
@@ -1110,22 +1183,72 @@ def replay_branched(jobs, pool=None, done=None, record=False,
     shared['other'] = max(0.0, shared['other'] - (
         branches.waited - branches.waited_in_steps))
     results = [branches.results.get(number) for number in range(len(jobs))]
+    for index, (_single, numbers) in enumerate(nests):
+        own = branches.results.get(('nested', index))
+        taken = [number for number in numbers if results[number]]
+        if own is not None and taken:
+            for name, seconds in own['phases'].items():
+                results[taken[0]]['phases'][name] += seconds
+    # A nested trunk not forked: its jobs run as the others not forked.
+    unforked = [number for number in branches.unforked
+                if isinstance(number, int)]
+    postponed = [number for number in branches.postponed
+                 if isinstance(number, int)]
+    for index, (_single, numbers) in enumerate(nests):
+        if ('nested', index) in branches.unforked:
+            unforked.extend(numbers)
+        if ('nested', index) in branches.postponed:
+            postponed.extend(numbers)
     # Another trunk run for those not forked: before their step, or (a
     # free core too late) where they fire; each run forks at least the
     # first of each step.
-    for again, where in ((branches.unforked, False),
-                         (branches.postponed, True)):
+    for again, where in ((unforked, False), (postponed, True)):
         again = sorted(again)
         if not again:
             continue
         for number, result in zip(again, replay_branched(
                 [jobs[number] for number in again], pool=pool, done=done,
                 record=record, concurrency=concurrency, at_points=where,
-                wait_limit=wait_limit, seen=seen)):
+                wait_limit=wait_limit, seen=seen, nested=False)):
             results[number] = result
     for name in ('reset', 'prefix', 'other'):
         results[0]['phases'][name] += shared[name]
     return results
+
+
+def _nests(jobs):
+    """The jobs to fork from runs of their first injection alone.
+
+    ``[(single, [job numbers]), ...]``: for each ``single`` (a job's, see
+    ``replay_branched``) two or more jobs carry, those whose documents
+    are the single's up to the end of its own inject steps (their
+    second injection goes in later, in a later step). One job alone
+    gains nothing: the single's run would be its own from its first
+    injection to its second.
+    """
+    found = []
+    for number, job in enumerate(jobs):
+        single = job.get('single')
+        if single is None:
+            continue
+        base = job['base']
+        parted = branching.shared_steps(base, single['document'])
+        if parted is None:
+            continue
+        # The single's own steps: the trunk's, with its inject steps.
+        own = parted + (len(single['document']['steps'])
+                        - len(base['steps']))
+        at = branching.shared_steps(single['document'], job['document'])
+        if at is None or at <= own:
+            continue
+        for other, numbers in found:
+            if other == single:
+                numbers.append(number)
+                break
+        else:
+            found.append((single, [number]))
+    return [(single, numbers) for single, numbers in found
+            if len(numbers) > 1]
 
 
 def _injected_at(trunk, scenario, at):
