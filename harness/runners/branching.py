@@ -199,7 +199,10 @@ class Branches(hooks.Course):
         As the constructor's ``parts`` and ``at_points``, in the steps of
         the scenario the child runs. It forks them one at a time and
         ends with their results and its own (``Nested``); ``done`` is
-        the trunk's, as it takes them in.
+        the trunk's, as it takes them in. It ends before the step after
+        which it has none left to fork: the rest of its run is no one's
+        (its own result is then ``result_of(key, None, None)``: the
+        caller reads only its time from it).
         """
         self.parts = {at: list(keys) for at, keys in parts.items()}
         self.at_points = {at: list(keys)
@@ -237,6 +240,10 @@ class Branches(hooks.Course):
         if self._watching:
             self._in_step = (cloud, done)
             cloud.race.on_passage = self._passing
+        elif self._nested is not None and not (self.parts
+                                               or self.at_points):
+            # A nested trunk with all its children forked and ended.
+            self.child_done(None, None)
         return None
 
     def after_operation(self, step, cloud):

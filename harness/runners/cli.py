@@ -141,7 +141,7 @@ def build_parser():
     explore.add_argument('--nested', action='store_true',
                          help='depth 2: fork the pairs that share their '
                          'first injection from one replay of it, where '
-                         'their second fires (not with --prune)')
+                         'their second fires')
     explore.add_argument('--shard', metavar='I/N', default=None,
                          help='replay only shard I of N (from 0) of the '
                          'interleavings; write OUT/shard-I-of-N.json')

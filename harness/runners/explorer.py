@@ -318,11 +318,12 @@ class Explorer(object):
         replay whose cloud is, at a step's end, as one already explored
         with the same steps left is not run further; its outcome is that
         one's (``PRUNED``, ``harness.cloud.digest``).
-    :param nested: nested branching (off by default; depth 2, branched,
-        without ``prune``): the pairs whose first injection is the same
-        and whose second goes in a later step are forked from a run of
-        their first injection alone, where their second fires
-        (``replay_branched``), not each from the scenario's run.
+    :param nested: nested branching (off by default; depth 2, branched;
+        with ``prune``, of the pairs it runs): the pairs whose first
+        injection is the same and whose second goes in a later step are
+        forked from a run of their first injection alone, where their
+        second fires (``replay_branched``), not each from the
+        scenario's run.
     """
 
     def __init__(self, tasks=(), depth=1, reintroduce=None, workers=None,
@@ -516,7 +517,7 @@ class Explorer(object):
                 'first': min(i.at.step for i in injections)}
         return job
 
-    def _nesting(self, scenario, injections):
+    def _nesting(self, scenario, injections, reference=None):
         """``_job``; with ``nested``, a pair's carries its ``single``.
 
         The document (and ``steps_at``) of the replay of its first
@@ -524,7 +525,7 @@ class Explorer(object):
         document is then the single's with inject steps put in after the
         single's own (``replay_branched``).
         """
-        job = self._job(scenario, injections)
+        job = self._job(scenario, injections, reference)
         if (self.nested and len(injections) == 2
                 and injections[0].at.step < injections[1].at.step):
             single = self._job(scenario, injections[:1])
@@ -585,7 +586,7 @@ class Explorer(object):
             else:
                 results[number] = found
         ran = self._replay_jobs([
-            self._job(scenario, chosen[number], reference)
+            self._nesting(scenario, chosen[number], reference)
             for number in to_run])
         for number, result in zip(to_run, ran):
             results[number] = result

@@ -17,6 +17,14 @@ forks them before the step, where no fork could be taken. Under native
 threading no fork is taken inside a step (``forking.safe_here``): every
 replay forks before its step, and the same proof holds for those.
 
+Nested (``Explorer(nested=True)``): depth-2 pairs that share their
+first injection, at the resize, and put their second at the confirm
+fork from a run of their first injection alone, itself forked from the
+trunk (inside the resize, where it fires, under eventlet), at the
+point where their second fires; the same proof holds for those, and
+for those left to a trunk run that forks them before their step, where
+no fork could be taken.
+
 Shrinking branches too (``shrinking.Shrinker``): a round replays every
 removal of a block of steps at once, forked from one run of the steps,
 and keeps the first that fails alike in the order a one-by-one search
@@ -194,6 +202,88 @@ class TestBranchedReplays(testing.TestCase):
             self.assertRaisesRegex(
                 errors.HarnessError, 'ended with status 70',
                 explorer.replay_branched, jobs, pool=explore._pool)
+
+
+class TestNestedBranches(testing.TestCase):
+
+    def test_nested_replays_are_the_replays_from_the_start(self):
+        scenario = scenario_mod.load(SCENARIO)[0]
+        explore = explorer.Explorer(reintroduce='1944759', workers=2,
+                                    depth=2, nested=True)
+        with explore.kept():
+            plan = explore.plan(scenario)
+            later = [pair for pair in plan.runnable
+                     if (pair[0].at.step, pair[1].at.step) == (2, 3)]
+            # The bug's window first (its pairs fail), and another resize
+            # point; each with three confirm points, the second's all
+            # but the first's first.
+            firsts = list(dict.fromkeys(pair[0] for pair in later))
+            window = [first for first in firsts
+                      if first.at.point == 'finish_resize'
+                      and first.at.when == 'before'
+                      and first.hosts == ('source',)]
+            firsts = window + [first for first in firsts
+                               if first not in window][4:5]
+            chosen = [pair for number, first in enumerate(firsts)
+                      for pair in [pair for pair in later
+                                   if pair[0] == first][::4][
+                                       number:number + 3]]
+            jobs = [explore._nesting(scenario, pair) for pair in chosen]
+            self.assertEqual(6, len(jobs))
+            self.assertEqual(2, len(explorer._nests(jobs)))
+            # Under eventlet, no fork can be taken at the first pair's
+            # confirm point (a call of eventlet's thread pool seems in
+            # flight there): it is left to another trunk run.
+            busy_at = (chosen[0][1].at.point, chosen[0][1].at.when)
+            self.assertNotIn(busy_at, [
+                (pair[1].at.point, pair[1].at.when) for pair in chosen[1:]])
+            real_at_passage = branching.Branches.at_passage
+
+            def at_passage(branches, passage, cloud):
+                busy = int(branches.nested_in is None
+                           and branches.in_child
+                           and (passage.point, passage.when) == busy_at)
+                cloud.activity.native_calls += busy
+                try:
+                    return real_at_passage(branches, passage, cloud)
+                finally:
+                    cloud.activity.native_calls -= busy
+
+            self.useFixture(fixtures.MonkeyPatch(
+                'harness.runners.branching.Branches.at_passage', at_passage))
+            branched = explorer.replay_branched(jobs, pool=explore._pool,
+                                                record=True, concurrency=2)
+            from_start = [explorer.replay(job, record=True,
+                                          pool=explore._pool)
+                          for job in jobs]
+        self.assertIn(True, [result['failed'] for result in from_start])
+        self.assertIn(False, [result['failed'] for result in from_start])
+        for pair, ours, theirs in zip(chosen, branched, from_start):
+            where = ' + '.join(str(i) for i in pair)
+            for key in ('failed', 'step', 'label', 'inapplicable',
+                        'points', 'timeline'):
+                self.assertEqual(theirs.get(key), ours.get(key),
+                                 '%s: %s differs' % (where, key))
+            self.assertEqual(
+                [(p.check, p.subject, p.expected, p.actual)
+                 for p in theirs['problems']],
+                [(p.check, p.subject, p.expected, p.actual)
+                 for p in ours['problems']], where)
+        nested = [result['nested'] for result in branched]
+        if mode.THREADING:
+            # Every fork before a step: each pair from its single's run.
+            self.assertEqual([True] * 6, nested)
+            self.assertEqual([None] * 6,
+                             [result['forked_at'] for result in branched])
+            return
+        # The first left to another trunk run, forked before the
+        # confirm; the others from their single's run, at their point.
+        self.assertEqual([False] + [True] * 5, nested)
+        self.assertEqual(
+            [None] + ['%s %s on' % (pair[1].at.when, pair[1].at.point)
+                      for pair in chosen[1:]],
+            [result['forked_at'] and ' '.join(
+                result['forked_at'].split()[:3]) for result in branched])
 
 
 class TestForkedWhileMoving(testing.TestCase):
