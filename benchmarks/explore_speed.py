@@ -47,7 +47,7 @@ mode, each in a process of its own, and ends with both rates side by side
         [--only branched|from-start] [--scenario FILE [--name NAME]]
         [--concurrency threading|eventlet|both]
     python benchmarks/explore_speed.py --depth 2 [--pruning] ...
-    python benchmarks/explore_speed.py --nested [full|pruned] [--limit N]
+    python benchmarks/explore_speed.py --nested [full|pruned] [--every N]
 """
 
 import argparse
@@ -113,6 +113,10 @@ def main(argv=None):
     parser.add_argument('--limit', type=int, default=None,
                         help='with --pruning or --nested: the first N '
                         'interleavings')
+    parser.add_argument('--every', type=int, default=None,
+                        help='with --pruning or --nested: every N-th '
+                        'runnable interleaving only (a share spread over '
+                        'the plan)')
     parser.add_argument('--nested', nargs='?', const='full', default=None,
                         choices=('full', 'pruned'),
                         help='compare the exploration not nested and nested '
@@ -225,12 +229,13 @@ def _pruning(args, modes=(('full', {}), ('pruned', {'prune': True})),
         found = {}
         for mode, options in modes:
             with tempfile.TemporaryDirectory() as out:
-                report = explorer.Explorer(
+                report = _explore(explorer.Explorer(
                     depth=args.depth or default_depth,
                     reintroduce=args.reintroduce,
                     workers=args.workers, out_dir=out, limit=args.limit,
                     invariants=not args.no_invariants,
-                    progress=lambda line: None, **options).explore(scenario)
+                    progress=lambda line: None, **options), scenario,
+                    args.every)
                 found[mode] = explorer.comparable(report)
             seconds[mode] += report.seconds
             print('%s: %s' % (mode, report.summary()))
@@ -251,6 +256,21 @@ def _pruning(args, modes=(('full', {}), ('pruned', {'prune': True})),
     print('%s/%s time: %.2f' % (names[1], names[0],
                                 seconds[names[1]] / seconds[names[0]]))
     return 0 if equal else 1
+
+
+def _explore(explore, scenario, every):
+    """``explore.explore(scenario)``, of every ``every``-th interleaving."""
+    if every is None:
+        return explore.explore(scenario)
+    started = time.monotonic()
+    with explore.kept():
+        plan = explore.plan(scenario)
+        plan.runnable = plan.runnable[::every]
+        plan.candidates = len(plan.runnable)
+        results = explore.replay_plan(plan, range(len(plan.runnable)))
+        report = explore.conclude(plan, results)
+    report.seconds = time.monotonic() - started
+    return report
 
 
 class _ShrinkReplays(object):
