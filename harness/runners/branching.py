@@ -290,10 +290,31 @@ class Branches(hooks.Course):
             from harness.runners import runner
             armed = [(step, runner.execute(cloud, step))
                      for step in scenario.steps[done:done + self._arming]]
+            if self._took_up is not None:
+                # Forked by a nested trunk inside the step: what the
+                # trunk armed at its own passage is armed for this
+                # child too, by the child's steps after its own.
+                armed.extend(self._armed_before(scenario, done + len(armed)))
             self._took_up = (scenario, armed)
+            if self._watching:
+                # A nested trunk: its children fire later in the step.
+                cloud.race.on_passage = self._passing
         except BaseException:
             # Inside Nova's code: nothing there may see it.
             self.child_failed()
+
+    def _armed_before(self, scenario, at):
+        """The nested trunk's armed steps, as ``scenario``'s from ``at``."""
+        armed = []
+        for number, (step, what) in enumerate(self._took_up[1]):
+            ours = scenario.steps[at + number]
+            if ours.raw != step.raw:
+                raise errors.HarnessError(
+                    'a replay forked inside step %d does not arm what its '
+                    'nested trunk armed: %r, not %r'
+                    % (at, ours.raw, step.raw))
+            armed.append((ours, what))
+        return armed
 
     def at_passage(self, passage, cloud):
         """Fork the children whose first injection fires at ``passage``.
@@ -318,43 +339,75 @@ class Branches(hooks.Course):
     def _at_passage(self, passage, cloud):
         # Here, not at the top, as forking (below).
         from harness.cloud import race
-        found = [child for child in self._watching
-                 if any(race.matches(passage, *injection)
-                        for injection in child[2])]
+
+        def fires(injections):
+            return any(race.matches(passage, *injection)
+                       for injection in injections)
+        found = [child for child in self._watching if fires(child[2])]
         if not found:
             return None
         # Here or never: a later passage is not where they fire.
         self._watching = [child for child in self._watching
                           if child not in found]
+        handed = self._handed(found, fires)
+        taken = {one[0] for ones in handed.values() for one in ones}
+        found = [child for child in found if child[0] not in taken]
         limit = self.wait_limit
         if limit is None:
             limit = cloud.timeout / 4.0
         from harness.cloud import forking
-        for key, start, injections in found:
+        for child in found:
+            key, start, injections = child[:3]
+            passed_on = [one[0] for one in handed.get(key, ())]
             if not forking.safe_here(cloud):
-                self.unforked.append(key)
+                self.unforked.extend([key] + passed_on)
                 continue
             if (len(self._running) >= self.concurrency
                     and self._waited_in_step >= limit
                     and self._forked_in_step):
                 # The first of the step always forks: another run of the
                 # trunk takes the postponed on from there.
-                self.postponed.append(key)
+                self.postponed.extend([key] + passed_on)
                 continue
             scenario = self._fork(key, start, cloud, in_step=True)
             if scenario is not None:
                 self.forked_at = str(passage)
                 self._arming = len(injections)
+                # A nested trunk watches the rest of the step for the
+                # children handed to it.
+                self._watching = list(handed.get(key, ()))
+                if self._nested is not None:
+                    self._nested.extend(passed_on)
                 return scenario
             self._forked_in_step += 1
         return None
+
+    def _handed(self, found, fires):
+        """Of the children ``found`` at a passage, those a trunk takes.
+
+        ``{nested trunk's key: [(key, start, second injections), ...]}``:
+        a child whose ``at_points`` entry names a nested trunk found at
+        the same passage, and whose own second injections do not fire
+        here: it is that trunk's, forked where they fire later in the
+        step (its first injections are the trunk's, armed here).
+        """
+        here = {child[0] for child in found}
+        handed = {}
+        for child in found:
+            if len(child) < 4:
+                continue
+            under, second = child[3]
+            if under in here and not fires(second):
+                handed.setdefault(under, []).append(
+                    (child[0], child[1], second))
+        return handed
 
     def step_ended(self):
         """In the trunk, after a step: children whose passage never came.
 
         Raises what went wrong with a child meanwhile.
         """
-        self.unforked.extend(key for key, _start, _inj in self._watching)
+        self.unforked.extend(child[0] for child in self._watching)
         self._watching = []
         if self._failure is not None:
             raise self._failure

@@ -527,7 +527,7 @@ class Explorer(object):
         """
         job = self._job(scenario, injections, reference)
         if (self.nested and len(injections) == 2
-                and injections[0].at.step < injections[1].at.step):
+                and injections[0].at.step <= injections[1].at.step):
             single = self._job(scenario, injections[:1])
             job['single'] = {'document': single['document'],
                              'steps_at': single['steps_at']}
@@ -1108,8 +1108,15 @@ def replay_branched(jobs, pool=None, done=None, record=False,
     parts, in_steps = {}, {}
 
     def plan(number, job, base, base_scenario, parts, in_steps,
-             nest=None):
-        """Fork ``job`` (``number``) from a run of ``base``: where."""
+             nest=None, under=None):
+        """Fork ``job`` (``number``) from a run of ``base``.
+
+        Where: before a step, or inside it (``at_points``); the step,
+        and whether inside. ``under``: ``(nested trunk's key, how many
+        of the job's own inject steps are its second injection's)``: a
+        job forked inside the step that nested trunk's first injection
+        is put before, and by it if it forks there (``Branches``).
+        """
         at = branching.shared_steps(base, job['document'])
         scenario = _parse(job)
         injections = (_injected_at(base_scenario, scenario, at)
@@ -1121,27 +1128,41 @@ def replay_branched(jobs, pool=None, done=None, record=False,
                 branches.nest(*nest)
             return scenario
         if injections:
-            in_steps.setdefault(at, []).append((number, start, injections))
+            entry = (number, start, injections)
+            if under is not None:
+                entry += ((under[0], injections[:under[1]]),)
+            in_steps.setdefault(at, []).append(entry)
         else:
             parts.setdefault(at, []).append((number, start))
+        return at, bool(injections)
 
-    nests = _nests(jobs) if nested else []
-    in_nests = {number for _single, numbers in nests for number in numbers}
+    nests = _nests(jobs, same_step=at_points) if nested else []
+    in_nests = {number for _single, later, same in nests
+                for number in later + same}
     for number, job in enumerate(jobs):
         if number not in in_nests:
             plan(number, job, job['base'], trunk_scenario, parts, in_steps)
-    for index, (single, numbers) in enumerate(nests):
+    for index, (single, later, same) in enumerate(nests):
         # The single's run is its jobs' trunk: a child of this one.
-        single_job = dict(jobs[numbers[0]], document=single['document'],
+        single_job = dict(jobs[(later + same)[0]],
+                          document=single['document'],
                           steps_at=single['steps_at'])
         single_scenario = _parse(single_job)
         own_parts, own_in_steps = {}, {}
-        for number in numbers:
+        for number in later:
             plan(number, jobs[number], single['document'], single_scenario,
                  own_parts, own_in_steps)
-        plan(('nested', index), single_job, single_job['base'],
-             trunk_scenario, parts, in_steps,
-             nest=(own_parts, own_in_steps))
+        key = ('nested', index)
+        at, inside = plan(key, single_job, single_job['base'],
+                          trunk_scenario, parts, in_steps,
+                          nest=(own_parts, own_in_steps))
+        for number in same:
+            # In the single's step: forked by its run inside the step if
+            # it forks there, after it, else by this one.
+            second = (len(jobs[number]['document']['steps'])
+                      - len(single['document']['steps']))
+            plan(number, jobs[number], jobs[number]['base'], trunk_scenario,
+                 parts, in_steps, under=(key, second) if inside else None)
 
     watch, recorded = _Watch(), {}
 
@@ -1184,9 +1205,9 @@ def replay_branched(jobs, pool=None, done=None, record=False,
     shared['other'] = max(0.0, shared['other'] - (
         branches.waited - branches.waited_in_steps))
     results = [branches.results.get(number) for number in range(len(jobs))]
-    for index, (_single, numbers) in enumerate(nests):
+    for index, (_single, later, same) in enumerate(nests):
         own = branches.results.get(('nested', index))
-        taken = [number for number in numbers if results[number]]
+        taken = [number for number in later + same if results[number]]
         if own is not None and taken:
             for name, seconds in own['phases'].items():
                 results[taken[0]]['phases'][name] += seconds
@@ -1195,16 +1216,17 @@ def replay_branched(jobs, pool=None, done=None, record=False,
                 if isinstance(number, int)]
     postponed = [number for number in branches.postponed
                  if isinstance(number, int)]
-    for index, (_single, numbers) in enumerate(nests):
+    for index, (_single, later, _same) in enumerate(nests):
+        # Those of the same step as the single's are in the lists.
         if ('nested', index) in branches.unforked:
-            unforked.extend(numbers)
+            unforked.extend(later)
         if ('nested', index) in branches.postponed:
-            postponed.extend(numbers)
+            postponed.extend(later)
     # Another trunk run for those not forked: before their step, or (a
     # free core too late) where they fire; each run forks at least the
     # first of each step.
     for again, where in ((unforked, False), (postponed, True)):
-        again = sorted(again)
+        again = sorted(set(again))
         if not again:
             continue
         for number, result in zip(again, replay_branched(
@@ -1217,39 +1239,60 @@ def replay_branched(jobs, pool=None, done=None, record=False,
     return results
 
 
-def _nests(jobs):
+def _nests(jobs, same_step=True):
     """The jobs to fork from runs of their first injection alone.
 
-    ``[(single, [job numbers]), ...]``: for each ``single`` (a job's, see
-    ``replay_branched``) two or more jobs carry, those whose documents
-    are the single's up to the end of its own inject steps (their
-    second injection goes in later, in a later step). One job alone
-    gains nothing: the single's run would be its own from its first
-    injection to its second.
+    ``[(single, later, same), ...]``: for each ``single`` (a job's, see
+    ``replay_branched``) two or more jobs carry, the numbers of those
+    whose documents are the single's with inject steps put in: after
+    its own (``later``: their second injection goes in a later step),
+    or, with ``same_step``, just before its own (``same``: in its step).
+    One job alone gains nothing: the single's run would be its own
+    from its first injection to its second.
     """
     found = []
     for number, job in enumerate(jobs):
         single = job.get('single')
-        if single is None:
+        where = single and _nested_where(job, single['document'])
+        if where is None or (where == 'same' and not same_step):
             continue
-        base = job['base']
-        parted = branching.shared_steps(base, single['document'])
-        if parted is None:
-            continue
-        # The single's own steps: the trunk's, with its inject steps.
-        own = parted + (len(single['document']['steps'])
-                        - len(base['steps']))
-        at = branching.shared_steps(single['document'], job['document'])
-        if at is None or at <= own:
-            continue
-        for other, numbers in found:
+        for other, later, same in found:
             if other == single:
-                numbers.append(number)
+                (later if where == 'later' else same).append(number)
                 break
         else:
-            found.append((single, [number]))
-    return [(single, numbers) for single, numbers in found
-            if len(numbers) > 1]
+            found.append((single, [number] if where == 'later' else [],
+                          [number] if where == 'same' else []))
+    return [(single, later, same) for single, later, same in found
+            if len(later) + len(same) > 1]
+
+
+def _nested_where(job, single):
+    """Where ``job``'s document puts inject steps in ``single``'s.
+
+    ``'later'`` after the single's own, ``'same'`` just before them
+    (both before one step), None if it is not the single's with inject
+    steps put in there.
+    """
+    base = job['base']
+    parted = branching.shared_steps(base, single)
+    if parted is None:
+        return None
+    # The single's own steps: the trunk's, with its inject steps.
+    own = parted + len(single['steps']) - len(base['steps'])
+    at = branching.shared_steps(single, job['document'])
+    if at is None:
+        return None
+    if at > own:
+        return 'later'
+    steps = job['document']['steps']
+    extra = len(steps) - len(single['steps'])
+    if (at == parted and extra > 0
+            and steps[parted + extra:] == single['steps'][parted:]
+            and all(list(step) == ['inject']
+                    for step in steps[parted:parted + extra])):
+        return 'same'
+    return None
 
 
 def _injected_at(trunk, scenario, at):

@@ -338,12 +338,24 @@ class TestNested(testing.TestCase):
             [list(step)[0] for step in single['document']['steps']])
         self.assertEqual([1, 3, 4], single['steps_at'])
         # The first two share it; the third's first is alone.
-        self.assertEqual([(single, [0, 1])], explorer._nests(jobs))
+        self.assertEqual([(single, [0, 1], [])], explorer._nests(jobs))
 
-    def test_pairs_in_one_step_or_not_nested_do_not(self):
-        one_step = self._jobs([(self.resize, self.resize_later)] * 2)
-        self.assertNotIn('single', one_step[0])
-        self.assertEqual([], explorer._nests(one_step))
+    def test_pairs_in_one_step_nest_where_steps_fork_inside(self):
+        jobs = self._jobs([(self.resize, self.resize_later),
+                           (self.resize, self.confirm),
+                           (self.confirm, self.confirm_later)])
+        single = jobs[0]['single']
+        self.assertEqual(single, jobs[1]['single'])
+        # The second's inject step before the first's: both before the
+        # resize, in the order the pair's document has them.
+        self.assertEqual(
+            ['boot', 'inject', 'inject', 'resize', 'confirm'],
+            [list(step)[0] for step in jobs[0]['document']['steps']])
+        self.assertEqual([(single, [1], [0])], explorer._nests(jobs))
+        # Where no fork is taken inside a step, one pair is left.
+        self.assertEqual([], explorer._nests(jobs, same_step=False))
+
+    def test_pairs_not_nested_do_not(self):
         plain = self._jobs([(self.resize, self.confirm),
                             (self.resize, self.confirm_later)],
                            nested=False)
