@@ -52,8 +52,14 @@ the run from the first injection to the second runs once for all of
 them. It forks them one at a time (waiting while one runs: the
 trunk's ``concurrency`` stays the cores in use), and hands their
 results up with its own (``Nested``); the trunk takes them as its own
-children's (``results``, ``done``). Those it could not fork, or whose
-step it never reached, are the trunk's ``unforked``.
+children's (``results``, ``done``). A nested trunk forked inside a
+step is handed the trunk's ``at_points`` children that name it (see
+``at_points``) and are found at its passage, unless their second
+injections fire there too: it watches the rest of the step and forks
+each where those fire; that child arms them, and takes what its nested
+trunk armed as its own steps after them. The children a nested trunk
+could not fork, or whose step it never reached, are the trunk's
+``unforked``.
 """
 
 import collections
@@ -137,7 +143,11 @@ class Branches(hooks.Course):
         first passage one of ``injections`` matches (each ``(point, when,
         host, server)``, as ``race.matches`` takes them). The scenario
         ``start(forked_at)`` returns is the trunk's with steps that only
-        arm those injections put in before that step.
+        arm those injections put in before that step. An entry may have
+        a fourth item, ``(key of a nested trunk, second injections)``:
+        the child is that trunk's to fork, where its ``second
+        injections`` fire, if that trunk forks at the same passage (see
+        the module docstring).
     :param wait_limit: seconds the trunk may wait for a free core inside
         one step (see the module docstring).
     :param stop: ``stop(key, done, cloud)``, in a child before each of
@@ -207,10 +217,9 @@ class Branches(hooks.Course):
         self.parts = {at: list(keys) for at, keys in parts.items()}
         self.at_points = {at: list(keys)
                           for at, keys in (at_points or {}).items()}
-        self._nested = [key for keys in self.parts.values()
-                        for key, _start in keys] + [
-            key for keys in self.at_points.values()
-            for key, _start, _injections in keys]
+        self._nested = [child[0] for children in (
+            list(self.parts.values()) + list(self.at_points.values()))
+            for child in children]
         self.concurrency = 1
         self.done = lambda key, result: None
 

@@ -320,10 +320,9 @@ class Explorer(object):
         one's (``PRUNED``, ``harness.cloud.digest``).
     :param nested: nested branching (off by default; depth 2, branched;
         with ``prune``, of the pairs it runs): the pairs whose first
-        injection is the same and whose second goes in a later step are
-        forked from a run of their first injection alone, where their
-        second fires (``replay_branched``), not each from the
-        scenario's run.
+        injection is the same are forked from a run of their first
+        injection alone, where their second fires (``replay_branched``),
+        not each from the scenario's run.
     """
 
     def __init__(self, tasks=(), depth=1, reintroduce=None, workers=None,
@@ -521,9 +520,9 @@ class Explorer(object):
         """``_job``; with ``nested``, a pair's carries its ``single``.
 
         The document (and ``steps_at``) of the replay of its first
-        injection alone, when its second goes in a later step: its
-        document is then the single's with inject steps put in after the
-        single's own (``replay_branched``).
+        injection alone: the pair's is the single's with the second's
+        inject steps put in, after the single's own or (both before one
+        step) just before them (``replay_branched``, ``_nests``).
         """
         job = self._job(scenario, injections, reference)
         if (self.nested and len(injections) == 2
@@ -1089,10 +1088,13 @@ def replay_branched(jobs, pool=None, done=None, record=False,
     Nested (``nested``, and jobs that carry a ``single``: the document
     and ``steps_at`` of the replay of their first injection alone): two
     or more jobs whose documents are their ``single``'s with inject
-    steps put in after its own are forked from a run of that single
-    instead, itself a child of the trunk (``Branches.nest``,
-    ``_nests``): the steps from the first injection to the second run
-    once for all of them. The single's own result is not one of the
+    steps put in are forked from a run of that single instead, itself a
+    child of the trunk (``Branches.nest``, ``_nests``): the steps from
+    the first injection to the second run once for all of them. Those
+    whose inject steps go before the single's own step are handed to
+    the single's run inside that step if it forks there (with
+    ``at_points``; ``Branches``' ``at_points`` entries that name it),
+    else forked by the trunk. The single's own result is not one of the
     results; its time is counted in its first job's phases.
     """
     done = done or (lambda failed: None)
