@@ -29,6 +29,15 @@ pruned and why, the wall time; then whether both found the same
 outcomes (every verdict, signature and shrunk reproducer:
 ``explorer.comparable``), and last ``pruned/full time: X``.
 
+``--nested`` (``--nested pruned``) explores at depth 2 (or ``--depth``)
+twice instead, both branched and in full (both with state caching):
+plainly, every pair forked from the scenario's run, and with nested
+branching (``Explorer(nested=True)``: pairs forked from a run of their
+first injection alone); for each the replays run, how many forked
+nested, the wall time and the load average; then whether both found the
+same outcomes (``explorer.comparable``), and last ``nested/plain time:
+X``.
+
 ``--concurrency threading|eventlet`` runs Nova in that mode (default:
 the installed release's); ``--concurrency both`` runs the bench once per
 mode, each in a process of its own, and ends with both rates side by side
@@ -38,6 +47,7 @@ mode, each in a process of its own, and ends with both rates side by side
         [--only branched|from-start] [--scenario FILE [--name NAME]]
         [--concurrency threading|eventlet|both]
     python benchmarks/explore_speed.py --depth 2 [--pruning] ...
+    python benchmarks/explore_speed.py --nested [full|pruned] [--every N]
 """
 
 import argparse
@@ -101,8 +111,22 @@ def main(argv=None):
                         help='compare the full and the pruned exploration '
                         '(at --depth, 1 unless given)')
     parser.add_argument('--limit', type=int, default=None,
-                        help='with --pruning: the first N interleavings')
+                        help='with --pruning or --nested: the first N '
+                        'interleavings')
+    parser.add_argument('--every', type=int, default=None,
+                        help='with --pruning or --nested: every N-th '
+                        'runnable interleaving only (a share spread over '
+                        'the plan)')
+    parser.add_argument('--nested', nargs='?', const='full', default=None,
+                        choices=('full', 'pruned'),
+                        help='compare the exploration not nested and nested '
+                        '(at --depth, 2 unless given), in full or pruned')
     args = parser.parse_args(argv)
+    if args.nested is not None:
+        return _pruning(args, (
+            ('plain', {'prune': args.nested == 'pruned'}),
+            ('nested', {'prune': args.nested == 'pruned', 'nested': True})),
+            default_depth=2)
     if args.depth is not None or args.pruning:
         return _pruning(args)
     if args.concurrency == 'both':
@@ -161,10 +185,12 @@ def main(argv=None):
     print('interleavings/min: %.1f' % _rate(last))
 
 
-def _pruning(args):
-    """The full and the pruned exploration side by side.
+def _pruning(args, modes=(('full', {}), ('pruned', {'prune': True})),
+             default_depth=1):
+    """The full and the pruned exploration side by side (or ``modes``).
 
     Of every scenario of ``--scenario``'s file unless ``--name`` picks one.
+    ``modes``: two ``(name, Explorer options)``, the first the reference.
     """
     if args.concurrency and args.concurrency != 'both':
         concurrency.choose(args.concurrency)
@@ -185,7 +211,8 @@ def _pruning(args):
         finally:
             timed.append(time.perf_counter() - started)
     digest.of = timed_of
-    seconds = {'full': 0.0, 'pruned': 0.0}
+    names = [name for name, _options in modes]
+    seconds = {name: 0.0 for name in names}
     equal = True
     for scenario in scenarios:
         # Untimed: the process's first exploration pays what Nova and the
@@ -200,23 +227,24 @@ def _pruning(args):
                 progress=lambda line: None).explore(scenario)
         timed.clear()
         found = {}
-        for mode in ('full', 'pruned'):
+        for mode, options in modes:
             with tempfile.TemporaryDirectory() as out:
-                report = explorer.Explorer(
-                    depth=args.depth or 1, reintroduce=args.reintroduce,
+                report = _explore(explorer.Explorer(
+                    depth=args.depth or default_depth,
+                    reintroduce=args.reintroduce,
                     workers=args.workers, out_dir=out, limit=args.limit,
                     invariants=not args.no_invariants,
-                    prune=mode == 'pruned',
-                    progress=lambda line: None).explore(scenario)
+                    progress=lambda line: None, **options), scenario,
+                    args.every)
                 found[mode] = explorer.comparable(report)
             seconds[mode] += report.seconds
             print('%s: %s' % (mode, report.summary()))
-            print('%s: %d replays run, %d pruned, wall time %.1f s '
-                  '(load %s)' % (
+            print('%s: %d replays run, %d pruned, %d forked nested, wall '
+                  'time %.1f s (load %s)' % (
                       mode, report.run, sum(report.pruned.values()),
-                      report.seconds, ' '.join(
+                      report.nested, report.seconds, ' '.join(
                           '%.1f' % load for load in os.getloadavg())))
-        same = found['full'] == found['pruned']
+        same = found[names[0]] == found[names[1]]
         equal = equal and same
         print('%s: outcomes equal: %s' % (scenario.name,
                                           'yes' if same else 'NO'))
@@ -225,8 +253,24 @@ def _pruning(args):
         print('a digest takes %.3f s (mean of %d, max %.3f)' % (
             sum(timed) / len(timed), len(timed), max(timed)))
     print('outcomes equal: %s' % ('yes' if equal else 'NO'))
-    print('pruned/full time: %.2f' % (seconds['pruned'] / seconds['full']))
+    print('%s/%s time: %.2f' % (names[1], names[0],
+                                seconds[names[1]] / seconds[names[0]]))
     return 0 if equal else 1
+
+
+def _explore(explore, scenario, every):
+    """``explore.explore(scenario)``, of every ``every``-th interleaving."""
+    if every is None:
+        return explore.explore(scenario)
+    started = time.monotonic()
+    with explore.kept():
+        plan = explore.plan(scenario)
+        plan.runnable = plan.runnable[::every]
+        plan.candidates = len(plan.runnable)
+        results = explore.replay_plan(plan, range(len(plan.runnable)))
+        report = explore.conclude(plan, results)
+    report.seconds = time.monotonic() - started
+    return report
 
 
 class _ShrinkReplays(object):

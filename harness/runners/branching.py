@@ -43,6 +43,23 @@ timeouts: once it has waited ``wait_limit`` seconds in one step (a
 quarter of the cloud's timeout unless given), the step's further
 children that would have to wait are left ``postponed``, for another
 trunk run to fork where they fire.
+
+Nested: a child may itself be a trunk (``nest``, called by its
+``start``): the replay of a depth-2 pair's first injection alone runs
+as its pairs' trunk, forking each where its own steps part from it
+(before a step, or inside one at a passage, as above), so the part of
+the run from the first injection to the second runs once for all of
+them. It forks them one at a time (waiting while one runs: the
+trunk's ``concurrency`` stays the cores in use), and hands their
+results up with its own (``Nested``); the trunk takes them as its own
+children's (``results``, ``done``). A nested trunk forked inside a
+step is handed the trunk's ``at_points`` children that name it (see
+``at_points``) and are found at its passage, unless their second
+injections fire there too: it watches the rest of the step and forks
+each where those fire; that child arms them, and takes what its nested
+trunk armed as its own steps after them. The children a nested trunk
+could not fork, or whose step it never reached, are the trunk's
+``unforked``.
 """
 
 import collections
@@ -68,6 +85,20 @@ _select = mode.original('select')
 #: A child's exit status when its run raised (the traceback is on its
 #: standard error).
 CHILD_FAILED = 70
+
+
+class Nested(object):
+    """What a child that was a trunk itself (``Branches.nest``) hands up.
+
+    ``own``: its own result (``result_of``'s); ``results``: its
+    children's, by key; ``unforked``: the keys of the children it did
+    not fork (for the caller to run another way).
+    """
+
+    def __init__(self, own, results, unforked):
+        self.own = own
+        self.results = results
+        self.unforked = unforked
 
 
 def shared_steps(trunk, document):
@@ -112,7 +143,11 @@ class Branches(hooks.Course):
         first passage one of ``injections`` matches (each ``(point, when,
         host, server)``, as ``race.matches`` takes them). The scenario
         ``start(forked_at)`` returns is the trunk's with steps that only
-        arm those injections put in before that step.
+        arm those injections put in before that step. An entry may have
+        a fourth item, ``(key of a nested trunk, second injections)``:
+        the child is that trunk's to fork, where its ``second
+        injections`` fire, if that trunk forks at the same passage (see
+        the module docstring).
     :param wait_limit: seconds the trunk may wait for a free core inside
         one step (see the module docstring).
     :param stop: ``stop(key, done, cloud)``, in a child before each of
@@ -140,6 +175,8 @@ class Branches(hooks.Course):
         self.in_child = False
         # In a child forked inside a step: the passage (as text).
         self.forked_at = None
+        # In a child of a nested trunk (``nest``): that trunk's key.
+        self.nested_in = None
         self.concurrency = max(1, concurrency)
         self.wait_limit = wait_limit
         self.stop = stop
@@ -162,15 +199,40 @@ class Branches(hooks.Course):
         self._in_step = None
         self._arming = 0
         self._took_up = None
+        # In a child that is a trunk itself (``nest``): the keys of the
+        # children it was given to fork.
+        self._nested = None
+
+    def nest(self, parts, at_points=None):
+        """In a child (from its ``start``): be the trunk of ``parts``.
+
+        As the constructor's ``parts`` and ``at_points``, in the steps of
+        the scenario the child runs. It forks them one at a time and
+        ends with their results and its own (``Nested``); ``done`` is
+        the trunk's, as it takes them in. It ends before the step after
+        which it has none left to fork: the rest of its run is no one's
+        (its own result is then ``result_of(key, None, None)``: the
+        caller reads only its time from it).
+        """
+        self.parts = {at: list(keys) for at, keys in parts.items()}
+        self.at_points = {at: list(keys)
+                          for at, keys in (at_points or {}).items()}
+        self._nested = [child[0] for children in (
+            list(self.parts.values()) + list(self.at_points.values()))
+            for child in children]
+        self.concurrency = 1
+        self.done = lambda key, result: None
 
     # -- the run's course (hooks.Course) -----------------------------------
 
     def before_step(self, done, cloud):
         """Fork the children that part here; in one, its scenario.
 
-        In a child, end it here if ``stop`` gives its result.
+        In a child, end it here if ``stop`` gives its result (never in
+        a nested trunk: its children's results are still to come).
         """
-        if self.in_child and self.stop is not None:
+        if (self.in_child and self.stop is not None
+                and self._nested is None):
             try:
                 result = self.stop(self._key, done, cloud)
             except BaseException:
@@ -187,6 +249,10 @@ class Branches(hooks.Course):
         if self._watching:
             self._in_step = (cloud, done)
             cloud.race.on_passage = self._passing
+        elif self._nested is not None and not (self.parts
+                                               or self.at_points):
+            # A nested trunk with all its children forked and ended.
+            self.child_done(None, None)
         return None
 
     def after_operation(self, step, cloud):
@@ -233,10 +299,31 @@ class Branches(hooks.Course):
             from harness.runners import runner
             armed = [(step, runner.execute(cloud, step))
                      for step in scenario.steps[done:done + self._arming]]
+            if self._took_up is not None:
+                # Forked by a nested trunk inside the step: what the
+                # trunk armed at its own passage is armed for this
+                # child too, by the child's steps after its own.
+                armed.extend(self._armed_before(scenario, done + len(armed)))
             self._took_up = (scenario, armed)
+            if self._watching:
+                # A nested trunk: its children fire later in the step.
+                cloud.race.on_passage = self._passing
         except BaseException:
             # Inside Nova's code: nothing there may see it.
             self.child_failed()
+
+    def _armed_before(self, scenario, at):
+        """The nested trunk's armed steps, as ``scenario``'s from ``at``."""
+        armed = []
+        for number, (step, what) in enumerate(self._took_up[1]):
+            ours = scenario.steps[at + number]
+            if ours.raw != step.raw:
+                raise errors.HarnessError(
+                    'a replay forked inside step %d does not arm what its '
+                    'nested trunk armed: %r, not %r'
+                    % (at, ours.raw, step.raw))
+            armed.append((ours, what))
+        return armed
 
     def at_passage(self, passage, cloud):
         """Fork the children whose first injection fires at ``passage``.
@@ -261,50 +348,85 @@ class Branches(hooks.Course):
     def _at_passage(self, passage, cloud):
         # Here, not at the top, as forking (below).
         from harness.cloud import race
-        found = [child for child in self._watching
-                 if any(race.matches(passage, *injection)
-                        for injection in child[2])]
+
+        def fires(injections):
+            return any(race.matches(passage, *injection)
+                       for injection in injections)
+        found = [child for child in self._watching if fires(child[2])]
         if not found:
             return None
         # Here or never: a later passage is not where they fire.
         self._watching = [child for child in self._watching
                           if child not in found]
+        handed = self._handed(found, fires)
+        taken = {one[0] for ones in handed.values() for one in ones}
+        found = [child for child in found if child[0] not in taken]
         limit = self.wait_limit
         if limit is None:
             limit = cloud.timeout / 4.0
         from harness.cloud import forking
-        for key, start, injections in found:
+        for child in found:
+            key, start, injections = child[:3]
+            passed_on = [one[0] for one in handed.get(key, ())]
             if not forking.safe_here(cloud):
-                self.unforked.append(key)
+                self.unforked.extend([key] + passed_on)
                 continue
             if (len(self._running) >= self.concurrency
                     and self._waited_in_step >= limit
                     and self._forked_in_step):
                 # The first of the step always forks: another run of the
                 # trunk takes the postponed on from there.
-                self.postponed.append(key)
+                self.postponed.extend([key] + passed_on)
                 continue
             scenario = self._fork(key, start, cloud, in_step=True)
             if scenario is not None:
                 self.forked_at = str(passage)
                 self._arming = len(injections)
+                # A nested trunk watches the rest of the step for the
+                # children handed to it.
+                self._watching = list(handed.get(key, ()))
+                if self._nested is not None:
+                    self._nested.extend(passed_on)
                 return scenario
             self._forked_in_step += 1
         return None
+
+    def _handed(self, found, fires):
+        """Of the children ``found`` at a passage, those a trunk takes.
+
+        ``{nested trunk's key: [(key, start, second injections), ...]}``:
+        a child whose ``at_points`` entry names a nested trunk found at
+        the same passage, and whose own second injections do not fire
+        here: it is that trunk's, forked where they fire later in the
+        step (its first injections are the trunk's, armed here).
+        """
+        here = {child[0] for child in found}
+        handed = {}
+        for child in found:
+            if len(child) < 4:
+                continue
+            under, second = child[3]
+            if under in here and not fires(second):
+                handed.setdefault(under, []).append(
+                    (child[0], child[1], second))
+        return handed
 
     def step_ended(self):
         """In the trunk, after a step: children whose passage never came.
 
         Raises what went wrong with a child meanwhile.
         """
-        self.unforked.extend(key for key, _start, _inj in self._watching)
+        self.unforked.extend(child[0] for child in self._watching)
         self._watching = []
         if self._failure is not None:
             raise self._failure
 
     def _fork(self, key, start, cloud, in_step=False):
         """Fork the child ``key``: None here, its scenario in the child."""
-        out = os.path.join(self._dir, 'result-%d' % self._forks)
+        # A nested trunk's children write beside its parent's: the pid
+        # keeps their names apart.
+        out = os.path.join(self._dir, 'result-%d-%d' % (os.getpid(),
+                                                        self._forks))
         self._forks += 1
         # Here, not at the top: the explorer's plan is loaded by
         # Nova-free unit tests, and forking imports Nova.
@@ -319,9 +441,14 @@ class Branches(hooks.Course):
             self.waited_in_steps += forked_at - waiting
         pid = forking.fork(cloud)
         if pid == 0:
+            self.nested_in = self._key if self._nested is not None else None
             self.in_child, self._key, self._out = True, key, out
             self.parts, self.at_points, self._watching = {}, {}, []
             self._running = collections.OrderedDict()
+            # Its own, if it nests (``nest``).
+            self.results, self.unforked, self.postponed = {}, [], []
+            self.waited = self.waited_in_steps = 0.0
+            self.forked_at = self._nested = None
             _quiet_stdout()
             return start(forked_at)
         self._running[pid] = (key, out)
@@ -346,6 +473,11 @@ class Branches(hooks.Course):
         """End the child with its result written; never returns."""
         try:
             result = self.result_of(self._key, scenario, timeline)
+            if self._nested is not None:
+                self.finish()
+                result = Nested(result, dict(self.results), [
+                    key for key in self._nested
+                    if key not in self.results])
         except BaseException:
             self.child_failed()
         self._write_result(result)
@@ -397,6 +529,13 @@ class Branches(hooks.Course):
         with open(out, 'rb') as source:
             result = pickle.load(source)
         os.unlink(out)
+        if isinstance(result, Nested):
+            # A nested trunk's: its children's results are this one's.
+            for nested_key, nested in result.results.items():
+                self.results[nested_key] = nested
+                self.done(nested_key, nested)
+            self.unforked.extend(result.unforked)
+            result = result.own
         self.results[key] = result
         self.done(key, result)
 

@@ -138,6 +138,10 @@ def build_parser():
                          help='state caching: prune a replay whose cloud '
                          'is, between steps, as one already explored with '
                          'the same steps left')
+    explore.add_argument('--nested', action='store_true',
+                         help='depth 2: fork the pairs that share their '
+                         'first injection from one replay of it, where '
+                         'their second fires')
     explore.add_argument('--shard', metavar='I/N', default=None,
                          help='replay only shard I of N (from 0) of the '
                          'interleavings; write OUT/shard-I-of-N.json')
@@ -730,7 +734,7 @@ def cmd_explore(args, out):
         workers=args.workers, out_dir=args.out, limit=args.limit,
         invariants=not args.no_invariants,
         kept_cloud=not args.cloud_per_replay,
-        prune=args.prune,
+        prune=args.prune, nested=args.nested,
         progress=lambda line: print(line, file=out, flush=True),
         status=getattr(args, 'status', None))
     if shard:

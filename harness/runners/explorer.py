@@ -210,6 +210,9 @@ class Report(object):
     # Replays forked inside the step their injections went before, at
     # the race point where the first fired (``replay_branched``).
     forked_in_step: int = 0
+    # Replays forked from a run of their first injection alone
+    # (``Explorer(nested=True)``).
+    nested: int = 0
     # Scenarios replayed to shrink the failures.
     shrink_replays: int = 0
     # State caching (``Explorer(prune=True)``): replays run to their end,
@@ -315,11 +318,17 @@ class Explorer(object):
         replay whose cloud is, at a step's end, as one already explored
         with the same steps left is not run further; its outcome is that
         one's (``PRUNED``, ``harness.cloud.digest``).
+    :param nested: nested branching (off by default; depth 2, branched;
+        with ``prune``, of the pairs it runs): the pairs whose first
+        injection is the same are forked from a run of their first
+        injection alone, where their second fires (``replay_branched``),
+        not each from the scenario's run.
     """
 
     def __init__(self, tasks=(), depth=1, reintroduce=None, workers=None,
                  out_dir=None, limit=None, invariants=True, progress=None,
-                 kept_cloud=True, status=None, branch=True, prune=False):
+                 kept_cloud=True, status=None, branch=True, prune=False,
+                 nested=False):
         tasks = ['update_available_resource'] + [
             t for t in tasks if t != 'update_available_resource']
         for task in tasks:
@@ -340,6 +349,7 @@ class Explorer(object):
         self.kept_cloud = kept_cloud
         self.branch = branch
         self.prune = prune
+        self.nested = nested
         # Called with each replay's result as it is known, in this
         # process (``benchmarks/find_speed.py`` times the first failure).
         self.seen = None
@@ -410,7 +420,7 @@ class Explorer(object):
             return self._replay_pruned(
                 plan, [plan.runnable[index] for index in indexes])
         return self._replay_jobs([
-            self._job(plan.scenario, plan.runnable[index])
+            self._nesting(plan.scenario, plan.runnable[index])
             for index in indexes])
 
     def conclude(self, plan, results):
@@ -440,6 +450,8 @@ class Explorer(object):
             report.add_phases(result['phases'])
             if result.get('forked_at'):
                 report.forked_in_step += 1
+            if result.get('nested'):
+                report.nested += 1
             if result['inapplicable']:
                 report.inapplicable += 1
                 continue
@@ -504,6 +516,22 @@ class Explorer(object):
                 'first': min(i.at.step for i in injections)}
         return job
 
+    def _nesting(self, scenario, injections, reference=None):
+        """``_job``; with ``nested``, a pair's carries its ``single``.
+
+        The document (and ``steps_at``) of the replay of its first
+        injection alone: the pair's is the single's with the second's
+        inject steps put in, after the single's own or (both before one
+        step) just before them (``replay_branched``, ``_nests``).
+        """
+        job = self._job(scenario, injections, reference)
+        if (self.nested and len(injections) == 2
+                and injections[0].at.step <= injections[1].at.step):
+            single = self._job(scenario, injections[:1])
+            job['single'] = {'document': single['document'],
+                             'steps_at': single['steps_at']}
+        return job
+
     def _plain_job(self, scenario, injections, steps):
         return {'document': scenario.document(steps),
                 'where': scenario.path,
@@ -557,7 +585,7 @@ class Explorer(object):
             else:
                 results[number] = found
         ran = self._replay_jobs([
-            self._job(scenario, chosen[number], reference)
+            self._nesting(scenario, chosen[number], reference)
             for number in to_run])
         for number, result in zip(to_run, ran):
             results[number] = result
@@ -984,6 +1012,8 @@ def _stopper(jobs, phases, watch, recorded):
     its result: that of the trunk, which passed.
     """
     def stop(number, done, cloud):
+        if not isinstance(number, int):
+            return None
         pruning = jobs[number].get('pruning')
         if not pruning or watch.failed:
             return None
@@ -1029,7 +1059,7 @@ def branchable(jobs):
 
 def replay_branched(jobs, pool=None, done=None, record=False,
                     concurrency=1, at_points=None, wait_limit=None,
-                    seen=None):
+                    seen=None, nested=True):
     """``replay`` each of ``jobs`` (``branchable``), as branches of one run.
 
     The trunk is the jobs' scenario as recorded (``base``); each job
@@ -1054,6 +1084,18 @@ def replay_branched(jobs, pool=None, done=None, record=False,
     what Nova and the libraries do once per process on first use (SQL
     compiled, modules imported, caches filled) would otherwise be done
     again in every child, after its fork.
+
+    Nested (``nested``, and jobs that carry a ``single``: the document
+    and ``steps_at`` of the replay of their first injection alone): two
+    or more jobs whose documents are their ``single``'s with inject
+    steps put in are forked from a run of that single instead, itself a
+    child of the trunk (``Branches.nest``, ``_nests``): the steps from
+    the first injection to the second run once for all of them. Those
+    whose inject steps go before the single's own step are handed to
+    the single's run inside that step if it forks there (with
+    ``at_points``; ``Branches``' ``at_points`` entries that name it),
+    else forked by the trunk. The single's own result is not one of the
+    results; its time is counted in its first job's phases.
     """
     done = done or (lambda failed: None)
     if at_points is None:
@@ -1066,28 +1108,83 @@ def replay_branched(jobs, pool=None, done=None, record=False,
     phases = phases_mod.Phases(trunk_steps, [])
     trunk_scenario = _parse(trunk) if at_points else None
     parts, in_steps = {}, {}
-    for number, job in enumerate(jobs):
-        at = branching.shared_steps(job['base'], job['document'])
+
+    def plan(number, job, base, base_scenario, parts, in_steps,
+             nest=None, under=None):
+        """Fork ``job`` (``number``) from a run of ``base``.
+
+        Where: before a step, or inside it (``at_points``); the step,
+        and whether inside. ``under``: ``(nested trunk's key, how many
+        of the job's own inject steps are its second injection's)``: a
+        job forked inside the step that nested trunk's first injection
+        is put before, and by it if it forks there (``Branches``).
+        """
+        at = branching.shared_steps(base, job['document'])
         scenario = _parse(job)
-        injections = (_injected_at(trunk_scenario, scenario, at)
+        injections = (_injected_at(base_scenario, scenario, at)
                       if at_points else None)
 
         def start(forked_at, scenario=scenario, at=at):
             phases.branched(at, forked_at)
+            if nest is not None:
+                branches.nest(*nest)
             return scenario
         if injections:
-            in_steps.setdefault(at, []).append((number, start, injections))
+            entry = (number, start, injections)
+            if under is not None:
+                entry += ((under[0], injections[:under[1]]),)
+            in_steps.setdefault(at, []).append(entry)
         else:
             parts.setdefault(at, []).append((number, start))
+        return at, bool(injections)
+
+    nests = _nests(jobs, same_step=at_points) if nested else []
+    in_nests = {number for _single, later, same in nests
+                for number in later + same}
+    for number, job in enumerate(jobs):
+        if number not in in_nests:
+            plan(number, job, job['base'], trunk_scenario, parts, in_steps)
+    for index, (single, later, same) in enumerate(nests):
+        # The single's run is its jobs' trunk: a child of this one.
+        single_job = dict(jobs[(later + same)[0]],
+                          document=single['document'],
+                          steps_at=single['steps_at'])
+        single_scenario = _parse(single_job)
+        own_parts, own_in_steps = {}, {}
+        for number in later:
+            plan(number, jobs[number], single['document'], single_scenario,
+                 own_parts, own_in_steps)
+        key = ('nested', index)
+        at, inside = plan(key, single_job, single_job['base'],
+                          trunk_scenario, parts, in_steps,
+                          nest=(own_parts, own_in_steps))
+        for number in same:
+            # In the single's step: forked by its run inside the step if
+            # it forks there, after it, else by this one.
+            second = (len(jobs[number]['document']['steps'])
+                      - len(single['document']['steps']))
+            plan(number, jobs[number], jobs[number]['base'], trunk_scenario,
+                 parts, in_steps, under=(key, second) if inside else None)
 
     watch, recorded = _Watch(), {}
 
     def result_of(number, scenario, timeline):
+        if not isinstance(number, int):
+            # A nested trunk (a single): only its own time counts, not
+            # its waits for its children (they count their own).
+            own = phases.seconds()
+            own['steps'] = max(0.0, own['steps'] - branches.waited_in_steps)
+            own['other'] = max(0.0, own['other'] - (
+                branches.waited - branches.waited_in_steps))
+            return {'phases': own}
         return dict(_result(scenario, timeline, phases, record),
                     forked_at=branches.forked_at,
+                    nested=branches.nested_in is not None,
                     digests=recorded.get(number, {}))
 
     def ended(number, result):
+        if not isinstance(number, int):
+            return
         if seen is not None:
             seen(result)
         done(failed=result['failed'])
@@ -1110,22 +1207,94 @@ def replay_branched(jobs, pool=None, done=None, record=False,
     shared['other'] = max(0.0, shared['other'] - (
         branches.waited - branches.waited_in_steps))
     results = [branches.results.get(number) for number in range(len(jobs))]
+    for index, (_single, later, same) in enumerate(nests):
+        own = branches.results.get(('nested', index))
+        taken = [number for number in later + same if results[number]]
+        if own is not None and taken:
+            for name, seconds in own['phases'].items():
+                results[taken[0]]['phases'][name] += seconds
+    # A nested trunk not forked: its jobs run as the others not forked.
+    unforked = [number for number in branches.unforked
+                if isinstance(number, int)]
+    postponed = [number for number in branches.postponed
+                 if isinstance(number, int)]
+    for index, (_single, later, _same) in enumerate(nests):
+        # Those of the same step as the single's are in the lists.
+        if ('nested', index) in branches.unforked:
+            unforked.extend(later)
+        if ('nested', index) in branches.postponed:
+            postponed.extend(later)
     # Another trunk run for those not forked: before their step, or (a
     # free core too late) where they fire; each run forks at least the
     # first of each step.
-    for again, where in ((branches.unforked, False),
-                         (branches.postponed, True)):
-        again = sorted(again)
+    for again, where in ((unforked, False), (postponed, True)):
+        again = sorted(set(again))
         if not again:
             continue
         for number, result in zip(again, replay_branched(
                 [jobs[number] for number in again], pool=pool, done=done,
                 record=record, concurrency=concurrency, at_points=where,
-                wait_limit=wait_limit, seen=seen)):
+                wait_limit=wait_limit, seen=seen, nested=False)):
             results[number] = result
     for name in ('reset', 'prefix', 'other'):
         results[0]['phases'][name] += shared[name]
     return results
+
+
+def _nests(jobs, same_step=True):
+    """The jobs to fork from runs of their first injection alone.
+
+    ``[(single, later, same), ...]``: for each ``single`` (a job's, see
+    ``replay_branched``) two or more jobs carry, the numbers of those
+    whose documents are the single's with inject steps put in: after
+    its own (``later``: their second injection goes in a later step),
+    or, with ``same_step``, just before its own (``same``: in its step).
+    One job alone gains nothing: the single's run would be its own
+    from its first injection to its second.
+    """
+    found = []
+    for number, job in enumerate(jobs):
+        single = job.get('single')
+        where = single and _nested_where(job, single['document'])
+        if where is None or (where == 'same' and not same_step):
+            continue
+        for other, later, same in found:
+            if other == single:
+                (later if where == 'later' else same).append(number)
+                break
+        else:
+            found.append((single, [number] if where == 'later' else [],
+                          [number] if where == 'same' else []))
+    return [(single, later, same) for single, later, same in found
+            if len(later) + len(same) > 1]
+
+
+def _nested_where(job, single):
+    """Where ``job``'s document puts inject steps in ``single``'s.
+
+    ``'later'`` after the single's own, ``'same'`` just before them
+    (both before one step), None if it is not the single's with inject
+    steps put in there.
+    """
+    base = job['base']
+    parted = branching.shared_steps(base, single)
+    if parted is None:
+        return None
+    # The single's own steps: the trunk's, with its inject steps.
+    own = parted + len(single['steps']) - len(base['steps'])
+    at = branching.shared_steps(single, job['document'])
+    if at is None:
+        return None
+    if at > own:
+        return 'later'
+    steps = job['document']['steps']
+    extra = len(steps) - len(single['steps'])
+    if (at == parted and extra > 0
+            and steps[parted + extra:] == single['steps'][parted:]
+            and all(list(step) == ['inject']
+                    for step in steps[parted:parted + extra])):
+        return 'same'
+    return None
 
 
 def _injected_at(trunk, scenario, at):

@@ -17,6 +17,15 @@ forks them before the step, where no fork could be taken. Under native
 threading no fork is taken inside a step (``forking.safe_here``): every
 replay forks before its step, and the same proof holds for those.
 
+Nested (``Explorer(nested=True)``): depth-2 pairs that share their
+first injection, at the resize, and put their second at the confirm
+(or, under eventlet, later in the resize) fork from a run of their
+first injection alone, itself forked from the trunk (inside the
+resize, where it fires, under eventlet), at the point where their
+second fires; the same proof holds for those, and for those left to a
+trunk run that forks them before their step, where no fork could be
+taken.
+
 Shrinking branches too (``shrinking.Shrinker``): a round replays every
 removal of a block of steps at once, forked from one run of the steps,
 and keeps the first that fails alike in the order a one-by-one search
@@ -96,40 +105,13 @@ class TestBranchedReplays(testing.TestCase):
             # another trunk run, forked before the step.
             confirming = {point[2] for point in plan.baseline['points']
                           if point[0] == 3}
-            real_at_passage = branching.Branches.at_passage
-
-            def at_passage(branches, passage, cloud):
-                busy = int(passage.point in confirming)
-                cloud.activity.native_calls += busy
-                try:
-                    return real_at_passage(branches, passage, cloud)
-                finally:
-                    cloud.activity.native_calls -= busy
-
-            self.useFixture(fixtures.MonkeyPatch(
-                'harness.runners.branching.Branches.at_passage', at_passage))
-            branched = explorer.replay_branched(jobs, pool=explore._pool,
-                                                record=True, concurrency=2,
-                                                wait_limit=0.0)
-            from_start = [explorer.replay(job, record=True,
-                                          pool=explore._pool)
-                          for job in jobs]
-        # LP#1944759 put back: a periodic on the source before the
-        # destination's finish_resize loses the pinned CPUs, so some of
-        # these fail; the others pass.
-        self.assertIn(True, [result['failed'] for result in from_start])
-        self.assertIn(False, [result['failed'] for result in from_start])
-        for injections, ours, theirs in zip(chosen, branched, from_start):
+            _busy_where(self, lambda branches, passage:
+                        passage.point in confirming)
+            branched = _branched_as_from_start(
+                self, chosen, jobs, explore._pool, concurrency=2,
+                wait_limit=0.0)
+        for injections, ours in zip(chosen, branched):
             where = ' + '.join(str(i) for i in injections)
-            for key in ('failed', 'step', 'label', 'inapplicable',
-                        'points', 'timeline'):
-                self.assertEqual(theirs.get(key), ours.get(key),
-                                 '%s: %s differs' % (where, key))
-            self.assertEqual(
-                [(p.check, p.subject, p.expected, p.actual)
-                 for p in theirs['problems']],
-                [(p.check, p.subject, p.expected, p.actual)
-                 for p in ours['problems']], where)
             # A timeline of every step: the injection, the resize, the
             # confirm and the delete ran in the branch.
             self.assertEqual(
@@ -201,6 +183,81 @@ class TestBranchedReplays(testing.TestCase):
                 explorer.replay_branched, jobs, pool=explore._pool)
 
 
+class TestNestedBranches(testing.TestCase):
+
+    def test_nested_replays_are_the_replays_from_the_start(self):
+        scenario = scenario_mod.load(SCENARIO)[0]
+        explore = explorer.Explorer(reintroduce='1944759', workers=2,
+                                    depth=2, nested=True)
+        with explore.kept():
+            plan = explore.plan(scenario)
+            later = [pair for pair in plan.runnable
+                     if (pair[0].at.step, pair[1].at.step) == (2, 3)]
+            # The bug's window first (its pairs fail), and another resize
+            # point; each with three confirm points, the second's all
+            # but the first's first.
+            firsts = list(dict.fromkeys(pair[0] for pair in later))
+            window = [first for first in firsts
+                      if first.at.point == 'finish_resize'
+                      and first.at.when == 'before'
+                      and first.hosts == ('source',)]
+            firsts = window + [first for first in firsts
+                               if first not in window][4:5]
+            chosen = [pair for number, first in enumerate(firsts)
+                      for pair in [pair for pair in later
+                                   if pair[0] == first][::4][
+                                       number:number + 3]]
+            # And each with a resize point its run passes after its own
+            # (from the start, the second fires after the first there).
+            passed = [tuple(point[:5]) for point in plan.baseline['points']]
+
+            def first_passed(at):
+                return passed.index((at.step, at.when, at.point, at.host,
+                                     at.server))
+            for first in firsts:
+                chosen.extend([
+                    pair for pair in plan.runnable if pair[0] == first
+                    and pair[1].at.step == 2
+                    and first_passed(pair[1].at) > first_passed(first.at)
+                ][:1])
+            jobs = [explore._nesting(scenario, pair) for pair in chosen]
+            self.assertEqual(8, len(jobs))
+            self.assertEqual(2, len(explorer._nests(jobs)))
+            # Under eventlet, no fork can be taken at the first pair's
+            # confirm point (a call of eventlet's thread pool seems in
+            # flight there): it is left to another trunk run.
+            busy_at = (chosen[0][1].at.point, chosen[0][1].at.when)
+            self.assertNotIn(busy_at, [
+                (pair[1].at.point, pair[1].at.when) for pair in chosen[1:]])
+            # In the single's run (a child, not one of a nested trunk).
+            _busy_where(self, lambda branches, passage: (
+                branches.in_child and branches.nested_in is None
+                and (passage.point, passage.when) == busy_at))
+            seen = []
+            branched = _branched_as_from_start(
+                self, chosen, jobs, explore._pool, concurrency=2,
+                seen=seen.append)
+        # Each replayed once.
+        self.assertEqual(8, len(seen))
+        nested = [result['nested'] for result in branched]
+        if mode.THREADING:
+            # Every fork before a step: each resize-then-confirm pair from
+            # its single's run; those within the resize from the trunk's.
+            self.assertEqual([True] * 6 + [False] * 2, nested)
+            self.assertEqual([None] * 8,
+                             [result['forked_at'] for result in branched])
+            return
+        # The first left to another trunk run, forked before the
+        # confirm; the others from their single's run, at their second
+        # point, in the confirm or in the resize.
+        self.assertEqual([False] + [True] * 7, nested)
+        self.assertEqual(
+            [None] + ['%s %s on' % (pair[1].at.when, pair[1].at.point)
+                      for pair in chosen[1:]],
+            [result['forked_at'] and ' '.join(
+                result['forked_at'].split()[:3]) for result in branched])
+
+
 class TestForkedWhileMoving(testing.TestCase):
 
     def test_a_fork_during_a_live_migration_lets_no_other_work_run(self):
@@ -245,6 +302,53 @@ class TestForkedWhileMoving(testing.TestCase):
         for key in ('failed', 'step', 'label', 'points', 'timeline'):
             self.assertEqual(from_start[key], branched[key], key)
         self.assertEqual(_texts(from_start), _texts(branched))
+
+
+def _busy_where(case, busy):
+    """A call of eventlet's thread pool seems in flight where ``busy``.
+
+    ``busy(branches, passage)``: no fork can be taken at such a passage
+    (``forking.safe_here``).
+    """
+    real_at_passage = branching.Branches.at_passage
+
+    def at_passage(branches, passage, cloud):
+        flight = int(bool(busy(branches, passage)))
+        cloud.activity.native_calls += flight
+        try:
+            return real_at_passage(branches, passage, cloud)
+        finally:
+            cloud.activity.native_calls -= flight
+
+    case.useFixture(fixtures.MonkeyPatch(
+        'harness.runners.branching.Branches.at_passage', at_passage))
+
+
+def _branched_as_from_start(case, chosen, jobs, pool, **options):
+    """``jobs`` replayed branched (``options``), as from the start.
+
+    Each branched replay's result is the replay's from the start; some
+    fail, some pass: LP#1944759 put back, a periodic on the source
+    before the destination's finish_resize loses the pinned CPUs.
+    """
+    branched = explorer.replay_branched(jobs, pool=pool, record=True,
+                                        **options)
+    from_start = [explorer.replay(job, record=True, pool=pool)
+                  for job in jobs]
+    case.assertIn(True, [result['failed'] for result in from_start])
+    case.assertIn(False, [result['failed'] for result in from_start])
+    for injections, ours, theirs in zip(chosen, branched, from_start):
+        where = ' + '.join(str(i) for i in injections)
+        for key in ('failed', 'step', 'label', 'inapplicable', 'points',
+                    'timeline'):
+            case.assertEqual(theirs.get(key), ours.get(key),
+                             '%s: %s differs' % (where, key))
+        case.assertEqual(
+            [(p.check, p.subject, p.expected, p.actual)
+             for p in theirs['problems']],
+            [(p.check, p.subject, p.expected, p.actual)
+             for p in ours['problems']], where)
+    return branched
 
 
 def _texts(result):

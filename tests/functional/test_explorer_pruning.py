@@ -52,20 +52,30 @@ def resize_then_confirm(runnable):
     return chosen
 
 
+def explore_share(case, select, **options):
+    """Explore the scenario's interleavings ``select(runnable)`` picks.
+
+    At depth 2 with LP#1944759 put back (``options``: the explorer's
+    others): the report, what it must agree on (``explorer.comparable``)
+    and the plan.
+    """
+    explore = explorer.Explorer(
+        depth=2, reintroduce='1944759',
+        out_dir=case.useFixture(fixtures.TempDir()).path, **options)
+    with explore.kept():
+        plan = explore.plan(scenario_mod.load(SCENARIO)[0])
+        plan.runnable = select(plan.runnable)
+        plan.candidates = len(plan.runnable)
+        results = explore.replay_plan(plan, range(len(plan.runnable)))
+        report = explore.conclude(plan, results)
+    return report, explorer.comparable(report), plan
+
+
 class TestPrunedIsFull(testing.TestCase):
 
     def explore(self, prune):
-        explore = explorer.Explorer(
-            depth=2, reintroduce='1944759', prune=prune,
-            tasks=('delete_service',),
-            out_dir=self.useFixture(fixtures.TempDir()).path)
-        with explore.kept():
-            plan = explore.plan(scenario_mod.load(SCENARIO)[0])
-            plan.runnable = resize_then_confirm(plan.runnable)
-            plan.candidates = len(plan.runnable)
-            results = explore.replay_plan(plan, range(len(plan.runnable)))
-            report = explore.conclude(plan, results)
-        return report, explorer.comparable(report)
+        return explore_share(self, resize_then_confirm, prune=prune,
+                             tasks=('delete_service',))[:2]
 
     def test_pruned_exploration_has_the_full_outcomes(self):
         full, full_found = self.explore(prune=False)

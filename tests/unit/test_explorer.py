@@ -309,6 +309,71 @@ class TestForkedInsideTheStep(testing.TestCase):
         self.assertIsNone(explorer._injected_at(trunk, trunk, 3))
 
 
+class TestNested(testing.TestCase):
+    """Which depth-2 pairs fork from a run of their first injection."""
+
+    head = TestForkedInsideTheStep.head
+    resize = TestForkedInsideTheStep.resize
+    resize_later = explorer.Point(2, 'after', 'finish_resize', 'dst', 'vm1')
+    confirm = TestForkedInsideTheStep.confirm
+    confirm_later = explorer.Point(3, 'after', 'confirm_resize', 'dst',
+                                   'vm1')
+
+    def _jobs(self, pairs, nested=True):
+        trunk = scenario.load_file('s.yaml', self.head)[1][0]
+        explore = explorer.Explorer(workers=1, depth=2, nested=nested)
+        return [explore._nesting(trunk, [
+            explorer.Injection(at, 'update_available_resource', ('source',))
+            for at in pair]) for pair in pairs]
+
+    def test_pairs_into_a_later_step_nest_under_their_first(self):
+        jobs = self._jobs([(self.resize, self.confirm),
+                           (self.resize, self.confirm_later),
+                           (self.resize_later, self.confirm)])
+        single = jobs[0]['single']
+        self.assertEqual(single, jobs[1]['single'])
+        # The single: the trunk's steps with the first's inject step.
+        self.assertEqual(
+            ['boot', 'inject', 'resize', 'confirm'],
+            [list(step)[0] for step in single['document']['steps']])
+        self.assertEqual([1, 3, 4], single['steps_at'])
+        # The first two share it; the third's first is alone.
+        self.assertEqual([(single, [0, 1], [])], explorer._nests(jobs))
+
+    def test_pairs_in_one_step_nest_where_steps_fork_inside(self):
+        jobs = self._jobs([(self.resize, self.resize_later),
+                           (self.resize, self.confirm),
+                           (self.confirm, self.confirm_later)])
+        single = jobs[0]['single']
+        self.assertEqual(single, jobs[1]['single'])
+        # The second's inject step before the first's: both before the
+        # resize, in the order the pair's document has them.
+        self.assertEqual(
+            ['boot', 'inject', 'inject', 'resize', 'confirm'],
+            [list(step)[0] for step in jobs[0]['document']['steps']])
+        self.assertEqual([(single, [1], [0])], explorer._nests(jobs))
+        # Where no fork is taken inside a step, one pair is left.
+        self.assertEqual([], explorer._nests(jobs, same_step=False))
+
+    def test_pairs_not_nested_do_not(self):
+        plain = self._jobs([(self.resize, self.confirm),
+                            (self.resize, self.confirm_later)],
+                           nested=False)
+        self.assertEqual([], explorer._nests(plain))
+
+    def test_a_single_that_is_not_the_pairs_first_nests_nothing(self):
+        # Its document is not the pair's up to its own inject step.
+        jobs = self._jobs([(self.resize, self.confirm),
+                           (self.resize, self.confirm_later)])
+        for job in jobs:
+            job['single'] = dict(jobs[0]['single'], document=dict(
+                job['base'], steps=job['base']['steps'][:1] + [
+                    {'inject': {'before': 'resize_instance', 'run':
+                                'update_available_resource',
+                                'on': 'dest'}}] + job['base']['steps'][1:]))
+        self.assertEqual([], explorer._nests(jobs))
+
+
 class TestShrinkingTrials(testing.TestCase):
     """Which removals a shrinking round replays."""
 
