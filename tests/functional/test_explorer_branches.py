@@ -198,8 +198,7 @@ class TestNestedBranches(testing.TestCase):
             # but the first's first.
             firsts = list(dict.fromkeys(pair[0] for pair in later))
             window = [first for first in firsts
-                      if first.at.point == 'finish_resize'
-                      and first.at.when == 'before'
+                      if (first.at.when, first.at.point) == WINDOW
                       and first.hosts == ('source',)]
             firsts = window + [first for first in firsts
                                if first not in window][4:5]

@@ -23,6 +23,7 @@ from harness.cloud import mode
 # Nova is loaded with this module, not inside the test (harness.leaks).
 from harness.runners import runner  # noqa: F401
 from harness import testing
+from tests.functional import test_explorer_branches
 from tests.functional import test_explorer_pruning
 
 FIRSTS = 3
@@ -30,13 +31,15 @@ SECONDS = 4
 SAME = 2
 PERIODIC = 'update_available_resource'
 DELETE = 'delete_service'
+WINDOW = test_explorer_branches.WINDOW
 
 
 def chosen(runnable):
     """Pairs of a resize point then a confirm point or another resize one.
 
-    ``FIRSTS`` periodics at the resize (the source's before the
-    destination's ``finish_resize``, the bug's window, first), each with
+    ``FIRSTS`` periodics at the resize (the source's in the state the
+    destination's ``finish_resize`` starts in, the bug's window, first:
+    ``test_explorer_branches.WINDOW``), each with
     ``SECONDS`` periodics at the confirm and ``SAME`` at later resize
     points; and one pair of two confirm points, alone with its first
     (not nested). Where the service delete is a task too, also one
@@ -48,8 +51,8 @@ def chosen(runnable):
              if (pair[0].at.step, pair[1].at.step) == (2, 3)]
     firsts = list(dict.fromkeys(pair[0] for pair in later))
     window = [first for first in firsts
-              if first.at.point == 'finish_resize' and first.task == PERIODIC
-              and first.at.when == 'before' and first.hosts == ('source',)]
+              if (first.at.when, first.at.point) == WINDOW
+              and first.task == PERIODIC and first.hosts == ('source',)]
     others = [first for first in firsts
               if first.task == PERIODIC and first not in window]
     firsts = window + others[::7][:FIRSTS - 1] + [
