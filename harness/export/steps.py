@@ -784,20 +784,21 @@ EVENT_END_HELPER = '''
     def _wait_for_event_end(self, server, action_name, event_name):
         """Wait for the event of the server's latest such action to end.
 
-        Whatever its result, polled as integrated_helpers' waits poll.
+        Whatever its result: integrated_helpers' own wait for an action
+        event asks for one.
         """
-        for attempt in range(10):
+        def ended():
             actions = [action for action in self.api.get_instance_actions(
                 server['id']) if action['action'] == action_name]
             # The API lists the newest action first.
             events = actions and self.api.get_instance_action_details(
                 server['id'], actions[0]['request_id'])['events']
-            if any(event['event'] == event_name and event['result']
-                   for event in events):
-                return
-            time.sleep(0.5)
-        self.fail('Timed out waiting for the end of %s of %s'
-                  % (event_name, action_name))
+            self.assertTrue(
+                any(event['event'] == event_name and event['result']
+                    for event in events),
+                'no end of %s of %s' % (event_name, action_name))
+
+        self._wait_for_assert(ended)
 '''
 
 

@@ -539,7 +539,8 @@ class PerHostConfigTest(LibvirtExportTestCase):
             "'compute_confirm_resize')\n", source)
         self.assertIn('    def _wait_for_event_end(self, server, '
                       'action_name, event_name):\n', source)
-        self.assertIn('\nimport time\n', source)
+        # Polled by integrated_helpers' own retrying wait.
+        self.assertIn('        self._wait_for_assert(ended)\n', source)
 
 
 class LogsTest(test_export.ExportTestCase):
