@@ -84,7 +84,7 @@ def _exported(path):
     except refusal.Refused as exc:
         refused = str(exc)
     try:
-        return nova_test.export(path, with_harness=True), True, refused
+        return nova_test.export(path, with_harness=True), True, None
     except refusal.Refused:
         return None, False, refused
 
