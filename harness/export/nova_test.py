@@ -1097,6 +1097,10 @@ def export(path, bug=None, with_harness=False):
     header, scenarios = scenario_mod.load_file(path)
     meta = header.get('bug') or {}
     bug = str(bug or meta.get('id') or '') or None
+    # A bug whose fix cannot be put back (its file says why) gets no
+    # HARNESS_REINTRODUCE lines: they could only raise.
+    puts_back = bool(bug) and not (
+        str(meta.get('id', '')) == bug and meta.get('no_reintroduction'))
     title = ' '.join(str(meta.get('title', '')).split())
     groups = _groups(path, scenarios, per_host=with_harness)
     names = method_names([scenario.name for scenario in scenarios])
@@ -1107,10 +1111,12 @@ def export(path, bug=None, with_harness=False):
             body += ['', '']
         if hosts is None:
             body += _class(path, group, _driver(path, group), bug, title,
-                           with_harness, name, methods=names)
+                           with_harness, name, methods=names,
+                           puts_back=puts_back)
         else:
             body += _class(path, group, None, bug, title, with_harness,
-                           name, hosts=hosts, methods=names)
+                           name, hosts=hosts, methods=names,
+                           puts_back=puts_back)
     injects = any('self._inject' in line for line in body)
     placement = any('self._placement_fault(' in line for line in body)
     wraps = (injects or placement
@@ -1349,10 +1355,12 @@ def _driver(path, scenarios):
 
 
 def _class(path, scenarios, driver, bug, title, with_harness, name,
-           hosts=None, methods=None):
+           hosts=None, methods=None, puts_back=True):
     """One test class: Nova's fake ``driver``, or profiled ``hosts``.
 
-    ``methods``: scenario name -> its test method's name.
+    ``methods``: scenario name -> its test method's name; ``puts_back``:
+    whether ``bug``'s fix can be put back (``with_harness``: its
+    reintroduction fixture under ``HARNESS_REINTRODUCE``).
     """
     config = scenarios[0].config
     for scenario in scenarios:
@@ -1422,7 +1430,7 @@ def _class(path, scenarios, driver, bug, title, with_harness, name,
             "        # for a compute with that compute's values.",
             '        self.host_config = self.useFixture('
             'harness.PerHostConfig())']
-    if with_harness and bug:
+    if with_harness and bug and puts_back:
         lines += ["        # HARNESS_REINTRODUCE=1: the bug put back into "
                   "Nova.",
                   "        if os.environ.get('HARNESS_REINTRODUCE'):",

@@ -1684,6 +1684,19 @@ class WithHarnessTest(ExportTestCase):
                       "            self.useFixture(bugs.get('1')."
                       "reintroduce())", source)
 
+    def test_with_harness_puts_back_no_bug_whose_fix_cannot_be(self):
+        # A bug file that says why its fix cannot be put back (as
+        # harness/bugs/lp1983753.yaml does): Bug.reintroduce() raises for
+        # it, so the test gets no lines that could only call it.
+        head = HEAD.replace(
+            'bug: {id: 1, title: a test bug, fix: abc, story: s}',
+            'bug: {id: 1, title: a test bug, fix: abc, story: s, '
+            'no_reintroduction: the fix is in a library}')
+        source = self.export('- boot: {server: vm1, flavor: small}',
+                             with_harness=True, head=head)
+        self.assertNotIn('HARNESS_REINTRODUCE', source)
+        self.assertNotIn('from harness import bugs', source)
+
 
 class CliTest(ExportTestCase):
 
