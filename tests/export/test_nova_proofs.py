@@ -182,6 +182,7 @@ class PerHostConfigProofs(_NovaTestRuns):
         self.assertRaises(refusal.Refused, nova_test.export, path)
         source = nova_test.export(path, with_harness=True)
         self.assertIn('harness.PerHostConfig()', source)
+        self.assertNotIn('HARNESS_REINTRODUCE', source)
         code, output = self.run_nova_test('test_bug_1983753', source, False)
         self.assertEqual(0, code, output[-3000:])
         self.assertIn('Ran 3 tests', output)
