@@ -1780,6 +1780,9 @@ def _method(path, scenario, hosts=None, name=None, by_node=False):
     stopped = set()
     # Host -> servers whose confirm waits on its bus (stopped).
     held = {}
+    # A service delete armed for the next step (inject ... do:
+    # delete_service): sent in it.
+    sending = False
     for step in scenario.steps:
         what = 'step %d (%s)' % (step.index, step.kind)
         unit = step_units.get(step.kind, libvirt=hosts is not None)
@@ -1852,6 +1855,20 @@ def _method(path, scenario, hosts=None, name=None, by_node=False):
                     body += step_units.held_confirm_ends(server)
         except step_units.Unsupported as exc:
             raise refusal.Refused(path, scenario.name, what, str(exc))
+        if step.kind == 'inject':
+            sending = sending or tuple(
+                step.args.get('do') or ())[:1] == ('delete_service',)
+        refused_here, sending = (sending and step.kind != 'inject',
+                                 sending and step.kind == 'inject')
+        refused_here = refused_here and not any(
+            '"""' in line or "'''" in line for line in body)
+        if refused_here:
+            # A service delete sent in this step: its answer is what the
+            # step is about, even if the step's own waits then fail (the
+            # host gone, the move never ends): said first, the wait's
+            # failure chained to it.
+            body = (['try:'] + ['    ' + line for line in body]
+                    + ['finally:', '    self.assertServiceDeletesRefused()'])
         if step.kind != 'inject':
             # What the checks at the points it passed found.
             body += ['self._assertChecked(%d)' % number for number in checks]
@@ -1861,7 +1878,7 @@ def _method(path, scenario, hosts=None, name=None, by_node=False):
         if 'logs' in step.expect:
             # Where the test's log stands: the step's records come after.
             body[:0] = ['log_mark = len(self.stdlog.logger.output)']
-        if step.kind != 'inject' and any(
+        if step.kind != 'inject' and not refused_here and any(
                 tuple(earlier.args.get('do') or ())[:1] == (
                     'delete_service',) for earlier in scenario.steps
                 if earlier.kind == 'inject' and earlier.index < step.index):

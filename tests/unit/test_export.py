@@ -720,13 +720,22 @@ class StepTranslationTest(ExportTestCase):
         self.assertIn('        self._answers = []\n', source)
         self.assertIn('            self.assertEqual(409, status, ', source)
         method = source[source.index('    def test_the_scenario'):]
-        self.assertEqual(2, method.count(
-            '        self.assertServiceDeletesRefused()\n'))
-        self.assertIn('_resize_server(\n'
-                      "            self.servers['vm1'], "
+        # The step it is sent in says the answer even when its own wait
+        # fails after (a delete that went through leaves a move that
+        # never ends): in a finally; the later step after itself.
+        self.assertIn('        try:\n'
+                      "            self.servers['vm1'] = "
+                      "self._resize_server(\n"
+                      "                self.servers['vm1'], "
                       "self.flavors['large'])\n"
-                      '        self.assertServiceDeletesRefused()\n',
+                      '        finally:\n'
+                      '            self.assertServiceDeletesRefused()\n',
                       method)
+        self.assertEqual(1, method.count(
+            '\n        self.assertServiceDeletesRefused()\n'))
+        revert = method[method.index('# 4. revert vm1'):]
+        self.assertIn('        self.assertServiceDeletesRefused()\n',
+                      revert)
 
     def test_a_service_delete_at_a_point_that_goes_through(self):
         self.assertRefused(

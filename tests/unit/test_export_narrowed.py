@@ -45,11 +45,14 @@ class NarrowedTranslationTest(test_export.ExportTestCase):
         # saves it.
         self.assertIn('            manager = self._saving_manager()\n',
                       source)
-        # The API's answer checked after the step that sent it.
+        # The API's answer checked by the step that sent it, even if
+        # its wait fails.
         method = source[source.index('    def test_the_scenario'):]
-        self.assertIn("            self.servers['vm1'], "
+        self.assertIn("                self.servers['vm1'], "
                       "self.flavors['large'])\n"
-                      '        self.assertServiceDeletesRefused()\n', method)
+                      '        finally:\n'
+                      '            self.assertServiceDeletesRefused()\n',
+                      method)
 
     def test_a_periodic_on_one_host(self):
         source = self.export(
