@@ -189,7 +189,8 @@ class TestFormat(ShardFiles):
         self.assertEqual({'index': 1, 'count': 3}, document['shard'])
         self.assertEqual({'tasks': ['update_available_resource'],
                           'depth': 1, 'reintroduce': None, 'limit': None,
-                          'invariants': True}, document['options'])
+                          'invariants': True, 'nested': False},
+                         document['options'])
         self.assertEqual(
             [(SCENARIOS, 'resize then revert'),
              (SCENARIOS, 'cold migrate then confirm')],
