@@ -286,7 +286,7 @@ def load(paths):
                     raise errors.ScenarioError(
                         '%s: scenario %r: field "replays": plan index %d '
                         '%s' % (path, entry['name'], at,
-                                'is replayed by another shard too'
+                                'is replayed twice'
                                 if 0 <= at < len(runnable) else
                                 'is not in the plan of %d' % len(runnable)))
                 runnable[at] = replay['injections']
