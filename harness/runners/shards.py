@@ -242,8 +242,9 @@ def load(paths):
 
     Refuses, with one ScenarioError naming the file: a malformed file,
     shards of different scenarios or options, shards of different
-    counts, a shard given twice or missing, shards whose baseline runs
-    planned different interleavings.
+    counts, a shard given twice or missing, a replay given twice or by
+    no shard, a shard that replayed other than its share (``Split``),
+    shards whose baseline runs planned different interleavings.
     """
     if not paths:
         raise errors.ScenarioError('--merge needs the shard files')
