@@ -144,7 +144,9 @@ def build_parser():
                          'their second fires')
     explore.add_argument('--shard', metavar='I/N', default=None,
                          help='replay only shard I of N (from 0) of the '
-                         'interleavings; write OUT/shard-I-of-N.json')
+                         'interleavings (with --nested, the pairs of a '
+                         'first injection in one shard); write '
+                         'OUT/shard-I-of-N.json')
     explore.add_argument('--known-findings', metavar='DIR', default=None,
                          help='name the failures that are findings in DIR '
                          '(the same injections, failing alike) instead of '
@@ -755,7 +757,8 @@ def _explore_merge(args, out):
         ('--shard', args.shard), ('--depth', args.depth),
         ('--limit', args.limit), ('--reintroduce', args.reintroduce))
         if value is not None] + (['--tasks'] if args.tasks else []) + (
-        ['--no-invariants'] if args.no_invariants else [])
+        ['--no-invariants'] if args.no_invariants else []) + (
+        ['--nested'] if args.nested else [])
     if given:
         raise errors.ScenarioError(
             '--merge explores with the shards\' options; drop %s'

@@ -2,25 +2,28 @@
 
 ``harness explore --shard I/N`` runs the baseline of each scenario (every
 shard runs it: it is deterministic, and each shard needs its plan), then
-replays only the runnable interleavings whose index in the plan is ``I``
-modulo ``N``, and writes what it found to ``shard-I-of-N.json``: no
-grouping, no shrinking. ``harness explore --merge FILES`` reads the N
-files, puts the results back in plan order, and concludes as one run
-does (``Explorer.conclude``: failures grouped by step and first problem,
-each kind shrunk once), so N shards merged report what one run reports.
+replays only its share of the runnable interleavings (``Split``): those
+whose index in the plan is ``I`` modulo ``N``, or with ``--nested``
+whole groups of the pairs that share their first injection, so that a
+shard nests them as one run does; and writes what it found to
+``shard-I-of-N.json``: no grouping, no shrinking. ``harness explore
+--merge FILES`` reads the N files, puts the results back in plan order,
+and concludes as one run does (``Explorer.conclude``: failures grouped
+by step and first problem, each kind shrunk once), so N shards merged
+report what one run reports.
 
 A shard file (``FORMAT``, ``VERSION``) is JSON::
 
     {"format": "harness-explore-shard", "version": 1,
      "shard": {"index": I, "count": N},
      "options": {"tasks": [...], "depth": 2, "reintroduce": null,
-                 "limit": null, "invariants": true},
+                 "limit": null, "invariants": true, "nested": false},
      "scenarios": [{
          "file": "tests/.../resize_confirm.yaml", "name": "...",
          "fingerprint": "<sha256 of the scenario as written>",
          "baseline": RESULT, "candidates": 1456, "runnable": 800,
          "plan": "<sha256 of every runnable interleaving, in order>",
-         "inapplicable": 3, "seconds": 812.5,
+         "inapplicable": 3, "seconds": 812.5, "plan_seconds": 2.5,
          "replays": [{"index": I, "injections": [INJECTION...],
                       "result": RESULT}, ...]}]}
 
@@ -29,10 +32,14 @@ A RESULT is ``explorer.replay``'s: ``failed``, ``step``, ``label``,
 ``phases``, the baseline's ``points``, and for a failure its
 ``signature`` (what its shrinking keeps to:
 ``harness.runners.signatures``; a file without one has its failure
-replayed once more to learn it). ``inapplicable`` counts this shard's
+replayed once more to learn it), and ``nested`` if it was forked from
+a run of its first injection alone. ``inapplicable`` counts this shard's
 replays whose injection could not run (the merge counts them from the
-results, and ``candidates - runnable`` once). Values a check compared
-(``expected``, ``actual``) keep their Python types through ``encode``.
+results, and ``candidates - runnable`` once); ``plan_seconds`` is the
+part of ``seconds`` the plan took (its baseline run), which every shard
+spends. Values a check compared (``expected``, ``actual``) keep their
+Python types through ``encode``. A file written before ``nested`` was
+an option (no ``options.nested``) was explored without it.
 """
 
 import dataclasses
@@ -51,7 +58,8 @@ from harness.runners import signatures
 FORMAT = 'harness-explore-shard'
 VERSION = 1
 # The options every shard of one exploration must share (Explorer's).
-OPTIONS = ('tasks', 'depth', 'reintroduce', 'limit', 'invariants')
+OPTIONS = ('tasks', 'depth', 'reintroduce', 'limit', 'invariants',
+           'nested')
 
 
 def parse_shard(text):
@@ -71,6 +79,64 @@ def indexes(total, index, count):
     return range(index, total, count)
 
 
+def first_injections(runnable):
+    """Plan indexes of ``runnable``, grouped by their first injection.
+
+    The groups in the order their first member comes in the plan, each
+    in plan order: the pairs a nested run forks from one run of their
+    first injection alone (``explorer.replay_branched``).
+    """
+    found = {}
+    for index, injections in enumerate(runnable):
+        found.setdefault(injections[0], []).append(index)
+    return list(found.values())
+
+
+class Split(object):
+    """Which plan indexes each of ``count`` shards replays.
+
+    Plain: index ``I`` modulo ``count`` (``indexes``), scenario by
+    scenario. Nested: whole ``first_injections`` groups, so that a
+    shard forks the pairs of a first injection from one run of it as
+    one run does (split over N shards, each would run the single again
+    and fork a few pairs from it). The groups are balanced by size,
+    largest first, each to the shard with the fewest pairs so far (the
+    lowest index among equals), over the scenarios in order: a group's
+    size falls along the plan (a pair's second injection comes later
+    than its first), so dealing groups round-robin would hand shard 0
+    the largest of each round in every scenario. Pairs stand for time:
+    a nested pair costs its run from its second injection on, its
+    single's run is shared by its group.
+
+    ``shares`` is called once per scenario, in order: the balance
+    carries from one scenario to the next.
+    """
+
+    def __init__(self, count, nested=False):
+        self.count = count
+        self.nested = nested
+        self.loads = [0] * count
+
+    def shares(self, runnable):
+        """Each shard's plan indexes of one scenario's ``runnable``.
+
+        ``count`` lists, each in plan order; plain, only the number of
+        interleavings counts.
+        """
+        if not self.nested:
+            return [list(indexes(len(runnable), index, self.count))
+                    for index in range(self.count)]
+        shares = [[] for _ in range(self.count)]
+        # sorted is stable: among groups of one size, plan order.
+        for group in sorted(first_injections(runnable), key=len,
+                            reverse=True):
+            least = min(range(self.count),
+                        key=lambda index: (self.loads[index], index))
+            shares[least].extend(group)
+            self.loads[least] += len(group)
+        return [sorted(share) for share in shares]
+
+
 def file_name(index, count):
     return 'shard-%d-of-%d.json' % (index, count)
 
@@ -86,11 +152,13 @@ def run(explorer, scenarios, index, count):
     document = {'format': FORMAT, 'version': VERSION,
                 'shard': {'index': index, 'count': count},
                 'options': _options(explorer), 'scenarios': []}
+    split = Split(count, explorer.nested)
     with explorer.kept():
         for scenario in scenarios:
             started = time.monotonic()
             plan = explorer.plan(scenario)
-            mine = list(indexes(len(plan.runnable), index, count))
+            planned = time.monotonic() - started
+            mine = split.shares(plan.runnable)[index]
             results = explorer.replay_plan(plan, mine)
             document['scenarios'].append({
                 'file': scenario.path, 'name': scenario.name,
@@ -102,6 +170,7 @@ def run(explorer, scenarios, index, count):
                 'inapplicable': sum(1 for r in results
                                     if r['inapplicable']),
                 'seconds': time.monotonic() - started,
+                'plan_seconds': planned,
                 'replays': [{'index': i, 'injections': [
                     _injection(injection)
                     for injection in plan.runnable[i]],
@@ -124,8 +193,17 @@ def summary(document):
                          len(replays), entry['runnable'],
                          sum(1 for r in replays if r['result']['failed']),
                          entry['inapplicable']))
-        lines.append('%s: shard %d/%d: %s, in %.1f s' % (
-            entry['name'], index, count, found, entry['seconds']))
+            nested = [r for r in replays if r['result'].get('nested')]
+            if document['options'].get('nested'):
+                # Each forked from a run of its first injection alone:
+                # those runs are replays too.
+                found += (', %d forked from %d runs of their first '
+                          'injection' % (len(nested), len({
+                              json.dumps(r['injections'][0], sort_keys=True)
+                              for r in nested})))
+        lines.append('%s: shard %d/%d: %s, in %.1f s (its plan %.1f s)' % (
+            entry['name'], index, count, found, entry['seconds'],
+            entry.get('plan_seconds', 0.0)))
     return lines
 
 
@@ -164,8 +242,9 @@ def load(paths):
 
     Refuses, with one ScenarioError naming the file: a malformed file,
     shards of different scenarios or options, shards of different
-    counts, a shard given twice or missing, shards whose baseline runs
-    planned different interleavings.
+    counts, a shard given twice or missing, a replay given twice or by
+    no shard, a shard that replayed other than its share (``Split``),
+    shards whose baseline runs planned different interleavings.
     """
     if not paths:
         raise errors.ScenarioError('--merge needs the shard files')
@@ -192,6 +271,7 @@ def load(paths):
                 's' if len(missing) > 1 else '',
                 ', '.join(str(i) for i in missing), count,
                 ', '.join(paths)))
+    split = Split(count, first['options']['nested'])
     scenarios = []
     for number, entry in enumerate(first['scenarios']):
         runnable = [None] * entry['runnable']
@@ -200,26 +280,59 @@ def load(paths):
         for path, document in documents:
             mine = document['scenarios'][number]
             seconds = max(seconds, mine['seconds'])
-            shard = document['shard']
-            done = [replay['index'] for replay in mine['replays']]
-            expected = list(indexes(entry['runnable'], shard['index'],
-                                    count))
-            if done != expected:
-                raise errors.ScenarioError(
-                    '%s: scenario %r: field "replays": shard %d of %d '
-                    'replays plan indexes %s, not %s'
-                    % (path, entry['name'], shard['index'], count,
-                       _span(expected), _span(done)))
             for replay in mine['replays']:
-                runnable[replay['index']] = replay['injections']
-                results[replay['index']] = replay['result']
-        if _digest(runnable) != entry['plan']:
-            raise errors.ScenarioError(
-                '%s: scenario %r: the shards\' interleavings are not those '
-                'of their plan (field "plan")' % (first_path, entry['name']))
+                at = replay['index']
+                if not 0 <= at < len(runnable) or (
+                        runnable[at] is not None):
+                    raise errors.ScenarioError(
+                        '%s: scenario %r: field "replays": plan index %d '
+                        '%s' % (path, entry['name'], at,
+                                'is replayed twice'
+                                if 0 <= at < len(runnable) else
+                                'is not in the plan of %d' % len(runnable)))
+                runnable[at] = replay['injections']
+                results[at] = replay['result']
+        if split.nested:
+            # The groups are known once the shards' interleavings are.
+            missing = [at for at, found in enumerate(runnable)
+                       if found is None]
+            if missing:
+                raise errors.ScenarioError(
+                    '%s: scenario %r: field "replays": no shard replays '
+                    'plan indexes %s' % (', '.join(paths), entry['name'],
+                                         _span(missing)))
+            _same_plan(first_path, entry, runnable)
+            _split_as(documents, number, entry, split.shares([
+                tuple(_from_injection(i) for i in injections)
+                for injections in runnable]))
+        else:
+            _split_as(documents, number, entry, split.shares(runnable))
+            _same_plan(first_path, entry, runnable)
         scenarios.append(dict(entry, runnable=runnable, results=results,
                               seconds=seconds))
     return Merged(first['options'], count, scenarios)
+
+
+def _split_as(documents, number, entry, shares):
+    """Refuse a shard whose replays of a scenario are not its share."""
+    for path, document in documents:
+        shard = document['shard']
+        done = [replay['index']
+                for replay in document['scenarios'][number]['replays']]
+        expected = shares[shard['index']]
+        if done != expected:
+            raise errors.ScenarioError(
+                '%s: scenario %r: field "replays": shard %d of %d '
+                'replays plan indexes %s, not %s'
+                % (path, entry['name'], shard['index'], shard['count'],
+                   _span(expected), _span(done)))
+
+
+def _same_plan(first_path, entry, runnable):
+    if _digest(runnable) != entry['plan']:
+        raise errors.ScenarioError(
+            '%s: scenario %r: the shards\' interleavings are not those '
+            'of their plan (field "plan")' % (first_path, entry['name']))
 
 
 def merge(paths, out_dir=None, workers=None, progress=None,
@@ -236,7 +349,8 @@ def merge(paths, out_dir=None, workers=None, progress=None,
     explorer = explorer_mod.Explorer(
         tasks=options['tasks'], depth=options['depth'],
         reintroduce=options['reintroduce'], limit=options['limit'],
-        invariants=options['invariants'], out_dir=out_dir, workers=workers,
+        invariants=options['invariants'], nested=options['nested'],
+        out_dir=out_dir, workers=workers,
         progress=progress, kept_cloud=kept_cloud, status=status)
     with explorer.kept():
         for entry in merged.scenarios:
@@ -277,6 +391,8 @@ def read(path):
     if not 0 <= index < count:
         check.fail('shard', 'index %d of %d shards' % (index, count))
     options = check.field(document, 'options', dict)
+    # Written before it was an option: explored without it.
+    options.setdefault('nested', False)
     for key in OPTIONS:
         if key not in options:
             check.fail('options.%s' % key, 'is missing')
@@ -357,7 +473,11 @@ def _same_exploration(path, document, first_path, first):
                         if document['options'][key] != first['options'][key])
         raise errors.ScenarioError(
             '%s: explored with other options than %s (%s)'
-            % (path, first_path, ', '.join(differ)))
+            % (path, first_path, '; '.join(
+                'field "options.%s": %s, not %s' % (
+                    key, json.dumps(document['options'][key]),
+                    json.dumps(first['options'][key]))
+                for key in differ)))
     ours = [(e['file'], e['name'], e['fingerprint'])
             for e in document['scenarios']]
     theirs = [(e['file'], e['name'], e['fingerprint'])
@@ -403,7 +523,8 @@ def _span(found):
 def _options(explorer):
     return {'tasks': list(explorer.tasks), 'depth': explorer.depth,
             'reintroduce': explorer.reintroduce, 'limit': explorer.limit,
-            'invariants': explorer.invariants}
+            'invariants': explorer.invariants,
+            'nested': bool(explorer.nested)}
 
 
 def _digest(value):
@@ -485,6 +606,9 @@ def _result(result):
     if result.get('pruned'):
         # State caching (explorer.PRUNED): counted in the merged summary.
         record['pruned'] = result['pruned']
+    if result.get('nested'):
+        # Forked from its first injection's run (Report.nested).
+        record['nested'] = True
     return record
 
 

@@ -11,8 +11,20 @@ one reproducer). One run, and the same plan split into two shards (each
 records its baseline and replays every other interleaving) then merged,
 must try, fail and skip the same interleavings, group the failures alike
 and shrink each group to the same reproducer.
+
+Nested (``--nested``), a shard replays whole groups of the pairs that
+share their first injection (``shards.Split``), so that it forks them
+from one run of that injection as one run does: on the share of the
+same scenario at depth 2 that ``test_explorer_nested`` explores (three
+first injections at the resize, each with four confirm points and two
+later resize points, and a pair alone with its first), two nested
+shards merged have the outcomes of one nested run and of one plain run
+(``explorer.comparable``: every verdict, the not-applicable count, the
+shrunk reproducers), as many pairs forked nested as the one nested run,
+and no first injection with pairs in both shards.
 """
 
+import json
 import os
 
 import fixtures
@@ -24,6 +36,7 @@ from harness.runners import explorer
 from harness.runners import runner  # noqa: F401
 from harness.runners import shards
 from harness import testing
+from tests.functional import test_explorer_nested
 
 SCENARIO = os.path.join(os.path.dirname(__file__), 'explore',
                         'pinned_resize_confirm.yaml')
@@ -74,6 +87,58 @@ class TestShardsMerged(testing.TestCase):
                     for o in report.failed if o.shrunk_path]
         self.assertEqual(groups(one), groups(merged))
         self.assertEqual(one.shrunk, len(groups(one)))
+
+
+class ChosenExplorer(explorer.Explorer):
+    """An explorer whose plan is ``test_explorer_nested.chosen``'s share."""
+
+    def plan(self, scenario):
+        plan = super().plan(scenario)
+        plan.runnable = test_explorer_nested.chosen(plan.runnable)
+        plan.candidates = len(plan.runnable)
+        return plan
+
+
+class TestNestedShardsMerged(testing.TestCase):
+
+    def test_nested_shards_merged_are_one_run(self):
+        out = self.useFixture(fixtures.TempDir()).path
+        scenario = scenario_mod.load(SCENARIO)[0]
+
+        def explorer_to(name, nested):
+            return ChosenExplorer(
+                depth=2, reintroduce='1944759', nested=nested, workers=2,
+                out_dir=os.path.join(out, name))
+
+        plain = explorer_to('plain', False).explore(scenario)
+        nested = explorer_to('nested', True).explore(scenario)
+        documents = [shards.run(explorer_to('shards', True), [scenario],
+                                index, 2) for index in (1, 0)]
+        paths = [shards.write(document, os.path.join(out, 'shards'))
+                 for document in documents]
+        (merged_scenario, merged), = shards.merge(
+            paths, out_dir=os.path.join(out, 'merged'), workers=2).explored
+
+        self.assertEqual(scenario.name, merged_scenario.name)
+        self.assertEqual(
+            test_explorer_nested.FIRSTS * (test_explorer_nested.SECONDS
+                                           + test_explorer_nested.SAME) + 1,
+            len(plain.outcomes) + plain.inapplicable)
+        self.assertNotEqual([], plain.failed, plain.summary())
+        # Each shard has first injections of its own, all their pairs.
+        firsts = [{json.dumps(replay['injections'][0], sort_keys=True)
+                   for replay in document['scenarios'][0]['replays']}
+                  for document in documents]
+        self.assertNotEqual(set(), firsts[0])
+        self.assertNotEqual(set(), firsts[1])
+        self.assertEqual(set(), firsts[0] & firsts[1])
+        # The shards nested as the one run did, or this proves nothing.
+        self.assertEqual(0, plain.nested)
+        self.assertGreater(nested.nested, 0, nested.summary())
+        self.assertEqual(nested.nested, merged.nested)
+        found = explorer.comparable(merged)
+        self.assertEqual(explorer.comparable(nested), found)
+        self.assertEqual(explorer.comparable(plain), found)
 
 
 class TestDepthTwoNotReplayed(testing.TestCase):

@@ -6,6 +6,7 @@ and merged as ``harness explore --shard`` and ``--merge`` would.
 """
 
 import contextlib
+import itertools
 import json
 import os
 
@@ -124,6 +125,76 @@ class TestSplit(testing.TestCase):
                          shards._plan_digest(plans[1]))
 
 
+def pairs(sizes):
+    """Runnable pairs in plan order: ``sizes[g]`` pairs of first ``g``.
+
+    As ``Explorer.candidates`` makes them, the pairs of one first
+    injection follow each other in the plan.
+    """
+    return [(first, second) for first, size in enumerate(sizes)
+            for second in range(size)]
+
+
+class TestNestedSplit(testing.TestCase):
+    """With ``--nested``, whole groups of one first injection per shard."""
+
+    def assertSplit(self, runnable, shares):
+        joined = sorted(i for share in shares for i in share)
+        self.assertEqual(list(range(len(runnable))), joined)
+        for share in shares:
+            self.assertEqual(sorted(share), share)
+        firsts = [{runnable[i][0] for i in share} for share in shares]
+        for one, other in itertools.combinations(firsts, 2):
+            self.assertEqual(set(), one & other)
+
+    def test_every_pair_in_exactly_one_shard_with_its_first(self):
+        for sizes in ([], [1], [5, 4, 3, 2, 1], [3, 3, 3, 3], [1, 7, 2],
+                      list(range(12, 0, -1))):
+            for count in range(1, 7):
+                runnable = pairs(sizes)
+                self.assertSplit(runnable, shards.Split(
+                    count, nested=True).shares(runnable))
+
+    def test_groups_not_next_to_each_other(self):
+        # A plan does not put them apart, but the split does not rely
+        # on it.
+        runnable = [('a', 1), ('b', 1), ('a', 2), ('c', 1), ('b', 2)]
+        shares = shards.Split(2, nested=True).shares(runnable)
+        self.assertSplit(runnable, shares)
+        # a (2 pairs) to shard 0, b (2) to 1, c (1) to 0: 2 and 2, the
+        # lower index.
+        self.assertEqual([[0, 2, 3], [1, 4]], shares)
+
+    def test_balanced_by_size_largest_first(self):
+        # Sizes 5, 4, 3, 2, 1 (a plan's groups shrink along it): 5 to
+        # shard 0, 4 to 1, 3 to 1 (4 < 5), 2 to 0 (5 < 7), 1 to 0 (7
+        # and 7: the lower index). Round-robin would give 9 and 6.
+        split = shards.Split(2, nested=True)
+        runnable = pairs([5, 4, 3, 2, 1])
+        self.assertEqual([list(range(0, 5)) + list(range(12, 15)),
+                          list(range(5, 12))], split.shares(runnable))
+        self.assertEqual([8, 7], split.loads)
+
+    def test_the_balance_carries_to_the_next_scenario(self):
+        split = shards.Split(2, nested=True)
+        split.shares(pairs([5, 4, 3, 2, 1]))
+        # Shard 1 has fewer pairs: it takes the next scenario's first.
+        self.assertEqual([[], [0]], split.shares(pairs([1])))
+        self.assertEqual([[0, 1], [2]], split.shares(pairs([2, 1])))
+        self.assertEqual([10, 9], split.loads)
+
+    def test_plain_is_modulo(self):
+        for sizes in ([5, 4, 3, 2, 1], [1, 7, 2]):
+            runnable = pairs(sizes)
+            for count in range(1, 5):
+                split = shards.Split(count)
+                for _scenario in range(2):
+                    self.assertEqual(
+                        [list(shards.indexes(len(runnable), index, count))
+                         for index in range(count)],
+                        split.shares(runnable))
+
+
 class TestRunnable(testing.TestCase):
     """What is not replayed: a first injection on a role not named yet."""
 
@@ -189,7 +260,8 @@ class TestFormat(ShardFiles):
         self.assertEqual({'index': 1, 'count': 3}, document['shard'])
         self.assertEqual({'tasks': ['update_available_resource'],
                           'depth': 1, 'reintroduce': None, 'limit': None,
-                          'invariants': True}, document['options'])
+                          'invariants': True, 'nested': False},
+                         document['options'])
         self.assertEqual(
             [(SCENARIOS, 'resize then revert'),
              (SCENARIOS, 'cold migrate then confirm')],
@@ -229,6 +301,43 @@ class TestFormat(ShardFiles):
             one.replay_plan(plan, range(len(plan.runnable))),
             [shards._from_result(r) for r in entry['results']])
 
+    def test_nested_shards_replay_whole_groups(self):
+        paths = self.write_all(3, depth=2, nested=True)
+        documents = [shards.read(path) for path in paths]
+        self.assertEqual([True] * 3,
+                         [d['options']['nested'] for d in documents])
+        one = PlannedExplorer(depth=2, workers=1)
+        plan = one.plan(self.scenarios[0])
+        # Sixteen pairs, four of each of four first injections (those
+        # at finish_resize): a group per shard, and the last to shard 0
+        # (4, 4, 4: the lower index).
+        self.assertEqual(16, len(plan.runnable))
+        firsts = [{json.dumps(r['injections'][0], sort_keys=True)
+                   for r in d['scenarios'][0]['replays']}
+                  for d in documents]
+        self.assertEqual([2, 1, 1], [len(f) for f in firsts])
+        self.assertEqual(4, len(set().union(*firsts)))
+        self.assertEqual([[0, 1, 2, 3, 12, 13, 14, 15], [4, 5, 6, 7],
+                          [8, 9, 10, 11]],
+                         [[r['index'] for r in d['scenarios'][0]['replays']]
+                          for d in documents])
+        # Loads 8, 4, 4: the next scenario's first two groups go to the
+        # shards with fewer, its third to shard 0 (8, 8, 8: the lower
+        # index), its last to shard 1 (12, 8, 8).
+        self.assertEqual([[8, 9, 10, 11], [0, 1, 2, 3, 12, 13, 14, 15],
+                          [4, 5, 6, 7]],
+                         [[r['index'] for r in d['scenarios'][1]['replays']]
+                          for d in documents])
+        merged = shards.load(list(reversed(paths)))
+        self.assertTrue(merged.options['nested'])
+        entry = merged.scenarios[0]
+        self.assertEqual(
+            [[shards._injection(i) for i in c] for c in plan.runnable],
+            entry['runnable'])
+        self.assertEqual(
+            one.replay_plan(plan, range(len(plan.runnable))),
+            [shards._from_result(r) for r in entry['results']])
+
     def test_one_shard_is_the_whole_plan(self):
         merged = shards.load(self.write_all(1, depth=1))
         self.assertEqual(8, len(merged.scenarios[0]['results']))
@@ -258,6 +367,49 @@ class TestRefusals(ShardFiles):
         self.assertRefused(paths, paths[1], 'other options', 'depth')
         paths = [self.write(0, 2), self.write(1, 2, limit=5)]
         self.assertRefused(paths, 'other options', 'limit')
+
+    def test_shards_nested_and_not(self):
+        paths = [self.write(0, 2, depth=2, nested=True),
+                 self.write(1, 2, depth=2)]
+        self.assertRefused(paths, paths[1], 'other options', paths[0],
+                           'field "options.nested": false, not true')
+
+    def test_a_file_from_before_nested_is_plain(self):
+        paths = self.write_all(2, depth=2)
+        self.edit(paths[0], lambda d: d['options'].pop('nested'))
+        merged = shards.load(paths)
+        self.assertFalse(merged.options['nested'])
+        self.assertEqual(16, len(merged.scenarios[0]['results']))
+        nested = self.write(1, 2, out=os.path.join(self.out, 'nested'),
+                            depth=2, nested=True)
+        self.assertRefused([paths[0], nested], nested,
+                           'field "options.nested": true, not false')
+
+    def test_nested_replays_that_are_not_the_split(self):
+        paths = self.write_all(2, depth=2, nested=True)
+
+        def move(document):
+            # A group's last pair, replayed by the other shard.
+            replays = document['scenarios'][0]['replays']
+            return replays.pop()
+        moved = []
+        self.edit(paths[0], lambda d: moved.append(move(d)))
+        self.assertRefused(paths, 'field "replays"',
+                           'no shard replays plan indexes [11]')
+        self.edit(paths[1], lambda d: d['scenarios'][0]['replays'].append(
+            moved[0]))
+        # Every pair replayed once, but one not by its first's shard.
+        self.assertRefused(paths, paths[0], 'field "replays"',
+                           'shard 0 of 2 replays plan indexes')
+        paths = self.write_all(2, depth=2, nested=True)
+        first = shards.read(paths[0])['scenarios'][0]['replays'][0]
+        self.edit(paths[1], lambda d: d['scenarios'][0]['replays'].append(
+            first))
+        self.assertRefused(paths, paths[1], 'plan index 0 is replayed twice')
+        self.edit(paths[1], lambda d: d['scenarios'][0]['replays'][-1].update(
+            index=16))
+        self.assertRefused(paths, paths[1],
+                           'plan index 16 is not in the plan of 16')
 
     def test_shards_of_different_scenarios(self):
         paths = self.write_all(2)
