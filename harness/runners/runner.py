@@ -165,6 +165,11 @@ class _Steps(object):
                 raise errors.HarnessError(
                     'step %d (%s) only arms, but Nova wrote to its records '
                     'or Placement while it ran' % (step.index, step.label))
+            # An injection that failed after the operation's own last
+            # look (a point passed while its casts settle) fails this
+            # step, not whatever asks next: a check's periodic in its
+            # trial would raise it from inside the check.
+            self.cloud.race.check()
         except errors.ScenarioFailed:
             raise
         except errors.HarnessError as exc:
