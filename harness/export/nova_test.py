@@ -1140,10 +1140,8 @@ def export(path, bug=None, with_harness=False):
         stdlib += ['threading']
     if placement or any('re.match(' in line for line in body):
         stdlib += ['re']
-    if placement or any('time.sleep(' in line for line in body):
-        stdlib += ['time']
     if placement:
-        stdlib += ['types']
+        stdlib += ['time', 'types']
     if live:
         stdlib += ['urllib.parse']
     if stdlib:
