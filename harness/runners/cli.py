@@ -758,7 +758,8 @@ def _explore_merge(args, out):
         ('--limit', args.limit), ('--reintroduce', args.reintroduce))
         if value is not None] + (['--tasks'] if args.tasks else []) + (
         ['--no-invariants'] if args.no_invariants else []) + (
-        ['--nested'] if args.nested else [])
+        ['--nested'] if args.nested else []) + (
+        ['--prune'] if args.prune else [])
     if given:
         raise errors.ScenarioError(
             '--merge explores with the shards\' options; drop %s'

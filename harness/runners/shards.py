@@ -17,7 +17,8 @@ A shard file (``FORMAT``, ``VERSION``) is JSON::
     {"format": "harness-explore-shard", "version": 1,
      "shard": {"index": I, "count": N},
      "options": {"tasks": [...], "depth": 2, "reintroduce": null,
-                 "limit": null, "invariants": true, "nested": false},
+                 "limit": null, "invariants": true, "nested": false,
+                 "prune": false},
      "scenarios": [{
          "file": "tests/.../resize_confirm.yaml", "name": "...",
          "fingerprint": "<sha256 of the scenario as written>",
@@ -38,8 +39,9 @@ replays whose injection could not run (the merge counts them from the
 results, and ``candidates - runnable`` once); ``plan_seconds`` is the
 part of ``seconds`` the plan took (its baseline run), which every shard
 spends. Values a check compared (``expected``, ``actual``) keep their
-Python types through ``encode``. A file written before ``nested`` was
-an option (no ``options.nested``) was explored without it.
+Python types through ``encode``. A file written before ``nested`` or
+``prune`` was an option (no ``options.nested``, ``options.prune``) was
+explored without it.
 """
 
 import dataclasses
@@ -58,8 +60,11 @@ from harness.runners import signatures
 FORMAT = 'harness-explore-shard'
 VERSION = 1
 # The options every shard of one exploration must share (Explorer's).
+# ``prune`` changes no outcome (the soundness proof), but a merged
+# summary's "pruned" counts are one exploration's only if every shard
+# pruned alike.
 OPTIONS = ('tasks', 'depth', 'reintroduce', 'limit', 'invariants',
-           'nested')
+           'nested', 'prune')
 
 
 def parse_shard(text):
@@ -350,7 +355,7 @@ def merge(paths, out_dir=None, workers=None, progress=None,
         tasks=options['tasks'], depth=options['depth'],
         reintroduce=options['reintroduce'], limit=options['limit'],
         invariants=options['invariants'], nested=options['nested'],
-        out_dir=out_dir, workers=workers,
+        prune=options['prune'], out_dir=out_dir, workers=workers,
         progress=progress, kept_cloud=kept_cloud, status=status)
     with explorer.kept():
         for entry in merged.scenarios:
@@ -391,8 +396,9 @@ def read(path):
     if not 0 <= index < count:
         check.fail('shard', 'index %d of %d shards' % (index, count))
     options = check.field(document, 'options', dict)
-    # Written before it was an option: explored without it.
+    # Written before they were options: explored without them.
     options.setdefault('nested', False)
+    options.setdefault('prune', False)
     for key in OPTIONS:
         if key not in options:
             check.fail('options.%s' % key, 'is missing')
@@ -524,7 +530,7 @@ def _options(explorer):
     return {'tasks': list(explorer.tasks), 'depth': explorer.depth,
             'reintroduce': explorer.reintroduce, 'limit': explorer.limit,
             'invariants': explorer.invariants,
-            'nested': bool(explorer.nested)}
+            'nested': bool(explorer.nested), 'prune': bool(explorer.prune)}
 
 
 def _digest(value):

@@ -70,6 +70,16 @@ class TestBadInput(CliTestCase):
         self.assertEqual('harness: --concurrency both: only "harness run" '
                          'compares the modes\n', err)
 
+    def test_merge_takes_the_shards_options(self):
+        # Given again, an option could differ from the shards' own; the
+        # merge refuses them all before reading a file.
+        code, _, err = self.run_cli(
+            'explore', '--merge', '--nested', '--prune', '--depth', '2',
+            os.path.join(self.tmp, 'shard-0-of-1.json'))
+        self.assertEqual(cli.EXIT_BAD_INPUT, code)
+        self.assertEqual('harness: --merge explores with the shards\' '
+                         'options; drop --depth, --nested, --prune\n', err)
+
     def test_a_mode_other_than_the_running_one_is_refused(self):
         from harness.core import concurrency
         self.useFixture(fixtures.EnvironmentVariable(concurrency.ENV))

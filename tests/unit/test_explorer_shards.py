@@ -260,7 +260,8 @@ class TestFormat(ShardFiles):
         self.assertEqual({'index': 1, 'count': 3}, document['shard'])
         self.assertEqual({'tasks': ['update_available_resource'],
                           'depth': 1, 'reintroduce': None, 'limit': None,
-                          'invariants': True, 'nested': False},
+                          'invariants': True, 'nested': False,
+                          'prune': False},
                          document['options'])
         self.assertEqual(
             [(SCENARIOS, 'resize then revert'),
@@ -384,6 +385,27 @@ class TestRefusals(ShardFiles):
                             depth=2, nested=True)
         self.assertRefused([paths[0], nested], nested,
                            'field "options.nested": true, not false')
+
+    def test_shards_pruned_and_not(self):
+        # The same outcomes either way, but the merged summary's pruned
+        # counts would be of neither exploration.
+        paths = [self.write(0, 2, depth=2, prune=True),
+                 self.write(1, 2, depth=2)]
+        self.assertEqual(
+            [True, False],
+            [shards.read(path)['options']['prune'] for path in paths])
+        self.assertRefused(paths, paths[1], 'other options', paths[0],
+                           'field "options.prune": false, not true')
+
+    def test_a_file_from_before_prune_is_full(self):
+        paths = self.write_all(2, depth=2)
+        self.edit(paths[0], lambda d: d['options'].pop('prune'))
+        merged = shards.load(paths)
+        self.assertFalse(merged.options['prune'])
+        pruned = self.write(1, 2, out=os.path.join(self.out, 'pruned'),
+                            depth=2, prune=True)
+        self.assertRefused([paths[0], pruned], pruned,
+                           'field "options.prune": true, not false')
 
     def test_nested_replays_that_are_not_the_split(self):
         paths = self.write_all(2, depth=2, nested=True)
