@@ -59,6 +59,14 @@ between them). The explorer knows nothing about any particular bug:
 what it finds, it finds from the points Nova passes and the checks that
 fail.
 
+At depth 1 the interleavings that run one host's periodic (or restart,
+or request) go first, those that run both hosts' after, each kind from
+a trunk run of its own (``one_host_first``): a failure that both hosts'
+periodics at a point show, one of them alone usually shows too, and
+those are half the plan, so a race is found in about half the replays.
+Results come back in plan order: the order decides when an interleaving
+runs, never whether or with what outcome.
+
 An exploration is a plan (the recorded run, the interleavings), replays,
 and a conclusion (grouping, shrinking): ``harness.runners.shards`` runs
 shares of the replays on several machines (``--shard I/N``) and concludes
@@ -413,15 +421,27 @@ class Explorer(object):
     def replay_plan(self, plan, indexes):
         """Replay the plan's runnable interleavings at ``indexes``.
 
-        Their results (``replay``'s), in the order of ``indexes``.
+        Their results (``replay``'s), in the order of ``indexes``,
+        whatever order they ran in (``one_host_first``).
         """
+        chosen = [plan.runnable[index] for index in indexes]
         if self.prune and self.branch and self.kept_cloud and hasattr(
                 os, 'fork'):
-            return self._replay_pruned(
-                plan, [plan.runnable[index] for index in indexes])
+            return self._replay_pruned(plan, chosen)
         return self._replay_jobs([
-            self._nesting(plan.scenario, plan.runnable[index])
-            for index in indexes])
+            self._nesting(plan.scenario, injections)
+            for injections in chosen], self._ranks(chosen))
+
+    def _ranks(self, chosen):
+        """When each of the interleavings ``chosen`` runs (``_replay_jobs``).
+
+        At depth 1, ``one_host_first``; at depth 2 in plan order: a pair
+        nests with the others of its first injection (``_nests``), which
+        ranks would split.
+        """
+        if self.depth != 1:
+            return None
+        return [one_host_first(injections) for injections in chosen]
 
     def conclude(self, plan, results):
         """The report of a replayed plan: failures grouped, each shrunk.
@@ -586,7 +606,8 @@ class Explorer(object):
                 results[number] = found
         ran = self._replay_jobs([
             self._nesting(scenario, chosen[number], reference)
-            for number in to_run])
+            for number in to_run],
+            self._ranks([chosen[number] for number in to_run]))
         for number, result in zip(to_run, ran):
             results[number] = result
         for number, same in copies.items():
@@ -643,13 +664,26 @@ class Explorer(object):
         _run_job(job, self._pool, phases=phases, observers=[recorder])
         return [None] + recorder.digests
 
-    def _replay_jobs(self, jobs):
-        """``_map`` ``jobs``, their progress on ``status`` if given."""
+    def _replay_jobs(self, jobs, ranks=None):
+        """``_map`` ``jobs``, their progress on ``status`` if given.
+
+        With ``ranks`` (one per job), the jobs of the lowest rank first,
+        then the next (each rank a ``_map`` of its own: branched, a trunk
+        run of its own); the results in job order all the same.
+        """
         counter = None
         if self.status is not None and jobs:
             counter = progress_mod.Progress(len(jobs), self.status,
                                             'replays')
-        results = self._map(jobs, counter and counter.advance)
+        ranks = ranks or [0] * len(jobs)
+        results = [None] * len(jobs)
+        for rank in sorted(set(ranks)):
+            numbers = [number for number, its in enumerate(ranks)
+                       if its == rank]
+            for number, result in zip(numbers, self._map(
+                    [jobs[number] for number in numbers],
+                    counter and counter.advance)):
+                results[number] = result
         if counter is not None:
             counter.finish()
         return results
@@ -746,6 +780,19 @@ def injected_steps(scenario, injections):
         position = injection.at.step - 1
         steps[position:position] = injection.steps()
     return steps
+
+
+def one_host_first(injections):
+    """An interleaving's rank in the order replays run (``_replay_jobs``).
+
+    0 when each of its injections runs on one host, 1 when one runs on
+    both (``ORDERS``, either way round): the singles first. An injection
+    on both hosts runs each one's alone too, one after the other, so a
+    failure it shows is usually one of those singles' as well, and with
+    the singles half the plan it comes about twice as early; one that
+    needs both comes half a plan later.
+    """
+    return int(any(len(injection.hosts) > 1 for injection in injections))
 
 
 def runnable(candidates):

@@ -374,6 +374,85 @@ class TestNested(testing.TestCase):
         self.assertEqual([], explorer._nests(jobs))
 
 
+class _MappingExplorer(explorer.Explorer):
+    """Notes each ``_map`` (the jobs of one trunk run), answers by job."""
+
+    def __init__(self, **options):
+        super().__init__(workers=1, **options)
+        self.mapped = []
+
+    def _map(self, jobs, done=None):
+        self.mapped.append([_injected(job) for job in jobs])
+        return [{'for': _injected(job)} for job in jobs]
+
+
+def _injected(job):
+    """The ``on`` roles of a job's inject steps, in its document's order."""
+    return tuple(step['inject']['on'] for step in job['document']['steps']
+                 if 'inject' in step)
+
+
+class TestOneHostFirst(testing.TestCase):
+    """At depth 1 the singles run first; results come in plan order."""
+
+    head = TestForkedInsideTheStep.head
+    points = [TestForkedInsideTheStep.resize, TestForkedInsideTheStep.confirm]
+
+    def _plan(self, explore):
+        trunk = scenario.load_file('s.yaml', self.head)[1][0]
+        candidates = explore.candidates(self.points)
+        return explorer.Plan(trunk, {}, len(candidates),
+                             explorer.runnable(candidates))
+
+    def test_depth_one_runs_one_host_first_then_both(self):
+        explore = _MappingExplorer()
+        plan = self._plan(explore)
+        indexes = range(len(plan.runnable))
+        results = explore.replay_plan(plan, indexes)
+        # Each point's four orders (``ORDERS``): source, dest, then both
+        # either way round. Two trunk runs: the two points' singles,
+        # then their pairs of hosts.
+        singles = [('source',), ('dest',)] * 2
+        both = [('source', 'dest'), ('dest', 'source')] * 2
+        self.assertEqual([singles, both], explore.mapped)
+        # Results in plan order, each its own interleaving's.
+        self.assertEqual([(('source',), ('dest',), ('source', 'dest'),
+                           ('dest', 'source'))[i % 4] for i in indexes],
+                         [result['for'] for result in results])
+
+    def test_a_share_of_the_plan_keeps_its_order(self):
+        # A shard's indexes: the results in the order asked for.
+        explore = _MappingExplorer()
+        plan = self._plan(explore)
+        # 6: the confirm's source then dest; 2: the resize's; 1: the
+        # resize's dest alone.
+        results = explore.replay_plan(plan, [6, 2, 1])
+        self.assertEqual(
+            [[('dest',)], [('source', 'dest'), ('source', 'dest')]],
+            explore.mapped)
+        self.assertEqual([('source', 'dest'), ('source', 'dest'),
+                          ('dest',)],
+                         [result['for'] for result in results])
+
+    def test_depth_two_runs_in_plan_order(self):
+        # Its pairs nest by their first injection (``_nests``): one run.
+        explore = _MappingExplorer(depth=2)
+        plan = self._plan(explore)
+        explore.replay_plan(plan, range(len(plan.runnable)))
+        self.assertEqual(1, len(explore.mapped))
+        self.assertEqual(16, len(explore.mapped[0]))
+
+    def test_the_rank_of_an_interleaving(self):
+        resize, confirm = self.points
+        one = explorer.Injection(resize, 'update_available_resource',
+                                 ('source',))
+        both = explorer.Injection(confirm, 'update_available_resource',
+                                  ('dest', 'source'))
+        self.assertEqual(0, explorer.one_host_first((one,)))
+        self.assertEqual(1, explorer.one_host_first((both,)))
+        self.assertEqual(1, explorer.one_host_first((one, both)))
+
+
 class TestShrinkingTrials(testing.TestCase):
     """Which removals a shrinking round replays."""
 
