@@ -178,8 +178,7 @@ class Known(object):
         ``outcome.step`` failed first), ``reproducer`` the path of the
         scenario its kind of failure was shrunk to.
         """
-        mine = [signatures(scenario)
-                for scenario in scenario_mod.load(reproducer)]
+        mine = self._signatures_of(reproducer)
         if not all(mine):
             return None
         mine = [signature for found in mine for signature in found]
@@ -207,6 +206,11 @@ class Known(object):
                     for signature, state in states):
                 return path
         return None
+
+    def _signatures_of(self, reproducer):
+        """The signatures of each of ``reproducer``'s scenarios."""
+        return [signatures(scenario)
+                for scenario in scenario_mod.load(reproducer)]
 
     def _states_of(self, reproducer):
         """The state of each injection of ``reproducer``'s scenarios.
