@@ -168,8 +168,9 @@ class Known(object):
         # finding path -> (step kinds it first fails at, [(signature,
         # place its injection fired at, or None)]).
         self._runs = {}
-        # reproducer path -> [[(signature, state)]], per scenario.
-        self._states = {}
+        # A scenario without its injections (its document, as YAML) ->
+        # {step index: the passages it recorded} in its run.
+        self._plain = {}
 
     def finding_for(self, steps, outcome, reproducer):
         """The finding ``outcome`` is, or None.
@@ -216,15 +217,27 @@ class Known(object):
         """The state of each injection of ``reproducer``'s scenarios.
 
         ``[[(signature, state)]]``, a list per scenario: each ``state``
-        read (``state_of``) from one run of the scenario without its
-        injections; where that run never passes the point, the point
-        alone, on any host.
+        read (``state_of``) from a run of the scenario without its
+        injections (one per such scenario: reproducers that differ only
+        in their injections share it); where that run never passes the
+        point, the point alone, on any host.
         """
-        if reproducer not in self._states:
-            self._states[reproducer] = [
-                _states(scenario)
-                for scenario in scenario_mod.load(reproducer)]
-        return self._states[reproducer]
+        found = []
+        for scenario in scenario_mod.load(reproducer):
+            without, index = _without_injections(scenario)
+            key = without.dump()
+            if key not in self._plain:
+                self._plain[key] = _plain_run(without)
+            passages = self._plain[key]
+            states = []
+            for signature, (step, when, point, at_host,
+                            server) in _injections(scenario):
+                state = state_of(passages.get(index.get(step), ()), when,
+                                 point, at_host, server)
+                states.append((signature, state if state is not None
+                               else {(when, point, None)}))
+            found.append(states)
+        return found
 
     def _run(self, path):
         """The finding at ``path`` run once; see ``self._runs``."""
@@ -268,28 +281,28 @@ def _passages(timeline):
     return {entry.index: entry.passages for entry in timeline}
 
 
-def _states(scenario):
-    """``[(signature, state)]`` of ``scenario``'s injections (``Known``)."""
-    from harness.cloud import race
+def _without_injections(scenario):
+    """``scenario`` without its inject steps; where its steps went.
+
+    ``(scenario, {index of a step in scenario: its index there})``.
+    """
     from harness.runners import explorer
-    from harness.runners import runner
-    injections = _injections(scenario)
-    plain = [dict(step.raw) for step in scenario.steps
-             if step.kind != 'inject']
-    document = scenario.document(plain)
+    kept = [step for step in scenario.steps if step.kind != 'inject']
+    document = scenario.document([dict(step.raw) for step in kept])
     # Declared breaks name the injected scenario's steps; no check runs.
     for key in explorer.DECLARATIONS:
         document.pop(key, None)
-    without = scenario_mod.parse(document, scenario.path, scenario.path)
-    # Step index in ``scenario`` -> in ``without``.
-    index = {step.index: n for n, step in enumerate(
-        (s for s in scenario.steps if s.kind != 'inject'), 1)}
+    return (scenario_mod.parse(document, scenario.path, scenario.path),
+            {step.index: n for n, step in enumerate(kept, 1)})
+
+
+def _plain_run(scenario):
+    """``{step index: passages}`` of a run of ``scenario``, roles noted.
+
+    Noted: every passage has the migration in flight read, for
+    ``host_roles``.
+    """
+    from harness.cloud import race
+    from harness.runners import runner
     with race.noting_roles():
-        passages = _passages(runner.run(without, keep_going=True))
-    found = []
-    for signature, (step, when, point, at_host, server) in injections:
-        state = state_of(passages.get(index.get(step), ()), when, point,
-                         at_host, server)
-        found.append((signature, state if state is not None
-                      else {(when, point, None)}))
-    return found
+        return _passages(runner.run(scenario, keep_going=True))

@@ -143,11 +143,14 @@ class Runs(known.Known):
     def __init__(self, findings, runs, states):
         self.findings = findings
         self._runs = runs
-        self._states = states
+        self.states = states
 
     def _signatures_of(self, reproducer):
         return [[found for found, _ in scenario]
-                for scenario in self._states[reproducer]]
+                for scenario in self.states[reproducer]]
+
+    def _states_of(self, reproducer):
+        return self.states[reproducer]
 
 
 class TestFindingFor(testing.TestCase):
