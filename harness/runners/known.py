@@ -7,27 +7,31 @@ periodic, a restart or a request at a race point of a move
 ``harness explore --known-findings DIR`` names them instead of failing
 on them, so that its job fails on what is new.
 
-An injection's signature is what it does and before which step: the move
-step it is put before (its kind), what runs there (a periodic task,
-``stop``, ``restart``, a request), and on which role (``source``/``dest``;
-a host or server named otherwise matches any role). Two injections with
-the same signature are the same injection when their points fall in the
-same Nova state of that step. The explorer injects only at the first
-point of each state (``explorer.recorded_points``: points a step passed
-at the same ``Activity.version``, with no write to Nova's records or
-Placement between them, show an injected periodic the same state), so
-its reproducer names ``after instance.host`` where a finding, written by
-hand, names ``before finish_resize`` of the same state; matching point
-names would call the finding new. The states are those of a run of the
-reproducer with its injections removed (the explorer's trunk, shrunk):
-the passages of the step at the version its injection's point was passed
-at. A finding's injection is there if the passage it fired at, in the
-finding's own run (the one below), is one of them: the same point
-(``before``/``after`` and name) on a host of the same role (the
-migration's source or destination; a point passed on another host is
-another point). A reproducer's injection whose point that run never
-passes (a second injection's, reached only after the first) stands for
-its own point alone, on any host.
+An injection's signature is what it does and where: the move step it is
+put before (its kind), before or after which race point, what runs there
+(a periodic task, ``stop``, ``restart``, a request), and on which role
+(``source``/``dest``; a host or server named otherwise matches any
+role). Two injections whose signatures differ only in their points are
+the same injection when their points fall in the same Nova state of that
+step. The explorer injects only at the first point of each state
+(``explorer.recorded_points``: points a step passed at the same
+``Activity.version``, with no write to Nova's records or Placement
+between them, show an injected periodic the same state), so its
+reproducer names ``after instance.host`` (on the source) where a
+finding, written by hand, names ``before finish_resize`` (on the
+destination) of the same state; matching point names would call the
+finding new every night.
+
+The states are those the explorer saw: of a run of the reproducer (the
+explored scenario's hosts and flavors, shrunk) with its injections
+removed, the passages of the step passed at the version of the one its
+injection fires at. A finding's injection is in that state if the
+passage it fired at, in the finding's own run (the one below), is one of
+them: the same point (``before``/``after`` and name) on a host of the
+same role (the migration's source or destination; a point passed on
+another host is another point). A reproducer's injection whose point
+that run never passes (a second injection's, reached only after the
+first) stands for its own point alone, on any host.
 
 A failure of the explorer is known when
 
@@ -39,10 +43,13 @@ A failure of the explorer is known when
   check: a finding's own expectations usually fail before the invariant
   that the explored scenario trips).
 
-Everything else still fails the exploration. Cost: one run of each
-distinct reproducer whose injections all have a finding of the same
-signatures (without its injections, to read its states) and one run of
-each finding one of its states then names (cached for the whole merge).
+Everything else still fails the exploration.
+
+Cost, over what matching point names cost (one run of each finding
+named): one run without its injections of each reproducer whose
+injections all have a finding's of the same kind (reproducers that
+differ only in their injections share it); the findings run are those
+named in its states, each once (``Known`` keeps both for a whole merge).
 """
 
 import glob
