@@ -1,11 +1,16 @@
 """A failure the explorer finds again is named by its finding.
 
 findings/resize_dest_periodic_before_finish_resize.yaml puts a periodic
-on the destination before finish_resize of a resize; the explorer's
-shrunk reproducer of that failure has the same one injection and fails
-at the resize. ``known.Known`` names the finding for it (after running
-the finding once: it still fails, at its resize), and nothing for the
-same failure with the periodic on the source, or for a failure at
+on the destination before finish_resize of a resize. The explorer
+injects at the first point of each Nova state (``recorded_points``):
+its shrunk reproducer of that failure has the periodic on the
+destination after resize_instance's save of ``instance.host`` on the
+source, the same state (nothing is written between that save and
+finish_resize's start), and fails at the resize. ``known.Known`` names
+the finding for it (after running the finding once: it still fails, at
+its resize), and nothing for the same failure with the periodic on the
+source, with the periodic at a point of another state of the resize
+(once finish_resize wrote the migration's status), or for a failure at
 another kind of step.
 """
 
@@ -23,9 +28,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 FINDINGS = os.path.join(ROOT, 'findings')
 FINDING = os.path.join(FINDINGS,
                        'resize_dest_periodic_before_finish_resize.yaml')
+# Where the explorer puts the periodic (its first point of the state).
+AFTER_THE_SAVE = {'after': 'instance.host', 'at_host': 'src'}
+# After finish_resize on the destination set the migration finished.
+ONCE_FINISHED = {'after': 'migration.status=finished', 'at_host': 'dst'}
 
 
-def reproducer(role):
+def reproducer(role, point=AFTER_THE_SAVE):
+    """The explorer's shrunk reproducer, on the finding's fake hosts."""
     return {'name': 'shrunk', 'hosts': {'src': {'driver': 'fake'},
                                         'dst': {'driver': 'fake'}},
             'flavors': {'small': {'vcpus': 1, 'ram': 512, 'disk': 1},
@@ -33,16 +43,15 @@ def reproducer(role):
             'steps': [
                 {'boot': {'server': 'vm1', 'flavor': 'small',
                           'host': 'src'}},
-                {'inject': {'before': 'finish_resize',
-                            'run': 'update_available_resource',
-                            'on': role, 'server': 'vm1', 'at_host': 'dst'}},
+                {'inject': dict(point, run='update_available_resource',
+                                on=role, server='vm1')},
                 {'resize': {'server': 'vm1', 'flavor': 'large'}}]}
 
 
 class TestKnownFindings(testing.TestCase):
 
-    def write(self, document):
-        return self.write_yaml(document, 'shrunk.yaml')
+    def write(self, document, name):
+        return self.write_yaml(document, name + '.yaml')
 
     def test_the_finding_is_named_and_nothing_else(self):
         findings = known.Known(FINDINGS)
@@ -50,10 +59,17 @@ class TestKnownFindings(testing.TestCase):
         failed_at_resize = explorer.Outcome((), True, 3, 'resize vm1')
         dest = reproducer('dest')
         self.assertEqual(FINDING, findings.finding_for(
-            dest['steps'], failed_at_resize, self.write(dest)))
+            dest['steps'], failed_at_resize, self.write(dest, 'dest')))
         source = reproducer('source')
         self.assertIsNone(findings.finding_for(
-            source['steps'], failed_at_resize, self.write(source)))
+            source['steps'], failed_at_resize, self.write(source, 'source')))
+        finished = reproducer('dest', ONCE_FINISHED)
+        self.assertIsNone(findings.finding_for(
+            finished['steps'], failed_at_resize,
+            self.write(finished, 'finished')))
         failed_at_boot = explorer.Outcome((), True, 1, 'boot vm1')
         self.assertIsNone(findings.finding_for(
-            dest['steps'], failed_at_boot, self.write(dest)))
+            dest['steps'], failed_at_boot, self.write(dest, 'dest')))
+        # The three reproducers differ only in their injections: one run
+        # without them read their states.
+        self.assertEqual(1, len(findings._plain))

@@ -50,17 +50,24 @@ class TestSignatures(testing.TestCase):
                                                  on='dst')))
         self.assertEqual([None], [s[-1] for s in by_name])
         for role in ('source', 'dest'):
-            self.assertEqual('f', known._match(
-                by_name[0][:-1] + (role,), {by_name[0]: 'f'}))
+            self.assertTrue(known.same_kind(by_name[0][:-1] + (role,),
+                                            by_name[0]))
 
-    def test_another_point_role_or_move_is_not_the_finding(self):
+    def test_another_role_move_or_action_is_another_kind(self):
         finding = known.signatures(scenario(PERIODIC_ON_DEST))[0]
-        table = {finding: 'finding.yaml'}
-        self.assertEqual('finding.yaml', known._match(finding, table))
+        self.assertTrue(known.same_kind(finding, finding))
         for other in (('migrate',) + finding[1:],
-                      finding[:2] + ('resize_instance',) + finding[3:],
+                      finding[:3] + ('stop',) + finding[4:],
                       finding[:4] + ('source',)):
-            self.assertIsNone(known._match(other, table), other)
+            self.assertFalse(known.same_kind(other, finding), other)
+
+    def test_the_point_is_left_to_the_states(self):
+        # Whether another point is the same is the states' to say
+        # (test_known_findings_states).
+        finding = known.signatures(scenario(PERIODIC_ON_DEST))[0]
+        self.assertTrue(known.same_kind(
+            finding[:1] + ('after', 'instance.host') + finding[3:],
+            finding))
 
 
 class TestLoad(testing.TestCase):
@@ -70,6 +77,6 @@ class TestLoad(testing.TestCase):
         with open(os.path.join(directory, 'one.yaml'), 'w') as out:
             yaml.safe_dump(scenario(PERIODIC_ON_DEST).document(), out)
         self.assertEqual(
-            {known.signatures(scenario(PERIODIC_ON_DEST))[0]:
-             os.path.join(directory, 'one.yaml')},
+            {os.path.join(directory, 'one.yaml'):
+             known.signatures(scenario(PERIODIC_ON_DEST))},
             known.load(directory))
