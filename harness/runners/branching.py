@@ -60,12 +60,21 @@ each where those fire; that child arms them, and takes what its nested
 trunk armed as its own steps after them. The children a nested trunk
 could not fork, or whose step it never reached, are the trunk's
 ``unforked``.
+
+A child that fails, at any depth, ends the whole exploration: its
+nested trunk ends its own children and fails too, naming it
+(``ChildFailed``), and the trunk raises that as soon as it sees the
+child end, whichever of its children ended first (a sibling still
+running, or hung, does not keep it waiting), and ends every process
+it forked, their children with them: each child of the trunk leads a
+process group of its own, which its nested children join.
 """
 
 import collections
 import os
 import pickle
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -85,6 +94,42 @@ _select = mode.original('select')
 #: A child's exit status when its run raised (the traceback is on its
 #: standard error).
 CHILD_FAILED = 70
+
+
+class ChildFailed(errors.HarnessError):
+    """A forked replay ended without its result.
+
+    ``replay``: what it replays (``Branches``' ``describe``); ``status``:
+    its exit status (negative: the signal that ended it); ``forked_by``:
+    the nested trunks it was forked by, innermost first, each ``(what it
+    replays, its exit status)``: they failed with it.
+    """
+
+    def __init__(self, replay, status, forked_by=()):
+        self.replay = replay
+        self.status = status
+        self.forked_by = tuple(forked_by)
+        text = ('a replay forked from the explorer\'s run ended with %s: %s'
+                % (_status(status), replay))
+        for trunk, trunk_status in self.forked_by:
+            text += ('; it was forked by %s, which then ended with %s'
+                     % (trunk, _status(trunk_status)))
+        super().__init__(text + '; %s above' % (
+            'their errors are' if self.forked_by else 'its error is'))
+
+    def __reduce__(self):
+        # Pickled into a failed nested trunk's note (``child_failed``).
+        return (ChildFailed, (self.replay, self.status, self.forked_by))
+
+
+def _status(code):
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = 'signal %d' % -code
+        return 'status %d (killed by %s)' % (code, name)
+    return 'status %d' % code
 
 
 class Nested(object):
@@ -154,10 +199,14 @@ class Branches(hooks.Course):
         its steps after the first (``done`` steps run): None to go on, or
         its result, to end the child with there (its future is known:
         state caching, ``harness.runners.explorer``).
+    :param describe: ``describe(key)``: what the child ``key`` replays
+        (its injections), as text, for the error that ends the run if it
+        fails (``ChildFailed``).
     """
 
     def __init__(self, parts, result_of, done=None, concurrency=1,
-                 at_points=None, wait_limit=None, stop=None):
+                 at_points=None, wait_limit=None, stop=None,
+                 describe=None):
         self.parts = {at: list(keys) for at, keys in parts.items()}
         self.at_points = {at: list(keys)
                           for at, keys in (at_points or {}).items()}
@@ -180,6 +229,7 @@ class Branches(hooks.Course):
         self.concurrency = max(1, concurrency)
         self.wait_limit = wait_limit
         self.stop = stop
+        self.describe = describe or (lambda key: 'replay %r' % (key,))
         # Children running: pid -> (key, result file), in fork order.
         self._running = collections.OrderedDict()
         self._key = None
@@ -441,6 +491,10 @@ class Branches(hooks.Course):
             self.waited_in_steps += forked_at - waiting
         pid = forking.fork(cloud)
         if pid == 0:
+            if not self.in_child:
+                # A process group of its own, which its children (a
+                # nested trunk's) join: the trunk ends them all at once.
+                _own_group(0)
             self.nested_in = self._key if self._nested is not None else None
             self.in_child, self._key, self._out = True, key, out
             self.parts, self.at_points, self._watching = {}, {}, []
@@ -451,6 +505,9 @@ class Branches(hooks.Course):
             self.forked_at = self._nested = None
             _quiet_stdout()
             return start(forked_at)
+        if not self.in_child:
+            # Here too: ``close`` may kill its group before it runs.
+            _own_group(pid)
         self._running[pid] = (key, out)
         if self.concurrency == 1:
             # One at a time: the trunk would only compete with it.
@@ -463,10 +520,14 @@ class Branches(hooks.Course):
         return None
 
     def finish(self):
-        """In the trunk, at its end: wait for the children still running."""
+        """In the trunk, at its end: wait for the children still running.
+
+        As each ends: one that failed fails the run at once, whichever
+        others still run (``close`` ends them).
+        """
         waiting = time.monotonic()
         while self._running:
-            self._collect(next(iter(self._running)))
+            self._collect(self._next_ended())
         self.waited += time.monotonic() - waiting
 
     def child_done(self, scenario, timeline):
@@ -494,9 +555,19 @@ class Branches(hooks.Course):
         os._exit(0)
 
     def child_failed(self):
-        """End the child after an error it cannot report as a result."""
+        """End the child after an error it cannot report as a result.
+
+        Called while handling it. A nested trunk ends its own children
+        first; one failed because its child did (``ChildFailed``) notes
+        that child in its result file, for its trunk's error.
+        """
         try:
             os.write(2, traceback.format_exc().encode('utf-8', 'replace'))
+            self._end_children()
+            error = sys.exc_info()[1]
+            if isinstance(error, ChildFailed):
+                with open(self._out, 'wb') as sink:
+                    pickle.dump(error, sink)
         finally:
             os._exit(CHILD_FAILED)
 
@@ -519,13 +590,21 @@ class Branches(hooks.Course):
                 _os.close(handle)
 
     def _collect(self, pid):
-        key, out = self._running.pop(pid)
-        _pid, status = _os.waitpid(pid, 0)
-        code = os.waitstatus_to_exitcode(status)
-        if code != 0 or not os.path.exists(out):
-            raise errors.HarnessError(
-                'a replay forked from the explorer\'s run ended with status '
-                '%d; its error is above' % code)
+        # Still in the table while it is waited for: if the wait is
+        # interrupted (the test's time limit), ``close`` ends it.
+        key, out = self._running[pid]
+        # Its status, before it is reaped: until then its process group
+        # is no other's.
+        code = _exit_code(_os.waitid(_os.P_PID, pid,
+                                     _os.WEXITED | _os.WNOWAIT))
+        failed = code != 0 or not os.path.exists(out)
+        if failed:
+            # What it left running: a nested trunk's children.
+            self._end_group(pid)
+        _os.waitpid(pid, 0)
+        del self._running[pid]
+        if failed:
+            raise self._failed(key, code, out)
         with open(out, 'rb') as source:
             result = pickle.load(source)
         os.unlink(out)
@@ -539,17 +618,71 @@ class Branches(hooks.Course):
         self.results[key] = result
         self.done(key, result)
 
-    def close(self):
-        """End what is left: children still running (the trunk failed)."""
+    def _failed(self, key, code, out):
+        """The error a child ``key`` that ended with ``code`` fails with."""
+        below = None
+        if code == CHILD_FAILED and os.path.exists(out):
+            # A nested trunk failed because its child did: that one's.
+            try:
+                with open(out, 'rb') as source:
+                    below = pickle.load(source)
+            except Exception:
+                below = None
+            os.unlink(out)
+        if isinstance(below, ChildFailed):
+            return ChildFailed(below.replay, below.status, below.forked_by
+                               + ((self.describe(key), code),))
+        return ChildFailed(self.describe(key), code)
+
+    def _end_group(self, pid):
+        """Kill what is left of the process group child ``pid`` led."""
+        if self.in_child:
+            # A nested trunk's children are in its own group.
+            return
+        try:
+            _os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            # None left.
+            pass
+
+    def _end_children(self):
+        """Kill and reap the children still running, theirs with them."""
         for pid in list(self._running):
             try:
-                _os.kill(pid, 9)
+                if self.in_child:
+                    _os.kill(pid, signal.SIGKILL)
+                else:
+                    _os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
                 _os.waitpid(pid, 0)
             except OSError:
                 pass
         self._running.clear()
+
+    def close(self):
+        """End what is left: children still running (the trunk failed)."""
+        self._end_children()
         # A failed child may have left its result file.
         shutil.rmtree(self._dir, ignore_errors=True)
+
+
+def _exit_code(info):
+    """``waitid``'s answer as ``os.waitstatus_to_exitcode``'s."""
+    if info.si_code == _os.CLD_EXITED:
+        return info.si_status
+    # Killed by a signal (CLD_KILLED, CLD_DUMPED).
+    return -info.si_status
+
+
+def _own_group(pid):
+    """Make ``pid`` (0: this process) lead a process group of its own."""
+    try:
+        _os.setpgid(pid, pid)
+    except OSError:
+        # The parent's call, after the child's own, or after it ended.
+        pass
 
 
 def _quiet_stdout():

@@ -1236,10 +1236,18 @@ def replay_branched(jobs, pool=None, done=None, record=False,
             seen(result)
         done(failed=result['failed'])
 
+    def describe(number):
+        # By what it changes: the job numbers are this call's own.
+        if isinstance(number, int):
+            return 'the replay that %s' % _changes(jobs[number])
+        single = nests[number[1]][0]
+        return ('the run that %s (the trunk of its pairs)'
+                % _changes(dict(trunk, document=single['document'])))
+
     branches = branching.Branches(
         parts, result_of, ended,
         concurrency=concurrency, at_points=in_steps, wait_limit=wait_limit,
-        stop=_stopper(jobs, phases, watch, recorded))
+        stop=_stopper(jobs, phases, watch, recorded), describe=describe)
     try:
         # A child ends inside the run (Branches.ended: child_done, or
         # child_failed on an error); nothing after this runs in one.
@@ -1286,6 +1294,44 @@ def replay_branched(jobs, pool=None, done=None, record=False,
     for name in ('reset', 'prefix', 'other'):
         results[0]['phases'][name] += shared[name]
     return results
+
+
+def _changes(job):
+    """What ``job``'s document changes in its ``base``, as text.
+
+    The steps it puts in (its injections), and those of the base it
+    drops (a shrinking trial), by their numbers in the base.
+    """
+    base = job['base']['steps']
+    at, put_in, dropped = 0, [], []
+    for step in job['document']['steps']:
+        if step in base[at:]:
+            found = base.index(step, at)
+            dropped.extend(range(at + 1, found + 1))
+            at = found + 1
+        else:
+            put_in.append(_step_text(step))
+    dropped.extend(range(at + 1, len(base) + 1))
+    said = []
+    if put_in:
+        said.append('puts in ' + '; '.join(put_in))
+    if dropped:
+        said.append('drops step%s %s' % ('s' if len(dropped) > 1 else '',
+                                         ', '.join(map(str, dropped))))
+    return ' and '.join(said) or 'changes nothing'
+
+
+def _step_text(step):
+    """A raw step as the scenario file says it, on one line."""
+    def text(value):
+        if isinstance(value, dict):
+            return '{%s}' % items(value)
+        return str(value)
+
+    def items(mapping):
+        return ', '.join('%s: %s' % (key, text(value))
+                         for key, value in mapping.items())
+    return items(step) if isinstance(step, dict) else str(step)
 
 
 def _nests(jobs, same_step=True):

@@ -36,8 +36,10 @@ time from the start.
 
 import os
 import re
+import signal
 
 import fixtures
+from nova.tests.functional import integrated_helpers
 
 from harness.cloud import mode
 from harness.core import errors
@@ -48,6 +50,7 @@ from harness.runners import explorer
 # loaded with this module, not inside the test (harness.leaks fails that).
 from harness.runners import runner  # noqa: F401
 from harness import testing
+from harness.testing import hang_guard
 
 SCENARIO = os.path.join(os.path.dirname(__file__), 'explore',
                         'pinned_resize_confirm.yaml')
@@ -184,6 +187,104 @@ class TestBranchedReplays(testing.TestCase):
 
 
 class TestNestedBranches(testing.TestCase):
+
+    def test_a_dead_pair_of_a_nested_trunk_ends_the_exploration(self):
+        # Two nested trunks (a single's run each, two pairs forked from
+        # it), side by side on two cores. The first forked's first pair
+        # hangs (as a deadlocked child did); the other's first pair dies
+        # once that one hangs. The trunk must not wait for the hung one
+        # (the oldest): the exploration fails at once with the dead
+        # pair's error, and no process it forked is left running.
+        scenario = scenario_mod.load(SCENARIO)[0]
+        # Here: the kept cloud's temporary directory goes with it.
+        tmp = self.useFixture(fixtures.TempDir()).path
+        forked = os.path.join(tmp, 'forked')
+        hanging = os.path.join(tmp, 'hanging')
+        os.mkfifo(hanging)
+        explore = explorer.Explorer(workers=2, depth=2, nested=True)
+        with explore.kept():
+            plan = explore.plan(scenario)
+            passed = [tuple(point[:5]) for point in plan.baseline['points']]
+
+            def first_passed(at):
+                return passed.index((at.step, at.when, at.point, at.host,
+                                     at.server))
+            later = [pair for pair in plan.runnable
+                     if (pair[0].at.step, pair[1].at.step) == (2, 3)]
+            firsts = list(dict.fromkeys(pair[0] for pair in later))
+            # Those the nested proof above sees nested in either mode,
+            # in the order the run passes them: the first is forked
+            # first, and is ('nested', 0) (the order of the jobs).
+            window = [first for first in firsts
+                      if (first.at.when, first.at.point) == WINDOW
+                      and first.hosts == ('source',)]
+            firsts = sorted(window + [first for first in firsts
+                                      if first not in window][4:5],
+                            key=lambda first: first_passed(first.at))
+            chosen = [pair for first in firsts
+                      for pair in [pair for pair in later
+                                   if pair[0] == first][1:3]]
+            jobs = [explore._nesting(scenario, pair) for pair in chosen]
+            self.assertEqual(2, len(explorer._nests(jobs)))
+            hung, dying = ('nested', 0), ('nested', 1)
+            under = []
+            real_nest = branching.Branches.nest
+            real_branched = explorer.phases_mod.Phases.branched
+
+            def nest(branches, parts, at_points=None):
+                # In a nested trunk: its key, for the children it forks.
+                under.append(branches._key)
+                return real_nest(branches, parts, at_points)
+
+            def branched(phases, prefix, forked_at):
+                with open(forked, 'a') as note:
+                    note.write('%d\n' % os.getpid())
+                if under == [hung]:
+                    # Until the test's time limit (and its grace) is
+                    # past: a run without the fix fails on that limit.
+                    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+                    signal.alarm(hang_guard.limit() + hang_guard.GRACE
+                                 if hang_guard.limit() else 0)
+                    with open(hanging, 'w') as rendezvous:
+                        rendezvous.write('%d\n' % os.getpid())
+                    signal.pause()
+                if under == [dying]:
+                    # Once the other hangs (a FIFO's open waits for it).
+                    with open(hanging) as rendezvous:
+                        rendezvous.read()
+                    raise RuntimeError('a pair of a nested trunk fails')
+                return real_branched(phases, prefix, forked_at)
+
+            self.useFixture(fixtures.MonkeyPatch(
+                'harness.runners.branching.Branches.nest', nest))
+            self.useFixture(fixtures.MonkeyPatch(
+                'harness.runners.phases.Phases.branched', branched))
+            error = self.assertRaises(
+                branching.ChildFailed, explorer.replay_branched, jobs,
+                pool=explore._pool, concurrency=2)
+        # One of the dying trunk's pairs (the first it forked), and that
+        # trunk, each named by what it injects.
+        single = 'the run that puts in %s (the trunk of its pairs)' % (
+            '; '.join(explorer._step_text(step)
+                      for step in firsts[1].steps()))
+        pairs = ['the replay that puts in %s' % '; '.join(
+            explorer._step_text(step) for injection in pair
+            for step in injection.steps()) for pair in chosen[2:]]
+        self.assertEqual(70, error.status)
+        self.assertIn(error.replay, pairs)
+        self.assertEqual(((single, 70),), error.forked_by)
+        self.assertIn('ended with status 70: %s; it was forked by %s, '
+                      'which then ended with status 70; their errors are '
+                      'above' % (error.replay, single), str(error))
+        with open(forked) as note:
+            pids = [int(line) for line in note.read().split()]
+        # Both trunks and a pair of each (the hung one included).
+        self.assertGreaterEqual(len(pids), 4)
+
+        def none_running():
+            self.assertEqual([], [pid for pid in pids if _running(pid)])
+        integrated_helpers.InstanceHelperMixin._wait_for_assert(
+            self, none_running)
 
     def test_nested_replays_are_the_replays_from_the_start(self):
         scenario = scenario_mod.load(SCENARIO)[0]
@@ -347,6 +448,16 @@ def _branched_as_from_start(case, chosen, jobs, pool, **options):
             [(p.check, p.subject, p.expected, p.actual)
              for p in ours['problems']], where)
     return branched
+
+
+def _running(pid):
+    """Whether process ``pid`` runs (a zombie has ended)."""
+    try:
+        with open('/proc/%d/stat' % pid) as stat:
+            # After the command's parentheses: the state.
+            return stat.read().rsplit(')', 1)[1].split()[0] != 'Z'
+    except FileNotFoundError:
+        return False
 
 
 def _texts(result):
