@@ -209,18 +209,11 @@ class TestNestedBranches(testing.TestCase):
             def first_passed(at):
                 return passed.index((at.step, at.when, at.point, at.host,
                                      at.server))
-            later = [pair for pair in plan.runnable
-                     if (pair[0].at.step, pair[1].at.step) == (2, 3)]
-            firsts = list(dict.fromkeys(pair[0] for pair in later))
+            later, firsts = _resize_then_confirm(plan)
             # Those the nested proof above sees nested in either mode,
             # in the order the run passes them: the first is forked
             # first, and is ('nested', 0) (the order of the jobs).
-            window = [first for first in firsts
-                      if (first.at.when, first.at.point) == WINDOW
-                      and first.hosts == ('source',)]
-            firsts = sorted(window + [first for first in firsts
-                                      if first not in window][4:5],
-                            key=lambda first: first_passed(first.at))
+            firsts = sorted(firsts, key=lambda first: first_passed(first.at))
             chosen = [pair for first in firsts
                       for pair in [pair for pair in later
                                    if pair[0] == first][1:3]]
@@ -292,17 +285,10 @@ class TestNestedBranches(testing.TestCase):
                                     depth=2, nested=True)
         with explore.kept():
             plan = explore.plan(scenario)
-            later = [pair for pair in plan.runnable
-                     if (pair[0].at.step, pair[1].at.step) == (2, 3)]
             # The bug's window first (its pairs fail), and another resize
             # point; each with three confirm points, the second's all
             # but the first's first.
-            firsts = list(dict.fromkeys(pair[0] for pair in later))
-            window = [first for first in firsts
-                      if (first.at.when, first.at.point) == WINDOW
-                      and first.hosts == ('source',)]
-            firsts = window + [first for first in firsts
-                               if first not in window][4:5]
+            later, firsts = _resize_then_confirm(plan)
             chosen = [pair for number, first in enumerate(firsts)
                       for pair in [pair for pair in later
                                    if pair[0] == first][::4][
@@ -401,6 +387,22 @@ class TestForkedWhileMoving(testing.TestCase):
         for key in ('failed', 'step', 'label', 'points', 'timeline'):
             self.assertEqual(from_start[key], branched[key], key)
         self.assertEqual(_texts(from_start), _texts(branched))
+
+
+def _resize_then_confirm(plan):
+    """The pairs of a resize point then a confirm point, and two firsts.
+
+    ``(pairs, firsts)``: the firsts are the source's periodic in the
+    bug's window (``WINDOW``) and the fifth other resize point's.
+    """
+    later = [pair for pair in plan.runnable
+             if (pair[0].at.step, pair[1].at.step) == (2, 3)]
+    firsts = list(dict.fromkeys(pair[0] for pair in later))
+    window = [first for first in firsts
+              if (first.at.when, first.at.point) == WINDOW
+              and first.hosts == ('source',)]
+    return later, window + [first for first in firsts
+                            if first not in window][4:5]
 
 
 def _busy_where(case, busy):
