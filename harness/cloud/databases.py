@@ -210,6 +210,30 @@ class InMemoryDatabases(fixtures.Fixture):
                 '_use_file_backed_sqlite_with_wal', in_memory))
 
 
+def targeted_copy(ctxt, cell_mapping):
+    """A copy of ``ctxt`` targeted at ``cell_mapping``, to read that cell.
+
+    What Nova's own ``nova.context.target_cell`` yields (a sanitized copy,
+    then ``set_target_cell``), without what Nova's ``CellDatabases``
+    fixture wraps around it: the fixture switches the process's one
+    "last targeted cell" under a reader/writer lock, for Nova code that
+    reads without targeting its context (compute code), and holds the
+    read lock for as long as the block runs. Nova's periodics run inside
+    such a block; one that waits for a greenthread it spawned (whose
+    untargeted read needs the read lock too) deadlocked against a
+    harness read of another cell waiting for the write lock, since a
+    waiting writer keeps new readers out. The harness's reads always
+    pass the context they target, and a targeted context's database is
+    its own (the fixture's ``_wrap_get_context_manager`` takes no lock
+    for it), so they need neither the switch nor the lock; nor do they
+    change which cell Nova's untargeted code reads. Nova's own work
+    (periodics, services starting) stays on ``context.target_cell``.
+    """
+    cctxt = context.RequestContext.from_dict(ctxt.to_dict())
+    context.set_target_cell(cctxt, cell_mapping)
+    return cctxt
+
+
 class CellsDatabase(fixtures.Fixture):
     """The API database plus cell0 and cell1, with their mappings."""
 

@@ -11,6 +11,7 @@ from nova import context
 from nova import objects
 from nova.tests.functional.api import client as api_client
 
+from harness.cloud import databases
 from harness.cloud import servers
 from harness.core import errors
 
@@ -50,10 +51,10 @@ class ServiceOps(object):
         ctxt = context.get_admin_context()
         found = set()
         for cell in self._cloud.env.cells.cell_mappings.values():
-            with context.target_cell(ctxt, cell) as cctxt:
-                found |= {service.host for service in
-                          objects.ServiceList.get_by_binary(cctxt, BINARY)
-                          if service.forced_down}
+            cctxt = databases.targeted_copy(ctxt, cell)
+            found |= {service.host for service in
+                      objects.ServiceList.get_by_binary(cctxt, BINARY)
+                      if service.forced_down}
         return found
 
     def describe(self, host):

@@ -81,6 +81,17 @@ class SnapshotReader(object):
         self._fetched = 0
         self._migration_names = {}
 
+    def cell_contexts(self, ctxt):
+        """[(cell name, a copy of ``ctxt`` targeted at it)], by cell name.
+
+        Targeted without Nova's fixture's cell switch
+        (``databases.targeted_copy`` says why): for reads, here and in
+        layers that may not import the cloud's modules (the recorder).
+        """
+        mappings = self._cloud.env.cells.cell_mappings
+        return [(name, databases.targeted_copy(ctxt, mappings[name]))
+                for name in sorted(mappings)]
+
     def read(self, label=''):
         raw = self.read_raw()
         names = self._cloud.servers.names()
@@ -109,18 +120,16 @@ class SnapshotReader(object):
         if not unknown:
             return
         ctxt = context.get_admin_context(read_deleted='yes')
-        for name in sorted(self._cloud.env.cells.cell_mappings):
-            cell = self._cloud.env.cells.cell_mappings[name]
-            with context.target_cell(ctxt, cell) as cctxt:
-                for uuid in sorted(unknown):
-                    try:
-                        mig = objects.Migration.get_by_uuid(cctxt, uuid)
-                    except exception.MigrationNotFound:
-                        continue
-                    server = names.get(mig.instance_uuid)
-                    if server is not None:
-                        self._migration_names[uuid] = (
-                            snapshot.MIGRATION % server)
+        for name, cctxt in self.cell_contexts(ctxt):
+            for uuid in sorted(unknown):
+                try:
+                    mig = objects.Migration.get_by_uuid(cctxt, uuid)
+                except exception.MigrationNotFound:
+                    continue
+                server = names.get(mig.instance_uuid)
+                if server is not None:
+                    self._migration_names[uuid] = (
+                        snapshot.MIGRATION % server)
 
     def read_raw(self):
         """Raw records as Placement and Nova return them (JSON-friendly)."""
@@ -231,18 +240,16 @@ class SnapshotReader(object):
         for build in objects.BuildRequestList.get_all(ctxt):
             # Accepted, not yet scheduled: the API lists it as building.
             servers.append(_server_record(build.instance))
-        for name in sorted(self._cloud.env.cells.cell_mappings):
-            cell = self._cloud.env.cells.cell_mappings[name]
-            with context.target_cell(ctxt, cell) as cctxt:
-                servers += [_server_record(instance) for instance in
-                            objects.InstanceList.get_by_filters(
-                                cctxt, {'deleted': False},
-                                expected_attrs=[])]
-                # The API hides what a cross-cell move hides.
-                migrations += [
-                    {key: getattr(mig, key) for key in snapshot.MIGRATION_KEYS}
-                    for mig in objects.MigrationList.get_by_filters(
-                        cctxt, {}) if not mig.hidden]
+        for name, cctxt in self.cell_contexts(ctxt):
+            servers += [_server_record(instance) for instance in
+                        objects.InstanceList.get_by_filters(
+                            cctxt, {'deleted': False},
+                            expected_attrs=[])]
+            # The API hides what a cross-cell move hides.
+            migrations += [
+                {key: getattr(mig, key) for key in snapshot.MIGRATION_KEYS}
+                for mig in objects.MigrationList.get_by_filters(
+                    cctxt, {}) if not mig.hidden]
         return {'servers': servers, 'migrations': migrations}
 
     def read_compute_nodes(self):
@@ -255,8 +262,8 @@ class SnapshotReader(object):
         """
         ctxt = context.get_admin_context(read_deleted='yes')
         cell = self._cloud.env.cells.cell_mappings[databases.CELL1_NAME]
-        with context.target_cell(ctxt, cell) as cctxt:
-            nodes = objects.ComputeNodeList.get_all(cctxt)
+        cctxt = databases.targeted_copy(ctxt, cell)
+        nodes = objects.ComputeNodeList.get_all(cctxt)
         live = [compute_node_record(node) for node in
                 sorted((node for node in nodes if not node.deleted),
                        key=lambda n: n.hypervisor_hostname)]
@@ -290,11 +297,11 @@ class SnapshotReader(object):
         ctxt = context.get_admin_context()
         group = servicegroup.API()
         cell = self._cloud.env.cells.cell_mappings[databases.CELL1_NAME]
-        with context.target_cell(ctxt, cell) as cctxt:
-            nodes = objects.ComputeNodeList.get_all(cctxt)
-            services = {service.host: service for service in
-                        objects.ServiceList.get_by_binary(
-                            cctxt, 'nova-compute', include_disabled=True)}
+        cctxt = databases.targeted_copy(ctxt, cell)
+        nodes = objects.ComputeNodeList.get_all(cctxt)
+        services = {service.host: service for service in
+                    objects.ServiceList.get_by_binary(
+                        cctxt, 'nova-compute', include_disabled=True)}
         listed = []
         for node in sorted(nodes, key=lambda n: n.id):
             service = services.get(node.host)
@@ -317,9 +324,9 @@ class SnapshotReader(object):
         """Every server in the cell database: where, states, NUMA cells."""
         ctxt = context.get_admin_context()
         cell = self._cloud.env.cells.cell_mappings[databases.CELL1_NAME]
-        with context.target_cell(ctxt, cell) as cctxt:
-            instances = objects.InstanceList.get_by_filters(
-                cctxt, {'deleted': False}, expected_attrs=['numa_topology'])
+        cctxt = databases.targeted_copy(ctxt, cell)
+        instances = objects.InstanceList.get_by_filters(
+            cctxt, {'deleted': False}, expected_attrs=['numa_topology'])
         return [instance_record(inst) for inst in
                 sorted(instances, key=lambda inst: inst.uuid)]
 
@@ -355,29 +362,29 @@ class SnapshotReader(object):
         ctxt = context.get_admin_context()
         cell = self._cloud.env.cells.cell_mappings[databases.CELL1_NAME]
         devices, holders = [], set()
-        with context.target_cell(ctxt, cell) as cctxt:
-            for node in objects.ComputeNodeList.get_all(cctxt):
-                for dev in objects.PciDeviceList.get_by_compute_node(
-                        cctxt, node.id):
-                    devices.append(pci_device_record(node, dev))
-                    if dev.instance_uuid:
-                        holders.add(dev.instance_uuid)
-            guests = {}
-            for uuid in sorted(holders):
-                try:
-                    instance = objects.Instance.get_by_uuid(
-                        cctxt, uuid,
-                        expected_attrs=['numa_topology', 'pci_requests'])
-                except exception.InstanceNotFound:
-                    continue
-                topology = instance.numa_topology
-                requests = instance.pci_requests
-                guests[uuid] = {
-                    'cells': sorted(c.id for c in topology.cells)
-                    if topology else [],
-                    'policies': sorted(
-                        req.numa_policy or 'legacy'
-                        for req in requests.requests) if requests else []}
+        cctxt = databases.targeted_copy(ctxt, cell)
+        for node in objects.ComputeNodeList.get_all(cctxt):
+            for dev in objects.PciDeviceList.get_by_compute_node(
+                    cctxt, node.id):
+                devices.append(pci_device_record(node, dev))
+                if dev.instance_uuid:
+                    holders.add(dev.instance_uuid)
+        guests = {}
+        for uuid in sorted(holders):
+            try:
+                instance = objects.Instance.get_by_uuid(
+                    cctxt, uuid,
+                    expected_attrs=['numa_topology', 'pci_requests'])
+            except exception.InstanceNotFound:
+                continue
+            topology = instance.numa_topology
+            requests = instance.pci_requests
+            guests[uuid] = {
+                'cells': sorted(c.id for c in topology.cells)
+                if topology else [],
+                'policies': sorted(
+                    req.numa_policy or 'legacy'
+                    for req in requests.requests) if requests else []}
         devices.sort(key=lambda d: (d['host'], d['address']))
         return devices, guests
 
@@ -394,10 +401,8 @@ class SnapshotReader(object):
         """
         ctxt = context.get_admin_context()
         faults, actions = [], []
-        for name in sorted(self._cloud.env.cells.cell_mappings):
-            cell = self._cloud.env.cells.cell_mappings[name]
-            with context.target_cell(ctxt, cell) as cctxt:
-                cell_faults, cell_actions = _read_failures(cctxt)
+        for name, cctxt in self.cell_contexts(ctxt):
+            cell_faults, cell_actions = _read_failures(cctxt)
             faults += cell_faults
             actions += cell_actions
         return faults, actions

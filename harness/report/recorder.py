@@ -102,17 +102,17 @@ def guest_cpus(cloud):
     names = cloud.servers.names()
     held = {}
     ctxt = context.get_admin_context()
-    for name in sorted(cloud.env.cells.cell_mappings):
-        cell = cloud.env.cells.cell_mappings[name]
-        with context.target_cell(ctxt, cell) as cctxt:
-            instances = objects.InstanceList.get_by_filters(
-                cctxt, {'deleted': False},
-                expected_attrs=['numa_topology', 'migration_context'])
-            for instance in instances:
-                guest = names.get(instance.uuid, instance.uuid)
-                for host, topology in _topologies(cctxt, instance):
-                    for cpu in _pinned(topology):
-                        held.setdefault(host, {})[cpu] = guest
+    # Targeted without Nova's fixture's cell switch: the recorder reads
+    # while Nova's work may be in flight (databases.targeted_copy).
+    for name, cctxt in cloud.reader.cell_contexts(ctxt):
+        instances = objects.InstanceList.get_by_filters(
+            cctxt, {'deleted': False},
+            expected_attrs=['numa_topology', 'migration_context'])
+        for instance in instances:
+            guest = names.get(instance.uuid, instance.uuid)
+            for host, topology in _topologies(cctxt, instance):
+                for cpu in _pinned(topology):
+                    held.setdefault(host, {})[cpu] = guest
     return held
 
 
