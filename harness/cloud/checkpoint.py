@@ -291,9 +291,14 @@ def trial(cloud):
 
     For checks that need Nova to run code: nothing the block does is seen
     by what comes after. Injections neither fire nor record meanwhile.
+    An injection of the step that failed while the cloud settled is
+    raised first (``race.check``): it is the step's failure (the runner
+    makes it so), not the trial's, and the checkpoint must not keep it
+    to put back after.
     """
     cloud.activity.wait_idle(cloud.timeout,
                              lambda: 'before a check\'s trial')
+    cloud.race.check()
     saved = Checkpoint(cloud, exact=True)
     cloud.race.injections, cloud.race.record = [], False
     try:

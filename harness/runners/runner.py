@@ -18,6 +18,7 @@ import contextlib
 import copy
 
 from harness.cloud import config as config_mod
+from harness.cloud import interject
 from harness.cloud import reuse
 from harness.core import errors
 from harness.core import expect as expect_mod
@@ -26,6 +27,9 @@ from harness.core import problems as problems_mod
 from harness.core.problems import Problem
 from harness.core import timeline as timeline_mod
 from harness.runners import nova_logs
+
+# What ``race.check`` raises for an injection that failed.
+_INJECTION_ERRORS = (errors.InjectionFailed, interject.AnsweredOtherwise)
 
 
 def run(scenario, test_id=None, progress=None, checks=(), fixtures=(),
@@ -212,12 +216,7 @@ class _Steps(object):
         """
         found = []
         if failure is not None:
-            # actual: which error, so tools tell kinds apart without
-            # reading the message.
-            found.append(Problem(
-                problems_mod.STEP_FAILED, step.label,
-                actual=type(failure).__name__,
-                text='the step failed: %s' % failure).at(step.index))
+            found.append(_step_failed(step, failure))
             if not keep_going:
                 raise _failed(step, 'step %d (%s) failed: %s'
                               % (step.index, step.label, failure),
@@ -269,9 +268,18 @@ def _check(step, entry, found, cloud, checks, steps, keep_going):
     # After a step that only arms, the cloud is as the checks after the
     # step before saw it.
     for check in () if step.unit.arms else checks:
-        more = [p.at(step.index) for p in
-                check(cloud, step, entry.snapshot, steps.timeline,
-                      steps.scenario)]
+        try:
+            more = [p.at(step.index) for p in
+                    check(cloud, step, entry.snapshot, steps.timeline,
+                          steps.scenario)]
+        except _INJECTION_ERRORS as exc:
+            # An injection of this step that failed at a point its casts
+            # passed after ``operate`` last looked (while the snapshot
+            # was read, or the cloud settled before a check's trial):
+            # the first check to run Nova raises it (``race.check``). It
+            # is the step's failure, as one the operation saw would be,
+            # not an error of the check.
+            more = [_step_failed(step, exc)]
         if more and not keep_going:
             entry.problems = found + more
             lines = problems_mod.render(more)
@@ -317,6 +325,15 @@ class _PointsOf(object):
 
     def __init__(self, observer):
         self.point_passed = observer.point_passed
+
+
+def _step_failed(step, failure):
+    """The problem of ``step`` failing with ``failure`` (an error)."""
+    # actual: which error, so tools tell kinds apart without reading the
+    # message.
+    return Problem(problems_mod.STEP_FAILED, step.label,
+                   actual=type(failure).__name__,
+                   text='the step failed: %s' % failure).at(step.index)
 
 
 def _failed(step, message, timeline, diff='', problems=()):
