@@ -267,10 +267,6 @@ class Known(object):
             self._runs[path] = (kinds, fired)
         return self._runs[path]
 
-    def _fails(self, path):
-        """The kinds of step the finding's scenarios first fail at."""
-        return self._run(path)[0]
-
 
 def _fired_at(passages, when, point, at_host=None, server=None):
     """The first of ``passages`` an injection at the point fires at."""
