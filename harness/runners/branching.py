@@ -37,12 +37,16 @@ next step once the last child of this one is forked, and waits for the
 rest at its end (``finish``). Running side by side, children share no
 state: the cloud's databases are in memory, and its instances'
 directory stays empty (Nova's fixtures fake the hypervisor's files).
-Inside a step the trunk's waits for a free core count wall time against
-the work it has in flight, and each child inherits that work's
-timeouts: once it has waited ``wait_limit`` seconds in one step (a
+Inside a step the trunk's waits (for a free core, or, forking one at a
+time, for each child's whole run) count wall time against the work it
+has in flight, and each child inherits that work's timeouts (an RPC
+call Nova's code waits on times out ``rpc_response_timeout`` after it
+was sent, by the wall clock: a child forked later would see it time
+out at once): once it has waited ``wait_limit`` seconds in one step (a
 quarter of the cloud's timeout unless given), the step's further
 children that would have to wait are left ``postponed``, for another
-trunk run to fork where they fire.
+trunk run to fork where they fire. A nested trunk forked inside the
+step carries on its trunk's count, and hands up its postponed.
 
 Nested: a child may itself be a trunk (``nest``, called by its
 ``start``): the replay of a depth-2 pair's first injection alone runs
@@ -137,13 +141,15 @@ class Nested(object):
 
     ``own``: its own result (``result_of``'s); ``results``: its
     children's, by key; ``unforked``: the keys of the children it did
-    not fork (for the caller to run another way).
+    not fork (for the caller to run another way); ``postponed``: those
+    it did not fork for want of time in their step (``Branches``).
     """
 
-    def __init__(self, own, results, unforked):
+    def __init__(self, own, results, unforked, postponed=()):
         self.own = own
         self.results = results
         self.unforked = unforked
+        self.postponed = list(postponed)
 
 
 def shared_steps(trunk, document):
@@ -421,8 +427,11 @@ class Branches(hooks.Course):
             if not forking.safe_here(cloud):
                 self.unforked.extend([key] + passed_on)
                 continue
-            if (len(self._running) >= self.concurrency
-                    and self._waited_in_step >= limit
+            # Forking it waits: for a free core, or, one at a time (a
+            # nested trunk, or one worker), for the child's whole run.
+            waits = (self.concurrency == 1
+                     or len(self._running) >= self.concurrency)
+            if (waits and self._waited_in_step >= limit
                     and self._forked_in_step):
                 # The first of the step always forks: another run of the
                 # trunk takes the postponed on from there.
@@ -536,9 +545,12 @@ class Branches(hooks.Course):
             result = self.result_of(self._key, scenario, timeline)
             if self._nested is not None:
                 self.finish()
-                result = Nested(result, dict(self.results), [
-                    key for key in self._nested
-                    if key not in self.results])
+                left = [key for key in self._nested
+                        if key not in self.results]
+                result = Nested(
+                    result, dict(self.results),
+                    [key for key in left if key not in self.postponed],
+                    [key for key in left if key in self.postponed])
         except BaseException:
             self.child_failed()
         self._write_result(result)
@@ -614,6 +626,7 @@ class Branches(hooks.Course):
                 self.results[nested_key] = nested
                 self.done(nested_key, nested)
             self.unforked.extend(result.unforked)
+            self.postponed.extend(result.postponed)
             result = result.own
         self.results[key] = result
         self.done(key, result)

@@ -343,6 +343,53 @@ class TestNestedBranches(testing.TestCase):
             [result['forked_at'] and ' '.join(
                 result['forked_at'].split()[:3]) for result in branched])
 
+    def test_a_nested_trunk_postpones_what_it_has_no_time_for(self):
+        # A nested trunk forks its pairs one at a time, waiting for each
+        # to end: inside a step those waits are wall time against the
+        # RPC calls in flight there (the chain of casts made calls), and
+        # a pair forked after rpc_response_timeout (60 s) of them saw
+        # its calls time out at once: the resize's API request returned
+        # mid-way, the test went on while the destination's
+        # finish_resize still ran, and the pair hung on Nova's cell
+        # fixture lock (2026-12-07, a nested trunk that had forked 24
+        # pairs in 59.6 s of one step). A nested trunk now postpones,
+        # as a trunk does, the step's pairs it would fork after
+        # ``wait_limit``; with none allowed here, the confirm's first
+        # pair of each single forks from that single's run and the
+        # second goes to another trunk run, each still the replay from
+        # the start (the bug's window's pairs fail, the others pass).
+        scenario = scenario_mod.load(SCENARIO)[0]
+        explore = explorer.Explorer(reintroduce='1944759', workers=2,
+                                    depth=2, nested=True)
+        with explore.kept():
+            plan = explore.plan(scenario)
+            later, firsts = _resize_then_confirm(plan)
+            chosen = [pair for first in firsts
+                      for pair in [pair for pair in later
+                                   if pair[0] == first][:2]]
+            jobs = [explore._nesting(scenario, pair) for pair in chosen]
+            self.assertEqual(2, len(explorer._nests(jobs)))
+            branched = _branched_as_from_start(
+                self, chosen, jobs, explore._pool, concurrency=2,
+                wait_limit=0.0)
+        nested = [result['nested'] for result in branched]
+        if mode.THREADING:
+            # Every fork before a step, where no in-flight work waits:
+            # all four from their single's run, before the confirm.
+            self.assertEqual([True] * 4, nested)
+            self.assertEqual([None] * 4,
+                             [result['forked_at'] for result in branched])
+            return
+        self.assertEqual([True, False] * 2, nested)
+        # The first of each where its confirm point fires; the postponed
+        # from another trunk run, before the resize (a pair injects in
+        # two steps: it forks where its steps part from the trunk's).
+        self.assertEqual(
+            ['%s %s' % (chosen[0][1].at.when, chosen[0][1].at.point),
+             None] * 2,
+            [result['forked_at'] and ' '.join(
+                result['forked_at'].split()[:2]) for result in branched])
+
 
 class TestForkedWhileMoving(testing.TestCase):
 
