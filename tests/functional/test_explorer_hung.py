@@ -7,12 +7,19 @@ kills it and what it forked, and fails with ``branching.ChildHung``
 naming it (what it puts in, the nested trunk that forked it if any),
 its bound, and the file its stacks are in, which shows where it hung.
 
-Here a replay waits on an event nothing sets (``hang_forever``): under
-native threading its one thread blocks there; under eventlet its green
-thread does, while the hub runs on. ``HUNG_AFTER`` is the bound given:
-well above what a replay of this scenario takes (a few seconds), and
-below the cloud's own bound on a wait (60 s), which under eventlet would
-otherwise end the green thread's step with an error of its own first.
+Two ways to hang. A replay waits on an event nothing sets
+(``hang_forever``): under native threading its thread blocks there;
+under eventlet its green thread does, while the hub runs on, and its
+stacks show it among the green threads. ``HUNG_AFTER`` is the bound
+given: below the cloud's own bound on a wait (60 s), which under
+eventlet would end the step the green thread holds up with an error of
+its own first, and the only replay it times is the hung one (one at a
+time). And a pair of a nested trunk blocks its whole process on a real
+lock (``REAL_EVENT``: eventlet's hub never runs again, as in a deadlock
+on a lock of the cell database fixture), side by side with another
+nested trunk's pairs: ``NESTED_HUNG_AFTER`` leaves those, which take a
+few seconds, room on a loaded machine.
+
 Without the bound the trunk waits for the hung replay until the test's
 time limit (``HARNESS_TEST_TIMEOUT``) fails it; the hung replay itself
 ends by SIGALRM a grace period after that limit.
@@ -41,12 +48,18 @@ from tests.functional import test_explorer_branches as branched
 
 SCENARIO = branched.SCENARIO
 HUNG_AFTER = 30
+NESTED_HUNG_AFTER = 60
+#: An event whose wait blocks the process's real thread, in either mode.
+REAL_EVENT = mode.original('threading').Event
 #: The blocking frame, as Python formats a stack (file, line, source).
 BLOCKING = 'in hang_forever\n    never_set.wait()\n'
 
 
-def hang_forever(hung_note):
-    """Note this process's pid in ``hung_note``; wait for good."""
+def hang_forever(hung_note, never_set):
+    """Note this process's pid in ``hung_note``; wait for good.
+
+    ``never_set``: an event nothing sets.
+    """
     # Until the test's time limit (and its grace) is past: a run without
     # the bound fails on that limit, and this process does not outlive it.
     signal.signal(signal.SIGALRM, signal.SIG_DFL)
@@ -54,7 +67,6 @@ def hang_forever(hung_note):
                  if hang_guard.limit() else 0)
     with open(hung_note, 'w') as note:
         note.write('%d\n' % os.getpid())
-    never_set = threading.Event()
     never_set.wait()
 
 
@@ -65,8 +77,10 @@ class TestHungReplays(testing.TestCase):
         self.tmp = self.useFixture(fixtures.TempDir()).path
         self.hung_note = os.path.join(self.tmp, 'hung')
 
-    def _hang_in(self, which):
+    def _hang_in(self, which, event=threading.Event):
         """The first forked replay for which ``which()`` is true hangs.
+
+        It waits on an ``event()`` nothing sets.
 
         Every forked replay notes its pid in ``self.tmp``/forked.
         """
@@ -83,27 +97,31 @@ class TestHungReplays(testing.TestCase):
                 except FileExistsError:
                     pass
                 else:
-                    hang_forever(self.hung_note)
+                    hang_forever(self.hung_note, event())
             return real_branched(phases, prefix, forked_at)
 
         self.useFixture(fixtures.MonkeyPatch(
             'harness.runners.phases.Phases.branched', branched))
         return forked
 
-    def _check_stacks(self, error):
+    def _check_stacks(self, error, seconds, in_its_thread):
+        """``error``'s stacks show where the hung replay waits.
+
+        ``in_its_thread``: whether its real thread waits there.
+        """
         with open(self.hung_note) as note:
             self.assertEqual(int(note.read()), error.pid)
-        self.assertEqual(HUNG_AFTER, error.seconds)
+        self.assertEqual(seconds, error.seconds)
         self.assertIsNone(error.status)
         with open(error.stacks) as dump:
             stacks = dump.read()
         self.assertTrue(stacks.startswith(
             '%s (pid %d), forked by pid ' % (error.replay, error.pid)),
             stacks[:500])
-        # Where it waits, as Python formats it: under eventlet from its
-        # green thread's frame (the one real thread is in the hub).
+        # Where it waits, as Python formats it: a green thread's wait
+        # from its frame (the one real thread is in the hub).
         self.assertIn(BLOCKING, stacks)
-        if mode.THREADING:
+        if in_its_thread:
             # And from faulthandler, written from the signal handler
             # itself: what a child whose main thread never gets back to
             # Python leaves too.
@@ -141,7 +159,7 @@ class TestHungReplays(testing.TestCase):
             'after %d s (--replay-timeout), and was killed: %s (pid %d); '
             'its stacks are in %s' % (HUNG_AFTER, error.replay, error.pid,
                                       error.stacks), str(error))
-        self._check_stacks(error)
+        self._check_stacks(error, HUNG_AFTER, mode.THREADING)
         self.assertIn(error.pid, self._none_running(forked))
 
     def test_a_hung_pair_of_a_nested_trunk_ends_the_exploration(self):
@@ -152,7 +170,7 @@ class TestHungReplays(testing.TestCase):
         # forked is left running (the other trunk's included).
         scenario = scenario_mod.load(SCENARIO)[0]
         explore = explorer.Explorer(workers=2, depth=2, nested=True,
-                                    replay_timeout=HUNG_AFTER,
+                                    replay_timeout=NESTED_HUNG_AFTER,
                                     out_dir=self.tmp)
         with explore.kept():
             plan = explore.plan(scenario)
@@ -180,7 +198,8 @@ class TestHungReplays(testing.TestCase):
 
             self.useFixture(fixtures.MonkeyPatch(
                 'harness.runners.branching.Branches.nest', nest))
-            forked = self._hang_in(lambda: under == [('nested', 0)])
+            forked = self._hang_in(lambda: under == [('nested', 0)],
+                                   REAL_EVENT)
             error = self.assertRaises(
                 branching.ChildHung, explore._map, jobs)
         single = 'the run that puts in %s (the trunk of its pairs)' % (
@@ -197,7 +216,7 @@ class TestHungReplays(testing.TestCase):
                       '70; its stacks are in %s' % (single, error.stacks),
                       str(error))
         self.assertEqual(self.tmp, os.path.dirname(error.stacks))
-        self._check_stacks(error)
+        self._check_stacks(error, NESTED_HUNG_AFTER, True)
         pids = self._none_running(forked)
         # Both trunks and a pair of the first (the hung one).
         self.assertGreaterEqual(len(pids), 3)
