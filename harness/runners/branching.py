@@ -72,21 +72,46 @@ child end, whichever of its children ended first (a sibling still
 running, or hung, does not keep it waiting), and ends every process
 it forked, their children with them: each child of the trunk leads a
 process group of its own, which its nested children join.
+
+A child that neither ends nor dies (a deadlock, a wait without a bound)
+ends the exploration too, once it has run ``timeout`` seconds
+(``REPLAY_TIMEOUT`` unless given: ``harness explore --replay-timeout``).
+Every wait of the harness on Nova is bounded (the cloud's timeout), and
+a replay that reaches one of those bounds fails and ends; a replay far
+past the sum of all it could use is hung. The trunk then signals it
+(``STACKS_SIGNAL``): each child writes every thread's stack
+(``faulthandler``, at once, wherever its threads are) and, under
+eventlet, every green thread's (once Python can run its handler) to a
+file, and ends; the trunk kills what is left of it, keeps its stacks in
+``dump_dir`` and raises ``ChildHung``, naming it, its bound and that
+file. A nested trunk gives each child it forks the same bound, and its
+own trunk gives it as long as that child has and time to take its
+stacks (``NESTED_GRACE``) whenever it waits for one: a hung pair ends
+its nested trunk with ``ChildHung``, and the trunk raises it, naming
+the nested trunk too. A nested trunk's own run is given ``timeout``
+from its fork and again after each child of its ends.
 """
 
 import collections
+import faulthandler
+import functools
+import gc
+import math
 import os
 import pickle
 import shutil
 import signal
 import sys
 import tempfile
+import threading
 import time
 import traceback
 
 from harness.cloud import mode
 from harness.core import errors
+from harness.core import frames
 from harness.core import hooks
+from harness.runners import options
 
 # Not eventlet's: its os.waitpid polls in a loop of green sleeps, letting
 # the trunk's green threads run while it waits; its select waits in the
@@ -98,6 +123,32 @@ _select = mode.original('select')
 #: A child's exit status when its run raised (the traceback is on its
 #: standard error).
 CHILD_FAILED = 70
+#: A child's exit status once it has written its stacks on the trunk's
+#: signal (``STACKS_SIGNAL``).
+CHILD_HUNG = 71
+#: Seconds a forked replay may run unless told otherwise (why so many:
+#: ``options.REPLAY_TIMEOUT``).
+REPLAY_TIMEOUT = options.REPLAY_TIMEOUT
+#: The signal on which a forked child writes its stacks and ends.
+STACKS_SIGNAL = signal.SIGUSR1
+#: Seconds a hung child is given to write its stacks and end before it
+#: is killed (its Python handler cannot run while C code holds its main
+#: thread: faulthandler's part is written by then anyway).
+DUMP_GRACE = 30.0
+#: What a nested trunk waiting for a child of its own is given beyond
+#: that child's bound: time to take the child's stacks, kill it and fail.
+NESTED_GRACE = 2 * DUMP_GRACE
+
+
+def replay_timeout(value):
+    """``value`` (seconds, a number or its text) as a replay's bound.
+
+    None gives ``REPLAY_TIMEOUT``. Raises ``ValueError`` worded for the
+    user for anything but a finite number above 0 (``options.seconds``).
+    """
+    if value is None:
+        return REPLAY_TIMEOUT
+    return options.seconds(value)
 
 
 class ChildFailed(errors.HarnessError):
@@ -114,16 +165,58 @@ class ChildFailed(errors.HarnessError):
         self.status = status
         self.forked_by = tuple(forked_by)
         text = ('a replay forked from the explorer\'s run ended with %s: %s'
-                % (_status(status), replay))
-        for trunk, trunk_status in self.forked_by:
-            text += ('; it was forked by %s, which then ended with %s'
-                     % (trunk, _status(trunk_status)))
+                % (_status(status), replay)) + _forked_by(self.forked_by)
         super().__init__(text + '; %s above' % (
             'their errors are' if self.forked_by else 'its error is'))
 
     def __reduce__(self):
         # Pickled into a failed nested trunk's note (``child_failed``).
         return (ChildFailed, (self.replay, self.status, self.forked_by))
+
+    def via(self, trunk, status):
+        """This error, seen by the trunk of the nested trunk ``trunk``.
+
+        ``status``: that nested trunk's exit status.
+        """
+        return ChildFailed(self.replay, self.status,
+                           self.forked_by + ((trunk, status),))
+
+
+def _forked_by(forked_by):
+    return ''.join('; it was forked by %s, which then ended with %s'
+                   % (trunk, _status(status)) for trunk, status in forked_by)
+
+
+class ChildHung(ChildFailed):
+    """A forked replay still running past its bound: killed.
+
+    ``replay``: what it replays; ``seconds``: its bound
+    (``Branches``' ``timeout``); ``stacks``: the file its stacks were
+    kept in; ``pid``: its process; ``forked_by``: as ``ChildFailed``'s.
+    ``status`` is None: it did not end by itself.
+    """
+
+    def __init__(self, replay, seconds, stacks, pid, forked_by=()):
+        self.replay = replay
+        self.seconds = seconds
+        self.stacks = stacks
+        self.pid = pid
+        self.status = None
+        self.forked_by = tuple(forked_by)
+        errors.HarnessError.__init__(self, (
+            'a replay forked from the explorer\'s run was still running '
+            'after %s s (--replay-timeout), and was killed: %s (pid %d)%s; '
+            'its stacks are in %s' % (
+                '%g' % seconds, replay, pid, _forked_by(self.forked_by),
+                stacks)))
+
+    def __reduce__(self):
+        return (ChildHung, (self.replay, self.seconds, self.stacks,
+                            self.pid, self.forked_by))
+
+    def via(self, trunk, status):
+        return ChildHung(self.replay, self.seconds, self.stacks, self.pid,
+                         self.forked_by + ((trunk, status),))
 
 
 def _status(code):
@@ -207,12 +300,16 @@ class Branches(hooks.Course):
         state caching, ``harness.runners.explorer``).
     :param describe: ``describe(key)``: what the child ``key`` replays
         (its injections), as text, for the error that ends the run if it
-        fails (``ChildFailed``).
+        fails (``ChildFailed``) or hangs (``ChildHung``).
+    :param timeout: seconds a child may run (``replay_timeout``; see the
+        module docstring).
+    :param dump_dir: where a hung child's stacks are kept (default: the
+        system's temporary directory).
     """
 
     def __init__(self, parts, result_of, done=None, concurrency=1,
                  at_points=None, wait_limit=None, stop=None,
-                 describe=None):
+                 describe=None, timeout=None, dump_dir=None):
         self.parts = {at: list(keys) for at, keys in parts.items()}
         self.at_points = {at: list(keys)
                           for at, keys in (at_points or {}).items()}
@@ -236,8 +333,15 @@ class Branches(hooks.Course):
         self.wait_limit = wait_limit
         self.stop = stop
         self.describe = describe or (lambda key: 'replay %r' % (key,))
+        self.timeout = replay_timeout(timeout)
+        self.dump_dir = dump_dir or tempfile.gettempdir()
         # Children running: pid -> (key, result file), in fork order.
         self._running = collections.OrderedDict()
+        # Until when each runs before it is hung (``time.monotonic``,
+        # system-wide on Linux: a child extends its own, ``_give_self``).
+        self._given = {}
+        # In a child: the file its stacks go to on ``STACKS_SIGNAL``.
+        self._stacks_fd = None
         self._key = None
         self._out = None
         self._forks = 0
@@ -506,8 +610,10 @@ class Branches(hooks.Course):
                 _own_group(0)
             self.nested_in = self._key if self._nested is not None else None
             self.in_child, self._key, self._out = True, key, out
+            self._arm_stacks()
             self.parts, self.at_points, self._watching = {}, {}, []
             self._running = collections.OrderedDict()
+            self._given = {}
             # Its own, if it nests (``nest``).
             self.results, self.unforked, self.postponed = {}, [], []
             self.waited = self.waited_in_steps = 0.0
@@ -518,9 +624,10 @@ class Branches(hooks.Course):
             # Here too: ``close`` may kill its group before it runs.
             _own_group(pid)
         self._running[pid] = (key, out)
+        self._given[pid] = time.monotonic() + self.timeout
         if self.concurrency == 1:
             # One at a time: the trunk would only compete with it.
-            self._collect(pid)
+            self._collect(self._next_ended())
         ended = time.monotonic()
         self.waited += ended - forked_at
         if in_step:
@@ -584,22 +691,119 @@ class Branches(hooks.Course):
             os._exit(CHILD_FAILED)
 
     def _next_ended(self):
-        """The pid of a running child that has ended (waiting for one)."""
-        if not hasattr(_os, 'pidfd_open'):
-            # The oldest: the others' turn comes after it.
-            return next(iter(self._running))
-        poll = _select.poll()
-        handles = {}
+        """The pid of a running child that has ended (waiting for one).
+
+        Raises ``ChildHung`` for one still running past its bound
+        (``_hung``) first. In a nested trunk, its own trunk is told how
+        long to give it meanwhile (``_give_self``).
+        """
+        while True:
+            now = time.monotonic()
+            given = {pid: self._deadline(pid) for pid in self._running}
+            past = [pid for pid, until in given.items() if until <= now]
+            if past:
+                # Unless it ended just now.
+                ended = _ended_within(list(self._running), 0)
+                if ended is not None:
+                    return ended
+                raise self._hung(past[0])
+            self._give_self(max(given.values()) + NESTED_GRACE)
+            # Until the first bound: then each is read again (a nested
+            # trunk may have extended its own).
+            ended = _ended_within(list(self._running),
+                                  min(given.values()) - now)
+            if ended is not None:
+                self._give_self(time.monotonic() + self.timeout)
+                return ended
+
+    def _deadline(self, pid):
+        """Until when child ``pid`` may run: its own word if later."""
         try:
-            for pid in self._running:
-                handle = _os.pidfd_open(pid)
-                handles[handle] = pid
-                poll.register(handle, _select.POLLIN)
-            ready = poll.poll()
-            return handles[ready[0][0]]
-        finally:
-            for handle in handles:
-                _os.close(handle)
+            with open(self._running[pid][1] + '.until') as source:
+                extended = float(source.read())
+        except (OSError, ValueError):
+            extended = 0.0
+        return max(self._given[pid], extended)
+
+    def _give_self(self, until):
+        """In a child that forks (a nested trunk): run until ``until``.
+
+        Its trunk reads it as this child's bound (``_deadline``).
+        """
+        if not self.in_child:
+            return
+        path = self._out + '.until'
+        with open(path + '.new', 'w') as sink:
+            sink.write(repr(until))
+        # Whole or not at all, for the trunk reading it.
+        os.replace(path + '.new', path)
+
+    def _hung(self, pid):
+        """Child ``pid``, past its bound: its stacks taken, it killed.
+
+        The error to raise (``ChildHung``).
+        """
+        key, out = self._running[pid]
+        try:
+            _os.kill(pid, STACKS_SIGNAL)
+        except OSError:
+            pass
+        # It writes its stacks and ends (``_arm_stacks``), unless its main
+        # thread never gets back to Python: faulthandler wrote its part.
+        _ended_within([pid], DUMP_GRACE)
+        self._kill(pid)
+        _os.waitpid(pid, 0)
+        del self._running[pid]
+        del self._given[pid]
+        stacks = self._keep_stacks(pid, key, out)
+        for path in (out, out + '.until', out + '.stacks'):
+            _unlink(path)
+        return ChildHung(self.describe(key), self.timeout, stacks, pid)
+
+    def _keep_stacks(self, pid, key, out):
+        """Child ``pid``'s stacks, in a file of ``dump_dir``; its path."""
+        try:
+            with open(out + '.stacks', errors='replace') as source:
+                written = source.read()
+        except OSError:
+            written = ''
+        os.makedirs(self.dump_dir, exist_ok=True)
+        handle, path = tempfile.mkstemp(prefix='hung-replay-%d-' % pid,
+                                        suffix='.txt', dir=self.dump_dir)
+        with os.fdopen(handle, 'w') as sink:
+            sink.write(
+                '%s (pid %d), forked by pid %d%s, was still running after '
+                '%g s (--replay-timeout); its stacks then:\n\n%s'
+                % (self.describe(key), pid, os.getpid(),
+                   ' (%s)' % self.describe(self._key)
+                   if self.in_child else '', self.timeout,
+                   written or '(none written: it could not write them)\n'))
+        return path
+
+    def _arm_stacks(self):
+        """In a new child: write its stacks on ``STACKS_SIGNAL``, and end.
+
+        Every thread's at once (``faulthandler``, from the signal
+        handler itself, wherever they are), then, once Python runs its
+        handler in the main thread, every thread's and green thread's
+        as Python formats them (``_stacks_then_end``).
+        """
+        # A nested trunk's child: its trunk's are no longer its own.
+        faulthandler.unregister(STACKS_SIGNAL)
+        if self._stacks_fd is not None:
+            os.close(self._stacks_fd)
+        self._stacks_fd = os.open(self._out + '.stacks',
+                                  os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+                                  0o644)
+        try:
+            signal.signal(STACKS_SIGNAL, functools.partial(
+                _stacks_then_end, self._stacks_fd))
+        except ValueError:
+            # Not forked from the main thread: faulthandler's alone.
+            pass
+        # After it, to call it (``chain``): Python's handler runs later.
+        faulthandler.register(STACKS_SIGNAL, file=self._stacks_fd,
+                              all_threads=True, chain=True)
 
     def _collect(self, pid):
         # Still in the table while it is waited for: if the wait is
@@ -615,6 +819,9 @@ class Branches(hooks.Course):
             self._end_group(pid)
         _os.waitpid(pid, 0)
         del self._running[pid]
+        del self._given[pid]
+        for path in (out + '.until', out + '.stacks'):
+            _unlink(path)
         if failed:
             raise self._failed(key, code, out)
         with open(out, 'rb') as source:
@@ -643,8 +850,7 @@ class Branches(hooks.Course):
                 below = None
             os.unlink(out)
         if isinstance(below, ChildFailed):
-            return ChildFailed(below.replay, below.status, below.forked_by
-                               + ((self.describe(key), code),))
+            return below.via(self.describe(key), code)
         return ChildFailed(self.describe(key), code)
 
     def _end_group(self, pid):
@@ -658,21 +864,26 @@ class Branches(hooks.Course):
             # None left.
             pass
 
+    def _kill(self, pid):
+        """Kill child ``pid`` (not reaped), and the group it leads if any."""
+        try:
+            if self.in_child:
+                _os.kill(pid, signal.SIGKILL)
+            else:
+                _os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
     def _end_children(self):
         """Kill and reap the children still running, theirs with them."""
         for pid in list(self._running):
-            try:
-                if self.in_child:
-                    _os.kill(pid, signal.SIGKILL)
-                else:
-                    _os.killpg(pid, signal.SIGKILL)
-            except OSError:
-                pass
+            self._kill(pid)
             try:
                 _os.waitpid(pid, 0)
             except OSError:
                 pass
         self._running.clear()
+        self._given.clear()
 
     def close(self):
         """End what is left: children still running (the trunk failed)."""
@@ -687,6 +898,83 @@ def _exit_code(info):
         return info.si_status
     # Killed by a signal (CLD_KILLED, CLD_DUMPED).
     return -info.si_status
+
+
+def _ended_within(pids, seconds):
+    """One of ``pids`` (children) that has ended, or None after ``seconds``.
+
+    Not reaped.
+    """
+    seconds = max(0.0, seconds)
+    if hasattr(_os, 'pidfd_open'):
+        poll = _select.poll()
+        handles = {}
+        try:
+            for pid in pids:
+                handle = _os.pidfd_open(pid)
+                handles[handle] = pid
+                poll.register(handle, _select.POLLIN)
+            ready = poll.poll(math.ceil(seconds * 1000))
+            return handles[ready[0][0]] if ready else None
+        finally:
+            for handle in handles:
+                _os.close(handle)
+    # Without pidfds (Linux before 5.3): ask each, napping in between.
+    until = time.monotonic() + seconds
+    while True:
+        for pid in pids:
+            if _os.waitid(_os.P_PID, pid, _os.WEXITED | _os.WNOWAIT
+                          | _os.WNOHANG) is not None:
+                return pid
+        left = until - time.monotonic()
+        if left <= 0:
+            return None
+        _select.select([], [], [], min(left, 0.1))
+
+
+def _stacks_then_end(handle, signum, frame):
+    """A child's ``STACKS_SIGNAL`` handler: its stacks to ``handle``, end.
+
+    After faulthandler's: every thread's stack as Python formats it
+    (with its name), and every green thread's (under eventlet the
+    threads are mostly one, and the green threads the stacks that tell).
+    """
+    try:
+        os.write(handle, _python_stacks().encode('utf-8', 'replace'))
+    finally:
+        os._exit(CHILD_HUNG)
+
+
+def _python_stacks():
+    names = {thread.ident: thread.name
+             for thread in threading.enumerate()}
+    out = ['\n=== Every thread, as Python formats it (the main thread\'s '
+           'ends in this handler) ===\n']
+    for ident, current in sorted(frames.current_frames().items()):
+        out.append('--- thread %d%s\n' % (
+            ident, ' (%s)' % names[ident] if ident in names else ''))
+        out.extend(traceback.format_stack(current))
+    greenlet = sys.modules.get('greenlet')
+    if greenlet is None:
+        return ''.join(out)
+    out.append('\n=== Every green thread not running ===\n')
+    # A forked child keeps what it was forked with frozen (the parent's
+    # pages: harness.cloud.forking), out of gc.get_objects()'s sight; it
+    # ends right after this.
+    gc.unfreeze()
+    for found in gc.get_objects():
+        if (isinstance(found, greenlet.greenlet)
+                and found.gr_frame is not None):
+            out.append('--- %r\n' % (found,))
+            out.extend(traceback.format_stack(found.gr_frame))
+    return ''.join(out)
+
+
+def _unlink(path):
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def _own_group(pid):

@@ -154,6 +154,12 @@ def build_parser():
     explore.add_argument('--merge', action='store_true',
                          help='the files are the shard files of one '
                          'exploration: merge, group and shrink them')
+    explore.add_argument('--replay-timeout', metavar='SECONDS',
+                         type=options.seconds_option, default=None,
+                         help='end the exploration if a forked replay '
+                         'still runs after SECONDS, with its stacks kept '
+                         'in OUT (default %g)'
+                         % options.REPLAY_TIMEOUT)
     export = sub.add_parser(
         'export', help='write scenarios as tests in another project',
         parents=[options.common_options(options.OUTPUT)])
@@ -737,6 +743,7 @@ def cmd_explore(args, out):
         invariants=not args.no_invariants,
         kept_cloud=not args.cloud_per_replay,
         prune=args.prune, nested=args.nested,
+        replay_timeout=args.replay_timeout,
         progress=lambda line: print(line, file=out, flush=True),
         status=getattr(args, 'status', None))
     if shard:
@@ -767,6 +774,7 @@ def _explore_merge(args, out):
     merged = shards.merge(
         args.files, out_dir=args.out, workers=args.workers,
         kept_cloud=not args.cloud_per_replay,
+        replay_timeout=args.replay_timeout,
         progress=lambda line: print(line, file=out, flush=True),
         status=getattr(args, 'status', None))
     return _explored(args, out, merged.explored,

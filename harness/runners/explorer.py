@@ -331,12 +331,16 @@ class Explorer(object):
         injection is the same are forked from a run of their first
         injection alone, where their second fires (``replay_branched``),
         not each from the scenario's run.
+    :param replay_timeout: seconds a forked replay may run before it is
+        taken for hung, its stacks kept in ``out_dir`` and the
+        exploration ended (``branching.ChildHung``; default
+        ``branching.REPLAY_TIMEOUT``).
     """
 
     def __init__(self, tasks=(), depth=1, reintroduce=None, workers=None,
                  out_dir=None, limit=None, invariants=True, progress=None,
                  kept_cloud=True, status=None, branch=True, prune=False,
-                 nested=False):
+                 nested=False, replay_timeout=None):
         tasks = ['update_available_resource'] + [
             t for t in tasks if t != 'update_available_resource']
         for task in tasks:
@@ -347,6 +351,10 @@ class Explorer(object):
                                        + names.COMPUTE_TASKS)))
         if depth not in (1, 2):
             raise errors.ScenarioError('--depth is 1 or 2, not %r' % depth)
+        try:
+            self.replay_timeout = branching.replay_timeout(replay_timeout)
+        except ValueError as exc:
+            raise errors.ScenarioError('--replay-timeout: %s' % exc)
         self.tasks = tuple(tasks)
         self.depth = depth
         self.reintroduce = reintroduce
@@ -696,7 +704,9 @@ class Explorer(object):
             # cloud the jobs' shape. Its children take the cores.
             return replay_branched(jobs, pool=self._pool, done=done,
                                    concurrency=self.workers,
-                                   seen=self.seen)
+                                   seen=self.seen,
+                                   replay_timeout=self.replay_timeout,
+                                   dump_dir=self.out_dir)
         if self.workers <= 1 or len(jobs) <= 1:
             results = []
             for job in jobs:
@@ -768,7 +778,9 @@ class Explorer(object):
             if not branchable(jobs):
                 return None
             return replay_branched(jobs, pool=self._pool,
-                                   concurrency=self.workers)
+                                   concurrency=self.workers,
+                                   replay_timeout=self.replay_timeout,
+                                   dump_dir=self.out_dir)
         return replay_round
 
 
@@ -1106,7 +1118,8 @@ def branchable(jobs):
 
 def replay_branched(jobs, pool=None, done=None, record=False,
                     concurrency=1, at_points=None, wait_limit=None,
-                    seen=None, nested=True):
+                    seen=None, nested=True, replay_timeout=None,
+                    dump_dir=None):
     """``replay`` each of ``jobs`` (``branchable``), as branches of one run.
 
     The trunk is the jobs' scenario as recorded (``base``); each job
@@ -1125,7 +1138,8 @@ def replay_branched(jobs, pool=None, done=None, record=False,
     passage, None before a step); ``done(failed=...)`` as each job ends.
     The trunk's own time (its reset and steps, shared by all) is counted
     in the first job's phases. ``concurrency``: children running at
-    once; ``wait_limit``: see ``branching.Branches``; ``seen(result)``
+    once; ``wait_limit``, ``replay_timeout`` (its ``timeout``) and
+    ``dump_dir``: see ``branching.Branches``; ``seen(result)``
     as each job's result comes in, in this process. Run it in a
     process that has run the scenario before (the explorer's plan did):
     what Nova and the libraries do once per process on first use (SQL
@@ -1247,7 +1261,8 @@ def replay_branched(jobs, pool=None, done=None, record=False,
     branches = branching.Branches(
         parts, result_of, ended,
         concurrency=concurrency, at_points=in_steps, wait_limit=wait_limit,
-        stop=_stopper(jobs, phases, watch, recorded), describe=describe)
+        stop=_stopper(jobs, phases, watch, recorded), describe=describe,
+        timeout=replay_timeout, dump_dir=dump_dir)
     try:
         # A child ends inside the run (Branches.ended: child_done, or
         # child_failed on an error); nothing after this runs in one.
@@ -1289,7 +1304,8 @@ def replay_branched(jobs, pool=None, done=None, record=False,
         for number, result in zip(again, replay_branched(
                 [jobs[number] for number in again], pool=pool, done=done,
                 record=record, concurrency=concurrency, at_points=where,
-                wait_limit=wait_limit, seen=seen, nested=False)):
+                wait_limit=wait_limit, seen=seen, nested=False,
+                replay_timeout=replay_timeout, dump_dir=dump_dir)):
             results[number] = result
     for name in ('reset', 'prefix', 'other'):
         results[0]['phases'][name] += shared[name]

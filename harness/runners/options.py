@@ -8,8 +8,16 @@ than one command takes, each listed once.
 """
 
 import argparse
+import math
 
 EXIT_BAD_INPUT = 2
+#: Seconds a replay ``harness explore`` forks may run unless told
+#: otherwise (``--replay-timeout``; ``harness.runners.branching``): as
+#: long as ``harness determinism`` gives a whole run from the start (its
+#: ``--timeout``), fifteen times the cloud's bound on any one wait, and
+#: about eighty times the slowest replay measured (the bench scenario's,
+#: 11 s on a loaded two-core machine).
+REPLAY_TIMEOUT = 900.0
 
 
 class UsageError(Exception):
@@ -73,3 +81,28 @@ def common_options(*groups):
         for flags, keywords in group:
             parent.add_argument(*flags, **keywords)
     return parent
+
+
+def seconds(value):
+    """``value`` (a number or its text) as a bound in seconds.
+
+    Raises ``ValueError``, worded for the user, for anything but a
+    finite number above 0.
+    """
+    number = None
+    if not isinstance(value, bool):
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            pass
+    if number is None or not math.isfinite(number) or number <= 0:
+        raise ValueError('a number of seconds above 0, not %r' % (value,))
+    return number
+
+
+def seconds_option(text):
+    """``seconds`` as an argparse ``type``: refused as argparse refuses."""
+    try:
+        return seconds(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc))

@@ -341,12 +341,14 @@ def _same_plan(first_path, entry, runnable):
 
 
 def merge(paths, out_dir=None, workers=None, progress=None,
-          kept_cloud=True, status=None):
+          kept_cloud=True, status=None, replay_timeout=None):
     """Merge shard files (``Merged``): reports as one run's.
 
     Failures are grouped and each kind shrunk once, with the shards'
     options (``--reintroduce``, invariants); reproducers go to
-    ``out_dir``. ``explored`` holds ``(scenario, report)`` pairs; a
+    ``out_dir``; ``replay_timeout``: the shrinking's (``Explorer``'s; no
+    option of the shards': it changes no outcome). ``explored`` holds
+    ``(scenario, report)`` pairs; a
     report's ``seconds`` is its slowest shard's plus the merge's own.
     """
     merged = load(paths)
@@ -356,7 +358,8 @@ def merge(paths, out_dir=None, workers=None, progress=None,
         reintroduce=options['reintroduce'], limit=options['limit'],
         invariants=options['invariants'], nested=options['nested'],
         prune=options['prune'], out_dir=out_dir, workers=workers,
-        progress=progress, kept_cloud=kept_cloud, status=status)
+        progress=progress, kept_cloud=kept_cloud, status=status,
+        replay_timeout=replay_timeout)
     with explorer.kept():
         for entry in merged.scenarios:
             started = time.monotonic()
