@@ -4,14 +4,20 @@ Two runs of a scenario whose clouds have the same digest at the same
 step have the same future: the harness is deterministic, and the digest
 covers what an exact checkpoint (``harness.cloud.checkpoint``) holds:
 every database row (Nova's API and cell databases, Placement's), the
-clock and its schedule, the write counters, the stand-in services'
-records, the report clients' caches of Placement's providers, every
-compute's resource tracker, the scheduler's host states, the
-hypervisors' guests, the notifications, the casts queued or failed,
-the race points' recording and the injections still armed (not spent);
-and the state of the run's checks (``extra``). ``fields`` and ``diff``
-show what sets two states apart (``benchmarks/state_spread.py
---diff``).
+clock and its schedule, the stand-in services' records, the report
+clients' caches of Placement's providers, every compute's resource
+tracker, the scheduler's host states, the hypervisors' guests, the
+notifications, the casts queued or failed and the injections still
+armed (not spent); and the state of the run's checks (``extra``).
+
+It leaves out what the checkpoint holds but nothing reads to decide
+what happens next, each where it is walked, with the code that shows
+it: the harness's write counters and the race points passed in steps
+already over (the harness compares them only inside one step), and of
+each tracker's copy of the compute node it last saved
+(``old_resources``), what Nova's comparison of it leaves out (its
+changed fields and ``updated_at``). ``fields`` and ``diff`` show what
+sets two states apart (``benchmarks/state_spread.py --diff``).
 
 Ids that Nova draws at random (instance, migration and request uuids)
 differ from run to run for the same course of events, so every uuid is
@@ -315,17 +321,51 @@ def _moment(moment, rank):
                        rank[moment])
 
 
-def _passage(passage):
-    """A recorded race point passage, as what may decide the future.
+def _tracker_state(tracker, skip=()):
+    """What the digest walks of a resource tracker: its own attributes.
 
-    Not the migration it saw or the roles noted there: they annotate a
-    past step (for its injections' roles and the reports) and nothing
-    reads them once it is over; an injection that fired there found the
-    migration, a replay that did not, none.
+    But those it shares (``skip``: ids of things walked elsewhere), and
+    its ``old_resources`` as Nova reads them (``_as_compared``).
     """
-    return (passage.point, passage.when, passage.host, passage.server,
-            passage.version, passage.deferred, passage.deferred_runs,
-            passage.deferred_at, passage.server_host)
+    state = {name: value for name, value in vars(tracker).items()
+             if id(value) not in skip}
+    if 'old_resources' in state:
+        state['old_resources'] = {
+            node: _as_compared(compute_node)
+            for node, compute_node in tracker.old_resources.items()}
+    return state
+
+
+# The keys of a primitive that ``nova.objects.base.obj_equal_prims``
+# leaves out at every level, as ``ResourceTracker._resource_change``
+# calls it (``ignore=['updated_at']``).
+_NOT_COMPARED = ('nova_object.changes', 'updated_at')
+
+
+def _as_compared(compute_node):
+    """A tracker's last saved compute node, as the tracker compares it.
+
+    ``ResourceTracker.old_resources`` (nova/compute/resource_tracker.py)
+    is read in one place: ``_resource_change`` compares it with the
+    compute node by ``obj_base.obj_equal_prims(compute_node, old,
+    ['updated_at'])``, which compares their primitives without the
+    changed fields' list and ``updated_at`` at any depth, to decide
+    whether ``_update`` saves the node (``_update`` otherwise only puts
+    it back if that save fails; ``remove_node`` drops it). So the node's
+    changed fields and its ``updated_at`` decide nothing, and two
+    trackers whose copies differ only there (a periodic's save leaves
+    them so) act alike.
+    """
+    return _stripped(compute_node.obj_to_primitive())
+
+
+def _stripped(primitive):
+    if isinstance(primitive, dict):
+        return {key: _stripped(value) for key, value in primitive.items()
+                if key not in _NOT_COMPARED}
+    if isinstance(primitive, list):
+        return [_stripped(value) for value in primitive]
+    return primitive
 
 
 def _slots(cls):
@@ -458,8 +498,14 @@ def _walk_cloud(walk, cloud, extra):
         walk.write('C')
         now, _ticks, due, fired = cloud.clock.state()
         walk.walk((now, due, fired))
-    with walk.at('activity'):
-        walk.walk((cloud.activity.saves, cloud.activity.placement_writes))
+    # Not the harness's write counters (``Activity.saves`` and
+    # ``placement_writes``): Nova never reads them, and the harness reads
+    # them only as a difference inside one step: the runner's ``operate``
+    # (whether a step that only arms wrote), and the ``version`` of the
+    # points a step passes, compared only with other points of the same
+    # step (``explorer.recorded_points`` keys them by step,
+    # ``known.state_of`` takes one step's). Their count at a step's end
+    # is an offset every later value carries alike.
     for stand_in in cloud.stand_ins:
         name = type(stand_in).__qualname__
         with walk.at('stand-in:%s' % name):
@@ -479,9 +525,7 @@ def _walk_cloud(walk, cloud, extra):
     for host, service in sorted(cloud.computes.items()):
         with walk.at('tracker:%s' % host):
             walk.write('H%s' % host)
-            tracker = service.manager.rt
-            walk.walk({name: value for name, value in vars(tracker).items()
-                       if id(value) not in walk.skip})
+            walk.walk(_tracker_state(service.manager.rt, walk.skip))
         with walk.at('hypervisor:%s' % host):
             walk.walk(checkpoint._hypervisor_state(cloud, host, service)[2:])
     # The scheduler's view of the hosts: its host states (usage it
@@ -505,12 +549,19 @@ def _walk_cloud(walk, cloud, extra):
         walk._walk_at('.stopped', sorted(cloud.stopped_computes()))
     with walk.at('race'):
         walk.write('R')
-        recording, injections, failures, record, injecting, deferred = (
+        _recording, injections, failures, record, injecting, deferred = (
             cloud.race.state())
+        # Not the points passed so far (``recording``): nothing reads a
+        # passage once its step is over. The runner takes a step's own
+        # (``Run.record``: from ``_passed_from``, the count when the step
+        # began), observers and the branching get each as it is passed
+        # (``point_passed``, ``on_passage``); what a passage records of an
+        # injected periodic (``deferred``, ``deferred_runs``,
+        # ``deferred_at``) and the version it was passed at
+        # (``Activity.version``) have no reader after that.
         # An injection spent (it fired as many times as it was to) never
         # fires again: what it fired at is the report's, not the future's.
-        walk.walk(([_passage(passage) for passage in recording],
-                   [injection for injection in injections
+        walk.walk(([injection for injection in injections
                     if injection.remaining != 0],
                    failures, record, injecting, deferred))
     for name, thing in extra:

@@ -3,7 +3,9 @@
 Nova-free: the walk of plain values, as ``digest.of`` walks the cloud's.
 """
 
+import copy
 import datetime
+import itertools
 import sqlite3
 import types
 
@@ -282,11 +284,68 @@ class TestCloud(testing.TestCase):
         found = walk.fields()
         self.assertEqual("s'x'", found['db0-cell/instances[0].vm_state'])
         self.assertEqual("s'U0'", found['tracker:src.tracked_instances<0>'])
-        self.assertEqual('.mapped=a0',
-                         found['tracker:src.old_resources.src.mapped'])
+        self.assertEqual(
+            'a0', found['tracker:src.old_resources.src'
+                        '[nova_object.data].mapped'])
         self.assertEqual("s'U0'", found['extra:check 0.seen[0]'])
         self.assertEqual(
             [('db0-cell/instances[0].vm_state', "s'x'", "s'y'")],
             digest.diff(found, digest.fields(cloud(
                 old_resources={'src': node()}, vm_state='y'),
                 [('check 0', {'seen': [A]})])))
+
+    def test_the_harness_write_counters_are_left_out(self):
+        # Read only as a difference inside a step (``Run.operate``, the
+        # versions of one step's points): an offset at a step's end.
+        self.assertEqual(digest.of(cloud(saves=26)),
+                         digest.of(cloud(saves=27)))
+
+    def test_points_passed_are_left_out_injections_armed_are_not(self):
+        # A passage is read only in its own step; a replay's injected
+        # periodic marks the one it fired at (``deferred``) and shifts
+        # the versions of those after.
+        passed = types.SimpleNamespace(point='finish_resize', version=3,
+                                       deferred=False)
+        marked = types.SimpleNamespace(point='finish_resize', version=4,
+                                       deferred=True)
+        self.assertEqual(digest.of(cloud(passed=[passed])),
+                         digest.of(cloud(passed=[marked, passed])))
+        self.assertNotEqual(digest.of(cloud(armed=[injection(1)])),
+                            digest.of(cloud()))
+        self.assertEqual(digest.of(cloud(armed=[injection(0)])),
+                         digest.of(cloud()))
+
+    def test_old_resources_compared_as_the_tracker_compares_them(self):
+        from nova.objects import base
+        saved = node()
+        # As ``_update`` leaves it after a periodic's save: a deep copy,
+        # every field changed, another updated_at.
+        again = copy.deepcopy(node(updated_at=T0 + datetime.timedelta(
+            seconds=60)))
+        saved.obj_reset_changes()
+        mapped = node(mapped=1)
+        more = node(vcpus=16)
+        nested = node(stats={'updated_at': 'x'})
+        for one, other in itertools.combinations(
+                [saved, again, mapped, more, nested, node()], 2):
+            # Alike to the digest exactly when alike to Nova's check.
+            self.assertEqual(
+                base.obj_equal_prims(one, other, ['updated_at']),
+                digest.of(cloud(old_resources={'src': one}))
+                == digest.of(cloud(old_resources={'src': other})),
+                (one, other))
+        self.assertEqual(digest.of(cloud(old_resources={'src': saved})),
+                         digest.of(cloud(old_resources={'src': again})))
+        self.assertNotEqual(
+            digest.of(cloud(old_resources={'src': saved})),
+            digest.of(cloud(old_resources={'src': mapped})))
+
+    def test_only_old_resources_is_walked_as_compared(self):
+        tracker = Thing(old_resources={'src': node()}, compute_nodes={
+            'src': node()}, driver=1)
+        state = digest._tracker_state(tracker, {id(tracker.driver)})
+        self.assertEqual({'old_resources', 'compute_nodes'}, set(state))
+        self.assertIs(tracker.compute_nodes, state['compute_nodes'])
+        self.assertNotIn(
+            'updated_at',
+            state['old_resources']['src']['nova_object.data'])
