@@ -20,9 +20,22 @@ injection is in a later step than the first (pairs in one step part
 inside it, where no digest is taken), and how many of their replays the
 bound's distinct states would still need (pairs whose first injection
 left the same state before the same second injection are run once), as
-``depth-2 pairs caching could skip at most: X of N``.
+``depth-2 pairs caching could skip at most: X of N``, and as many by
+the exact digest (what ``--prune`` would skip).
+
+``--diff`` prints what sets the replays apart from the trunk: every
+field of the digest's input (``digest.fields``: database columns,
+tracker attributes, hypervisor fields, clock, casts, race points, the
+checks' state) that differs from the trunk's at the same step, by
+family (table and column, or section and attribute), with how many
+replays, at which steps and how (``value``, a timestamp's second
+``time``; or only as they follow another difference: ``rank``,
+``names``), an example of each, and per step the sets of families the
+replays differ in; then a control, the trunk run once more after the
+replays, which must be as the trunk.
 
     python benchmarks/state_spread.py [--scenario FILE [--name NAME]]
+        [--diff]
 """
 
 import argparse
@@ -307,15 +320,19 @@ def main(argv=None):
     firsts = [(injections[0].at.step, own) for injections, own in replays]
     seconds = collections.Counter(
         injections[0].at.step for injections, _ in replays)
-    pairs = needed = 0
+    pairs = needed = exact = 0
     for b, count in seconds.items():
         before = b - 1
         states = [own.get(before) for a, own in firsts if a < b]
         pairs += len(states) * count
         # A first injection whose replay has no state there (it failed
-        # before) is a group of its own.
-        needed += len({state[1] if state else ('unknown', number)
+        # before, or its state has no digest) is a group of its own.
+        needed += len({state[1] if state and state[1] else
+                       ('unknown', number)
                        for number, state in enumerate(states)}) * count
+        exact += len({state[0] if state and state[0] else
+                      ('unknown', number)
+                      for number, state in enumerate(states)}) * count
     singles = [injections[0] for injections, _ in replays]
     within = sum(1 for x, y in itertools.combinations(singles, 2)
                  if x.at.step == y.at.step and x.at != y.at)
@@ -325,6 +342,8 @@ def main(argv=None):
           'their second injection (no time): %d' % (pairs, needed))
     print('depth-2 pairs caching could skip at most: %d of %d'
           % (pairs - needed, pairs))
+    print('depth-2 pairs the exact digest would skip: %d of %d'
+          % (pairs - exact, pairs))
     if args.diff:
         print_diff(replays, control)
 
