@@ -411,9 +411,9 @@ def tables(connection):
 def _database_kind(names):
     """Which of the cloud's databases has the tables ``names`` (a path's)."""
     names = set(names)
-    for table, kind in (('cell_mappings', 'api'),
-                        ('resource_providers', 'placement'),
-                        ('instances', 'cell')):
+    # A cell database keeps Nova's old resource_providers table too.
+    for table, kind in (('cell_mappings', 'api'), ('instances', 'cell'),
+                        ('resource_providers', 'placement')):
         if table in names:
             return kind
     return 'other'

@@ -294,6 +294,14 @@ class TestCloud(testing.TestCase):
                 old_resources={'src': node()}, vm_state='y'),
                 [('check 0', {'seen': [A]})])))
 
+    def test_databases_named_by_their_tables(self):
+        self.assertEqual('cell', digest._database_kind(
+            ['compute_nodes', 'instances', 'resource_providers']))
+        self.assertEqual('placement', digest._database_kind(
+            ['allocations', 'resource_providers']))
+        self.assertEqual('api', digest._database_kind(
+            ['cell_mappings', 'instance_mappings']))
+
     def test_the_harness_write_counters_are_left_out(self):
         # Read only as a difference inside a step (``Run.operate``, the
         # versions of one step's points): an offset at a step's end.
