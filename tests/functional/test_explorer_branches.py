@@ -204,21 +204,8 @@ class TestNestedBranches(testing.TestCase):
         explore = explorer.Explorer(workers=2, depth=2, nested=True)
         with explore.kept():
             plan = explore.plan(scenario)
-            passed = [tuple(point[:5]) for point in plan.baseline['points']]
-
-            def first_passed(at):
-                return passed.index((at.step, at.when, at.point, at.host,
-                                     at.server))
-            later, firsts = _resize_then_confirm(plan)
-            # Those the nested proof above sees nested in either mode,
-            # in the order the run passes them: the first is forked
-            # first, and is ('nested', 0) (the order of the jobs).
-            firsts = sorted(firsts, key=lambda first: first_passed(first.at))
-            chosen = [pair for first in firsts
-                      for pair in [pair for pair in later
-                                   if pair[0] == first][1:3]]
-            jobs = [explore._nesting(scenario, pair) for pair in chosen]
-            self.assertEqual(2, len(explorer._nests(jobs)))
+            firsts, chosen, jobs = two_nests(self, explore, scenario,
+                                             plan)
             hung, dying = ('nested', 0), ('nested', 1)
             under = []
             real_nest = branching.Branches.nest
@@ -295,11 +282,7 @@ class TestNestedBranches(testing.TestCase):
                                        number:number + 3]]
             # And each with a resize point its run passes after its own
             # (from the start, the second fires after the first there).
-            passed = [tuple(point[:5]) for point in plan.baseline['points']]
-
-            def first_passed(at):
-                return passed.index((at.step, at.when, at.point, at.host,
-                                     at.server))
+            first_passed = _first_passed(plan)
             for first in firsts:
                 chosen.extend([
                     pair for pair in plan.runnable if pair[0] == first
@@ -450,6 +433,30 @@ def _resize_then_confirm(plan):
               and first.hosts == ('source',)]
     return later, window + [first for first in firsts
                             if first not in window][4:5]
+
+
+def _first_passed(plan):
+    """``at`` -> where the scenario's run first passes it (an index)."""
+    passed = [tuple(point[:5]) for point in plan.baseline['points']]
+    return lambda at: passed.index((at.step, at.when, at.point, at.host,
+                                    at.server))
+
+
+def two_nests(case, explore, scenario, plan):
+    """Two nests of two resize-then-confirm pairs: firsts, pairs, jobs.
+
+    Those the nested proof sees nested in either mode, in the order the
+    run passes their firsts: the first nest is forked first, and is
+    ``('nested', 0)`` (the order of the jobs).
+    """
+    later, firsts = _resize_then_confirm(plan)
+    first_passed = _first_passed(plan)
+    firsts = sorted(firsts, key=lambda first: first_passed(first.at))
+    chosen = [pair for first in firsts
+              for pair in [pair for pair in later if pair[0] == first][1:3]]
+    jobs = [explore._nesting(scenario, pair) for pair in chosen]
+    case.assertEqual(2, len(explorer._nests(jobs)))
+    return firsts, chosen, jobs
 
 
 def _busy_where(case, busy):

@@ -174,20 +174,8 @@ class TestHungReplays(testing.TestCase):
                                     out_dir=self.tmp)
         with explore.kept():
             plan = explore.plan(scenario)
-            passed = [tuple(point[:5]) for point in plan.baseline['points']]
-
-            def first_passed(at):
-                return passed.index((at.step, at.when, at.point, at.host,
-                                     at.server))
-            later, firsts = branched._resize_then_confirm(plan)
-            # In the order the run passes them: the first is ('nested',
-            # 0) (the order of the jobs).
-            firsts = sorted(firsts, key=lambda first: first_passed(first.at))
-            chosen = [pair for first in firsts
-                      for pair in [pair for pair in later
-                                   if pair[0] == first][1:3]]
-            jobs = [explore._nesting(scenario, pair) for pair in chosen]
-            self.assertEqual(2, len(explorer._nests(jobs)))
+            firsts, chosen, jobs = branched.two_nests(self, explore,
+                                                      scenario, plan)
             under = []
             real_nest = branching.Branches.nest
 
