@@ -29,7 +29,7 @@ fixed, list its corpus file in ``KNOWN_LOADER_BUGS`` (its corpus case then
 fails, naming it) and its signature in ``KNOWN_SIGNATURES``;
 ``HARNESS_FUZZ_STRICT=1`` fails on those too.
 
-The ``hang-*.yaml`` corpus files load in a child process bounded in time
+The ``hang-*.yaml`` corpus files load in a child process bounded in CPU time
 and address space, so a regression there cannot take the test run down.
 """
 
@@ -75,7 +75,10 @@ EXAMPLES = {
 }
 DOCUMENTS = {name: count * (2 if name.endswith('_structures') else 1)
              for name, count in EXAMPLES.items()}
-# The wall-clock bound of one load; a load is a few milliseconds.
+# The bound of one load, in seconds of the process's CPU time (user and
+# system: ITIMER_PROF), not of the wall clock: a load is a few
+# milliseconds, a hang (an alias bomb, a huge range) spins, and on a
+# loaded machine the wall clock runs on while the test waits for a core.
 HANG_SECONDS = 5
 
 
@@ -126,20 +129,20 @@ def _known(exc):
 # -- loading one document, bounded ---------------------------------------
 
 class Hang(Exception):
-    """A load ran longer than HANG_SECONDS."""
+    """A load ran longer than HANG_SECONDS of CPU time."""
 
 
 @contextlib.contextmanager
 def _bounded(seconds=HANG_SECONDS):
     def alarm(signum, frame):
-        raise Hang('a load ran over %ss' % seconds)
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+        raise Hang('a load ran over %ss of CPU time' % seconds)
+    previous = signal.signal(signal.SIGPROF, alarm)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
 
 
 def _write(path, text):
@@ -572,12 +575,16 @@ def _corpus(kind):
                   glob.glob(os.path.join(CORPUS_DIR, kind, '*.yaml')))
 
 
-# A child process loads one file, bounded in time and address space, and
-# prints the outcome on its last line.
+# A child process loads one file, bounded in CPU time and address space,
+# and prints the outcome on its last line. Past its CPU bound the kernel
+# ends it with SIGXCPU; the wall-clock bound is only a backstop for a load
+# that blocks (a start and a load take under half a second of CPU, one to
+# two seconds of wall on a loaded two-core machine).
 CHILD = r'''
 import resource, sys, traceback
 limit = %(limit)d
 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+resource.setrlimit(resource.RLIMIT_CPU, (%(cpu)d, %(cpu)d + 1))
 from harness.core import errors
 from harness.core import profiles
 from harness.core import scenario
@@ -593,7 +600,8 @@ except BaseException as exc:
     traceback.print_exc()
     print('escaped: %%s: %%s' %% (type(exc).__name__, str(exc)[:200]))
 '''
-CHILD_SECONDS = 3
+CHILD_CPU_SECONDS = 3
+CHILD_WALL_SECONDS = 120
 CHILD_MEMORY = 512 << 20
 
 
@@ -604,11 +612,14 @@ def _load_in_child(kind, path):
             os.pathsep) if p]))
     try:
         done = subprocess.run(
-            [sys.executable, '-c', CHILD % {'limit': CHILD_MEMORY}, kind,
-             path], capture_output=True, text=True, timeout=CHILD_SECONDS,
-            env=env, cwd=TOP)
+            [sys.executable, '-c', CHILD % {'limit': CHILD_MEMORY,
+                                            'cpu': CHILD_CPU_SECONDS},
+             kind, path], capture_output=True, text=True,
+            timeout=CHILD_WALL_SECONDS, env=env, cwd=TOP)
     except subprocess.TimeoutExpired:
-        return 'hang: still running after %ss' % CHILD_SECONDS
+        return 'hang: still running after %ss' % CHILD_WALL_SECONDS
+    if done.returncode == -signal.SIGXCPU:
+        return 'hang: over %ss of CPU time' % CHILD_CPU_SECONDS
     lines = done.stdout.strip().splitlines()
     if not lines:
         return 'escaped: no outcome (rc %s): %s' % (
