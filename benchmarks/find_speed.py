@@ -14,7 +14,16 @@ replays had ended by then; ``-`` for a bug not found. Last line:
 ``--bug ID`` (repeatable) only those bugs. The load average is
 printed with the figures: other work on the machine slows them.
 
-    python benchmarks/find_speed.py [--prune] [--bug ID]... [--workers N]
+``--compare`` finds each bug in the explorer's order of replays
+(``explorer.depth_one_rank``) and in the orders it grew from (``plan``:
+the plan's own; ``one host first``: ``explorer.one_host_first`` alone),
+each bug's in turn, the first order rotating from bug to bug so that a
+change in the machine's load falls on each alike; then prints each
+order's median and its ratio to the plan order's, and last the
+explorer's median.
+
+    python benchmarks/find_speed.py [--prune] [--compare] [--bug ID]...
+        [--workers N]
 """
 
 import argparse
@@ -49,8 +58,21 @@ def _signature(bug, scenario):
     return result.get('signature') if result['failed'] else None
 
 
-def time_to_find(bug, scenario, prune, workers):
-    """``(seconds, replays)`` until the bug's failure, or None."""
+# The orders of replays ``--compare`` measures, by name: the rank of an
+# interleaving at depth 1 (``Explorer.rank``), the explorer's last.
+def _orders():
+    from harness.runners import explorer
+    return (('plan', lambda injections: 0),
+            ('one host first', explorer.one_host_first),
+            ('explorer', explorer.depth_one_rank))
+
+
+def time_to_find(bug, scenario, prune, workers, rank=None):
+    """``(seconds, replays)`` until the bug's failure, or None.
+
+    ``rank``: the order of the replays (``Explorer.rank``), if not the
+    explorer's own.
+    """
     from harness.runners import explorer
     wanted = _signature(bug, scenario)
     stripped = _without_injections(scenario)
@@ -72,6 +94,8 @@ def time_to_find(bug, scenario, prune, workers):
         explore = explorer.Explorer(reintroduce=bug.id, out_dir=out,
                                     prune=prune, workers=workers)
         explore.seen = seen
+        if rank is not None:
+            explore.rank = rank
         with explore.kept():
             plan = explore.plan(stripped)
             explore.replay_plan(plan, range(len(plan.runnable)))
@@ -81,10 +105,13 @@ def time_to_find(bug, scenario, prune, workers):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--prune', action='store_true')
+    parser.add_argument('--compare', action='store_true')
     parser.add_argument('--bug', action='append', default=None)
     parser.add_argument('--workers', type=int, default=None)
     args = parser.parse_args(argv)
-    found = []
+    orders = _orders() if args.compare else _orders()[-1:]
+    found = {name: [] for name, _ in orders}
+    turn = 0
     for bug in bugs.known():
         if args.bug and bug.id not in args.bug:
             continue
@@ -95,20 +122,34 @@ def main(argv=None):
         for scenario in bug.scenarios:
             if not any(step.kind == 'inject' for step in scenario.steps):
                 continue
-            took = time_to_find(bug, scenario, args.prune,
-                                args.workers)
-            load = ' '.join('%.1f' % x for x in os.getloadavg())
-            if took is None:
-                print('%s (%s): not found (load %s)' % (
-                    bug.id, scenario.name, load), flush=True)
-            else:
-                found.append(took[0])
-                print('%s (%s): %.1f s, %d replays (load %s)' % (
-                    bug.id, scenario.name, took[0], took[1], load),
-                    flush=True)
+            for name, rank in orders[turn:] + orders[:turn]:
+                took = time_to_find(bug, scenario, args.prune,
+                                    args.workers, rank)
+                load = ' '.join('%.1f' % x for x in os.getloadavg())
+                what = ' [%s]' % name if args.compare else ''
+                if took is None:
+                    print('%s (%s)%s: not found (load %s)' % (
+                        bug.id, scenario.name, what, load), flush=True)
+                else:
+                    found[name].append(took[0])
+                    print('%s (%s)%s: %.1f s, %d replays (load %s)' % (
+                        bug.id, scenario.name, what, took[0], took[1],
+                        load), flush=True)
+            turn = (turn + 1) % len(orders)
             break
+    medians = {name: statistics.median(seconds) if seconds else None
+               for name, seconds in found.items()}
+    if args.compare:
+        for name, _ in orders[:-1]:
+            if medians[name] is None:
+                continue
+            print('median seconds to find [%s]: %.1f' % (name, medians[name]))
+            if medians['explorer'] is not None:
+                print('explorer/%s: %.2f' % (
+                    name, medians['explorer'] / medians[name]))
     print('median seconds to find: %s' % (
-        '%.1f' % statistics.median(found) if found else '-'))
+        '-' if medians['explorer'] is None
+        else '%.1f' % medians['explorer']))
     return 0
 
 

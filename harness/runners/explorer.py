@@ -60,10 +60,12 @@ what it finds, it finds from the points Nova passes and the checks that
 fail.
 
 At depth 1 the interleavings that run one host's periodic (or restart,
-or request) go first, those that run both hosts' after, each kind from
-a trunk run of its own (``one_host_first``): a failure that both hosts'
-periodics at a point show, one of them alone usually shows too, and
-those are half the plan, so a race is found in about half the replays.
+or request) go first, those that run both hosts' after (``one_host_first``):
+a failure that both hosts' periodics at a point show, one of them alone
+usually shows too, and those are half the plan. Of each kind, those
+just after a save that changes what a host's periodic counts (an
+instance's host, a migration's status: ``after_a_selecting_save``) go
+first; each rank from a trunk run of its own (``depth_one_rank``).
 Results come back in plan order: the order decides when an interleaving
 runs, never whether or with what outcome.
 
@@ -369,6 +371,9 @@ class Explorer(object):
         # Called with each replay's result as it is known, in this
         # process (``benchmarks/find_speed.py`` times the first failure).
         self.seen = None
+        # When an interleaving runs at depth 1 (``_ranks``); find_speed
+        # gives another order to compare.
+        self.rank = depth_one_rank
         # What the pruned replays of the last replay_plan came to, by
         # interleaving (for conclude): {injections: reason}, and the
         # replays run to learn states.
@@ -430,7 +435,7 @@ class Explorer(object):
         """Replay the plan's runnable interleavings at ``indexes``.
 
         Their results (``replay``'s), in the order of ``indexes``,
-        whatever order they ran in (``one_host_first``).
+        whatever order they ran in (``depth_one_rank``).
         """
         chosen = [plan.runnable[index] for index in indexes]
         if self.prune and self.branch and self.kept_cloud and hasattr(
@@ -443,13 +448,13 @@ class Explorer(object):
     def _ranks(self, chosen):
         """When each of the interleavings ``chosen`` runs (``_replay_jobs``).
 
-        At depth 1, ``one_host_first``; at depth 2 in plan order: a pair
+        At depth 1, ``depth_one_rank``; at depth 2 in plan order: a pair
         nests with the others of its first injection (``_nests``), which
         ranks would split.
         """
         if self.depth != 1:
             return None
-        return [one_host_first(injections) for injections in chosen]
+        return [self.rank(injections) for injections in chosen]
 
     def conclude(self, plan, results):
         """The report of a replayed plan: failures grouped, each shrunk.
@@ -805,6 +810,42 @@ def one_host_first(injections):
     needs both comes half a plan later.
     """
     return int(any(len(injection.hosts) > 1 for injection in injections))
+
+
+# The points just after a save of what an injected periodic selects its
+# accounting by: the resource tracker's update_available_resource counts
+# the instances whose host (and node) is its own
+# (``InstanceList.get_by_host_and_node``) and the migrations to or from
+# it not yet in a final status
+# (``MigrationList.get_in_progress_and_error_by_host_and_node``). Right
+# after ``instance.host`` or ``migration.status=<status>`` (``race``'s
+# save points) what each host's periodic counts has just changed; at
+# the other points it is what it was at the save before.
+SELECTING_SAVES = ('instance.host', 'migration.status=')
+
+
+def after_a_selecting_save(injections):
+    """0 when each injection goes just after a ``SELECTING_SAVES`` save.
+
+    1 otherwise: those go later (``depth_one_rank``).
+    """
+    return int(not all(
+        injection.at.when == 'after'
+        and injection.at.point.startswith(SELECTING_SAVES)
+        for injection in injections))
+
+
+def depth_one_rank(injections):
+    """When an interleaving runs at depth 1 (``Explorer._ranks``).
+
+    One host's injections first (``one_host_first``), and of each kind
+    those just after a save that changes what a periodic counts first
+    (``after_a_selecting_save``): four ranks, four trunk runs. Each of
+    the five bugs ``benchmarks/find_speed.py`` finds is found by a single
+    just after such a save.
+    """
+    return 2 * one_host_first(injections) + after_a_selecting_save(
+        injections)
 
 
 def runnable(candidates):

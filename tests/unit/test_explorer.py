@@ -420,6 +420,31 @@ class TestOneHostFirst(testing.TestCase):
                            ('dest', 'source'))[i % 4] for i in indexes],
                          [result['for'] for result in results])
 
+    def test_just_after_a_selecting_save_first_of_each_kind(self):
+        # Between the resize's finish_resize and the confirm, the save of
+        # the instance's new host: its singles run before the other
+        # points' singles, its pairs of hosts before theirs; four trunk
+        # runs. Results still in plan order.
+        explore = _MappingExplorer()
+        resize, confirm = self.points
+        moved = explorer.Point(2, 'after', 'instance.host', 'src', 'vm1')
+        candidates = explore.candidates([resize, moved, confirm])
+        plan = explorer.Plan(scenario.load_file('s.yaml', self.head)[1][0],
+                             {}, len(candidates),
+                             explorer.runnable(candidates))
+        results = explore.replay_plan(plan, range(len(plan.runnable)))
+        singles = [('source',), ('dest',)]
+        both = [('source', 'dest'), ('dest', 'source')]
+        self.assertEqual([singles, singles * 2, both, both * 2],
+                         explore.mapped)
+        self.assertEqual(
+            [[str(resize)] * 4, [str(moved)] * 4, [str(confirm)] * 4],
+            [[str(c[0].at) for c in plan.runnable[i:i + 4]]
+             for i in (0, 4, 8)])
+        self.assertEqual([(('source',), ('dest',), ('source', 'dest'),
+                           ('dest', 'source'))[i % 4] for i in range(12)],
+                         [result['for'] for result in results])
+
     def test_a_share_of_the_plan_keeps_its_order(self):
         # A shard's indexes: the results in the order asked for.
         explore = _MappingExplorer()
@@ -451,6 +476,26 @@ class TestOneHostFirst(testing.TestCase):
         self.assertEqual(0, explorer.one_host_first((one,)))
         self.assertEqual(1, explorer.one_host_first((both,)))
         self.assertEqual(1, explorer.one_host_first((one, both)))
+        # Neither point is just after a save: each kind's second rank.
+        self.assertEqual(1, explorer.depth_one_rank((one,)))
+        self.assertEqual(3, explorer.depth_one_rank((both,)))
+
+    def test_which_points_are_just_after_a_selecting_save(self):
+        def rank(when, point):
+            return explorer.after_a_selecting_save((explorer.Injection(
+                explorer.Point(2, when, point, 'src', 'vm1'),
+                'update_available_resource', ('source',)),))
+        # What update_available_resource selects by: the instance's host,
+        # a migration's status.
+        self.assertEqual(0, rank('after', 'instance.host'))
+        self.assertEqual(0, rank('after', 'migration.status=finished'))
+        self.assertEqual(0, rank('after', 'migration.status=confirmed'))
+        # Before the save the periodic counts what it did before it.
+        self.assertEqual(1, rank('before', 'instance.host'))
+        self.assertEqual(1, rank('before', 'migration.status=finished'))
+        # RPC calls and the tracker's own methods are no such save.
+        self.assertEqual(1, rank('after', 'finish_resize'))
+        self.assertEqual(1, rank('after', 'tracker.drop_move_claim_at_dest'))
 
 
 class TestShrinkingTrials(testing.TestCase):
