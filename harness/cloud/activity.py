@@ -221,6 +221,10 @@ class Activity(fixtures.Fixture):
         self._parking = None
         # Timeouts of tasks that never parked while spawned (see spawn_on).
         self.unparked = []
+        # Casts whose call had no reply in time, their handler left
+        # running (``nova_env.CastsWaited``): raised by the next wait_idle,
+        # in either mode.
+        self.unanswered = []
         # Who waits for a held lock now: token -> (lock, request ID).
         self._lock_waits = {}
         self.saves = 0
@@ -726,6 +730,11 @@ class Activity(fixtures.Fixture):
                 timeout, ', '.join(str(task) for task in tasks),
                 describe()))
 
+    def _check_answered(self):
+        """Raise if a cast had no reply in time since last asked."""
+        if self.unanswered:
+            raise self.unanswered.pop(0)
+
     def _check_alone(self):
         """Raise if two of Nova's threads ran at once since last asked.
 
@@ -756,10 +765,12 @@ class Activity(fixtures.Fixture):
             idle = self.await_turn(chain, 'waiting for Nova to finish',
                                    ready=lambda: not self._pending)
             if idle:
+                self._check_answered()
                 self._check_alone()
                 return
         with self._cond:
             if self._cond.wait_for(lambda: not self._pending, timeout):
+                self._check_answered()
                 if mode.THREADING:
                     self._check_alone()
                 return

@@ -132,8 +132,12 @@ class Cloud(fixtures.Fixture):
         # Casts run as calls: an API request returns when the RPC chain it
         # started has returned, so only executor tasks are left to follow;
         # a cast's failure stays with the service that raised it.
+        # A cast with no reply in time fails the step at the next wait for
+        # Nova's threads (``Activity.unanswered``): the run went on
+        # without its handler.
         self.casts = self.useFixture(nova_env.CastsWaited(
-            shim, is_stopped=lambda host: host in self._stopped))
+            shim, is_stopped=lambda host: host in self._stopped,
+            unanswered=lambda error: self.activity.unanswered.append(error)))
         self.placement = self.useFixture(func_fixtures.PlacementFixture())
         self.useFixture(nova_env.InProcessHTTP(self.placement))
         self.neutron = self.useFixture(nova_fixtures.NeutronFixture(shim))

@@ -26,6 +26,7 @@ from oslo_config import cfg  # noqa: E402
 from oslo_db import options as db_options  # noqa: E402
 from oslo_log.fixture import logging_error as log_fixture  # noqa: E402
 from oslo_log import log as logging  # noqa: E402
+import oslo_messaging  # noqa: E402
 from oslo_messaging._drivers import base as messaging_base  # noqa: E402,E501
 from oslo_messaging._drivers import impl_fake  # noqa: E402
 from oslo_messaging import conffixture as messaging_conffixture  # noqa: E402
@@ -61,6 +62,7 @@ from nova.virt.libvirt import driver as libvirt_driver  # noqa: E402
 
 from harness.cloud import databases  # noqa: E402
 from harness.cloud import install  # noqa: E402
+from harness.core import errors  # noqa: E402
 
 # Nova 34's nova.thread_pool_factory; nova.utils before.
 thread_pool_factory = install.nova_spawn_module()
@@ -69,6 +71,10 @@ from harness.cloud import offline  # noqa: E402
 CONF = nova.conf.CONF
 LOG = logging.getLogger(__name__)
 _MISSING = object()
+# How oslo.messaging's fake driver words a call that got no reply in time
+# (``impl_fake.FakeDriver._send``); a compute that dies answers with
+# another (``harness.cloud.dying.ended``).
+_NO_REPLY = 'No reply on topic'
 
 
 def _register_lazy_opts():
@@ -185,14 +191,25 @@ class CastsWaited(fixtures.Fixture):
     ``deliver(host)`` runs the queued casts, in order, once the compute is
     back (``Cloud.restart_compute`` does).
 
+    A cast whose call had no reply within ``rpc_response_timeout`` (by
+    the wall clock) is no failure of the receiving side: its handler was
+    still running (a cast to a stopped compute queues, one to a compute
+    that dies answers at once: ``harness.cloud.dying``), and its caller
+    went on without it, which no run does the same way twice. That is
+    handed to ``unanswered`` as an error of ours.
+
     :param is_stopped: ``is_stopped(host)``, whether that compute is
         stopped now.
+    :param unanswered: ``unanswered(error)``, told of each such cast
+        (``errors.OperationTimeout``).
     """
 
-    def __init__(self, test, is_stopped=lambda host: False):
+    def __init__(self, test, is_stopped=lambda host: False,
+                 unanswered=lambda error: None):
         super().__init__()
         self.test = test
         self.is_stopped = is_stopped
+        self.unanswered = unanswered
 
     def _setUp(self):
         self.failures = []
@@ -250,6 +267,17 @@ class CastsWaited(fixtures.Fixture):
         try:
             call(client, ctxt, method, **kwargs)
         except Exception as exc:
+            if (isinstance(exc, oslo_messaging.MessagingTimeout)
+                    and str(exc).startswith(_NO_REPLY)):
+                server = getattr(getattr(client, 'target', None), 'server',
+                                 None)
+                self.unanswered(errors.OperationTimeout(
+                    'the cast %s to %s had no reply within '
+                    'rpc_response_timeout (%ss of the wall clock): its '
+                    'handler still ran, unseen by the harness\'s waits, '
+                    'when its sender went on; the run would not be the '
+                    'same every time' % (method, server or 'its topic',
+                                         CONF.rpc_response_timeout)))
             self.failures.append((method, exc))
             LOG.warning('cast %s failed on the receiving side (a real '
                         'cast does not return this to its caller): '
