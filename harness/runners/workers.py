@@ -99,9 +99,14 @@ def run_in_workers(module, jobs, workers, kept_cloud=True, done=None,
             results_path = os.path.join(tmp, 'results-%d' % number)
             with open(jobs_path, 'wb') as out:
                 pickle.dump(jobs[number::workers], out)
+            # Its temporary files in here, which goes at the end: a
+            # worker killed (hung) leaves nothing behind.
+            own_tmp = os.path.join(tmp, 'tmp-%d' % number)
+            os.mkdir(own_tmp)
             running.append((results_path, subprocess.Popen(
                 [sys.executable, '-m', module, jobs_path, results_path]
-                + options, env=env, stdin=subprocess.DEVNULL)))
+                + options, env=dict(env, TMPDIR=own_tmp),
+                stdin=subprocess.DEVNULL)))
         results = [None] * len(jobs)
         try:
             hung = _follow(running, done or (lambda failed: None), timeout)
