@@ -783,10 +783,7 @@ class Branches(hooks.Course):
     def _arm_stacks(self):
         """In a new child: write its stacks on ``STACKS_SIGNAL``, and end.
 
-        Every thread's at once (``faulthandler``, from the signal
-        handler itself, wherever they are), then, once Python runs its
-        handler in the main thread, every thread's and green thread's
-        as Python formats them (``_stacks_then_end``).
+        To its own file (``arm_stacks``), which the trunk reads.
         """
         # A nested trunk's child: its trunk's are no longer its own.
         faulthandler.unregister(STACKS_SIGNAL)
@@ -937,7 +934,8 @@ def arm_stacks(path):
         signal.signal(STACKS_SIGNAL, functools.partial(
             _stacks_then_end, handle))
     except ValueError:
-        # Not forked from the main thread: faulthandler's alone.
+        # Not in the main thread (a child forked from another one):
+        # faulthandler's alone.
         pass
     # After it, to call it (``chain``): Python's handler runs later.
     faulthandler.register(STACKS_SIGNAL, file=handle, all_threads=True,
