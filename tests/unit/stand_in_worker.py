@@ -5,9 +5,10 @@ explorer's module does (``workers.serve``), with no cloud: each job is a
 dict saying what its stand-in replay does, in this order:
 
 - ``pid_to``: write this process's pid to that file;
-- ``meet``: open that FIFO for writing and close it (it waits until
-  another job opens it for reading: the two meet there);
-- ``met``: open that FIFO for reading (it waits for a ``meet``);
+- ``met``: open that FIFO for reading and close it (it waits until
+  another job opens it for writing: the two meet there);
+- ``meet``: open that FIFO for writing and close it (it waits for a
+  ``met``);
 - ``wait_on``: open that FIFO for reading, which nothing ever opens for
   writing: it waits there for good (``wait_forever``);
 - ``lasts``: take that many seconds (a replay's length: a sleep,
@@ -34,10 +35,10 @@ def replay(job, pool=None):
     if 'pid_to' in job:
         with open(job['pid_to'], 'w') as note:
             note.write('%d\n' % os.getpid())
-    if 'meet' in job:
-        open(job['meet'], 'w').close()
     if 'met' in job:
         open(job['met']).close()
+    if 'meet' in job:
+        open(job['meet'], 'w').close()
     if 'wait_on' in job:
         wait_forever(job['wait_on'])
     if 'lasts' in job:

@@ -47,18 +47,19 @@ class TestHungJob(testing.TestCase):
         return path
 
     def test_a_hung_job_ends_the_run_with_its_stacks(self):
-        never, meeting = self._fifo('never'), self._fifo('meeting')
+        never = self._fifo('never')
+        first, second = self._fifo('first'), self._fifo('second')
         hung_pid = os.path.join(self.tmp, 'hung-pid')
         other_pid = os.path.join(self.tmp, 'other-pid')
         # Two workers: the first gets jobs 0 and 2, the second 1 and 3.
-        # Job 0 waits for good; job 1 meets it first (so job 3, which
-        # waits for good too, starts after job 0 did: job 0's bound
-        # comes first) and ends.
+        # Jobs 0 and 1 meet (both workers are up), then 1 and 2; 2 waits
+        # for good, and so does 3, which starts once 1 has ended: after
+        # 2 started, so 2's bound comes first.
         jobs = [
-            {'name': 'hung', 'pid_to': hung_pid, 'met': meeting,
+            {'name': 'meets', 'meet': first},
+            {'name': 'meets twice', 'met': first, 'meet': second},
+            {'name': 'hung', 'pid_to': hung_pid, 'met': second,
              'wait_on': never},
-            {'name': 'meets it', 'meet': meeting},
-            {'name': 'never run'},
             {'name': 'hung later', 'pid_to': other_pid, 'wait_on': never},
         ]
         ended = []
@@ -74,10 +75,10 @@ class TestHungJob(testing.TestCase):
         # after DUMP_GRACE.
         self.assertGreaterEqual(took, BOUND)
         self.assertLess(took, BOUND + branching.DUMP_GRACE)
-        self.assertEqual([False], ended)
+        self.assertEqual([False, False], ended)
         # A hung replay, as a forked one is: callers catch either alike.
         self.assertIsInstance(error, branching.ChildHung)
-        self.assertEqual(('job 0 (hung)', BOUND, None, ()),
+        self.assertEqual(('job 2 (hung)', BOUND, None, ()),
                          (error.replay, error.seconds, error.status,
                           error.forked_by))
         self.assertEqual(_pid(hung_pid), error.pid)
@@ -86,12 +87,12 @@ class TestHungJob(testing.TestCase):
         self.assertEqual(
             'a replay in an explorer worker process was still running '
             'after 3 s (--replay-timeout), and was killed with the '
-            'workers: job 0 (hung) (pid %d); its stacks are in %s'
+            'workers: job 2 (hung) (pid %d); its stacks are in %s'
             % (error.pid, error.stacks), str(error))
         with open(error.stacks) as dump:
             stacks = dump.read()
         self.assertTrue(stacks.startswith(
-            'job 0 (hung) (pid %d), in an explorer worker process of pid '
+            'job 2 (hung) (pid %d), in an explorer worker process of pid '
             '%d, was still running after 3 s (--replay-timeout); its '
             'stacks then:\n\n' % (error.pid, os.getpid())), stacks[:500])
         # faulthandler's, from the signal handler itself, and Python's,
