@@ -783,27 +783,13 @@ class Branches(hooks.Course):
     def _arm_stacks(self):
         """In a new child: write its stacks on ``STACKS_SIGNAL``, and end.
 
-        Every thread's at once (``faulthandler``, from the signal
-        handler itself, wherever they are), then, once Python runs its
-        handler in the main thread, every thread's and green thread's
-        as Python formats them (``_stacks_then_end``).
+        To its own file (``arm_stacks``), which the trunk reads.
         """
         # A nested trunk's child: its trunk's are no longer its own.
         faulthandler.unregister(STACKS_SIGNAL)
         if self._stacks_fd is not None:
             os.close(self._stacks_fd)
-        self._stacks_fd = os.open(self._out + '.stacks',
-                                  os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
-                                  0o644)
-        try:
-            signal.signal(STACKS_SIGNAL, functools.partial(
-                _stacks_then_end, self._stacks_fd))
-        except ValueError:
-            # Not forked from the main thread: faulthandler's alone.
-            pass
-        # After it, to call it (``chain``): Python's handler runs later.
-        faulthandler.register(STACKS_SIGNAL, file=self._stacks_fd,
-                              all_threads=True, chain=True)
+        self._stacks_fd = arm_stacks(self._out + '.stacks')
 
     def _collect(self, pid):
         # Still in the table while it is waited for: if the wait is
@@ -930,6 +916,31 @@ def _ended_within(pids, seconds):
         if left <= 0:
             return None
         _select.select([], [], [], min(left, 0.1))
+
+
+def arm_stacks(path):
+    """In this process: on ``STACKS_SIGNAL`` its stacks to ``path``, end.
+
+    Every thread's at once (``faulthandler``, from the signal handler
+    itself, wherever they are), then, once Python runs its handler in
+    the main thread, every thread's and green thread's as Python formats
+    them, and the process ends with ``CHILD_HUNG`` (``_stacks_then_end``).
+    Returns the file's descriptor, kept open for the handlers. Forked
+    children arm it (``Branches``), and the explorer's worker processes
+    (``harness.runners.workers``).
+    """
+    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        signal.signal(STACKS_SIGNAL, functools.partial(
+            _stacks_then_end, handle))
+    except ValueError:
+        # Not in the main thread (a child forked from another one):
+        # faulthandler's alone.
+        pass
+    # After it, to call it (``chain``): Python's handler runs later.
+    faulthandler.register(STACKS_SIGNAL, file=handle, all_threads=True,
+                          chain=True)
+    return handle
 
 
 def _stacks_then_end(handle, signum, frame):

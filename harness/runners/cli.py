@@ -156,8 +156,9 @@ def build_parser():
                          'exploration: merge, group and shrink them')
     explore.add_argument('--replay-timeout', metavar='SECONDS',
                          type=options.seconds_option, default=None,
-                         help='end the exploration if a forked replay '
-                         'still runs after SECONDS, with its stacks kept '
+                         help='end the exploration if a replay (forked '
+                         'or in a worker process) still runs after '
+                         'SECONDS, with its stacks kept '
                          'in OUT (default %g)'
                          % options.REPLAY_TIMEOUT)
     export = sub.add_parser(

@@ -333,10 +333,10 @@ class Explorer(object):
         injection is the same are forked from a run of their first
         injection alone, where their second fires (``replay_branched``),
         not each from the scenario's run.
-    :param replay_timeout: seconds a forked replay may run before it is
-        taken for hung, its stacks kept in ``out_dir`` and the
-        exploration ended (``branching.ChildHung``; default
-        ``branching.REPLAY_TIMEOUT``).
+    :param replay_timeout: seconds a replay, forked or in a worker
+        process, may run before it is taken for hung, its stacks kept in
+        ``out_dir`` and the exploration ended (``branching.ChildHung``,
+        ``workers.WorkerHung``; default ``branching.REPLAY_TIMEOUT``).
     """
 
     def __init__(self, tasks=(), depth=1, reintroduce=None, workers=None,
@@ -722,7 +722,9 @@ class Explorer(object):
             return results
         # This process keeps its cloud meanwhile, for the shrinking.
         return run_in_workers(jobs, min(self.workers, len(jobs)),
-                              kept_cloud=self.kept_cloud, done=done)
+                              kept_cloud=self.kept_cloud, done=done,
+                              replay_timeout=self.replay_timeout,
+                              dump_dir=self.out_dir)
 
     def _outcome(self, injections, result):
         return Outcome(tuple(injections), result['failed'], result['step'],
@@ -1471,10 +1473,22 @@ def _injected_at(trunk, scenario, at):
              step.args.get('server')) for step in own]
 
 
-def run_in_workers(jobs, workers, kept_cloud=True, done=None):
-    """``replay`` each job in ``workers`` processes (``workers.py``)."""
+def run_in_workers(jobs, workers, kept_cloud=True, done=None,
+                   replay_timeout=None, dump_dir=None):
+    """``replay`` each job in ``workers`` processes (``workers.py``).
+
+    A job still running after ``replay_timeout`` seconds ends it with
+    ``workers.WorkerHung``, naming the job by what it changes, as a
+    forked replay is named (``replay_branched``), its stacks in
+    ``dump_dir``.
+    """
+    def describe(number):
+        if jobs[number].get('base') is None:
+            return 'replay %d of %d' % (number + 1, len(jobs))
+        return 'the replay that %s' % _changes(jobs[number])
     return workers_mod.run_in_workers(__name__, jobs, workers, kept_cloud,
-                                      done)
+                                      done, timeout=replay_timeout,
+                                      dump_dir=dump_dir, describe=describe)
 
 
 def recorded_points(scenario, timeline):

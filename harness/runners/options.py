@@ -11,8 +11,9 @@ import argparse
 import math
 
 EXIT_BAD_INPUT = 2
-#: Seconds a replay ``harness explore`` forks may run unless told
-#: otherwise (``--replay-timeout``; ``harness.runners.branching``): as
+#: Seconds a replay of ``harness explore`` (forked, or in a worker
+#: process) may run unless told otherwise (``--replay-timeout``;
+#: ``harness.runners.branching``, ``harness.runners.workers``): as
 #: long as ``harness determinism`` gives a whole run from the start (its
 #: ``--timeout``), fifteen times the cloud's bound on any one wait, and
 #: about eighty times the slowest replay measured (the bench scenario's,
