@@ -27,7 +27,9 @@ need one or two preemptions, so try every race point with one injection
    flight yet) is not replayed: the injection could not run there
    (``race.noting_roles``); it counts as not applicable, as it would if
    replayed. At depth 2 this rules out a pair by its first injection
-   only: the run is the recorded one up to the first point, not after.
+   only: the run is the recorded one up to the first point, not after
+   (with ``prune``, the run of its first injection alone shows where
+   the second fires: ``_second_unnamed``).
 3. After every step of every replay, check the scenario's expectations and
    the invariant checks. The breaks a scenario declares (``known_open_bug``,
    ``known_finding``: ``harness.core.known_bugs``) are expected, as
