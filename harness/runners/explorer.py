@@ -644,7 +644,10 @@ class Explorer(object):
 
         The result, or the number of the pair run whose result is its
         own (the same state before the same second injection), or None
-        (to run; it may stand for others, ``groups``).
+        (to run; it may stand for others, ``groups``). Of two points of
+        one step, only whether the second injection can run where it
+        fires is known (``_second_unnamed``): no digest is taken inside
+        a step.
         """
         if len(pair) != 2 or pair[0].at.step > pair[1].at.step:
             return None
