@@ -27,7 +27,9 @@ need one or two preemptions, so try every race point with one injection
    flight yet) is not replayed: the injection could not run there
    (``race.noting_roles``); it counts as not applicable, as it would if
    replayed. At depth 2 this rules out a pair by its first injection
-   only: the run is the recorded one up to the first point, not after.
+   only: the run is the recorded one up to the first point, not after
+   (with ``prune``, the run of its first injection alone shows where
+   the second fires: ``_second_unnamed``).
 3. After every step of every replay, check the scenario's expectations and
    the invariant checks. The breaks a scenario declares (``known_open_bug``,
    ``known_finding``: ``harness.core.known_bugs``) are expected, as
@@ -110,14 +112,17 @@ ORDERS = (('source',), ('dest',), ('source', 'dest'), ('dest', 'source'))
 # second injection's step, as its first injection alone left it, was
 # the trunk's (its outcome is the second injection's alone) or another
 # pair's that was run (its outcome is that pair's), or its first
-# injection alone could not run there (not applicable).
+# injection alone could not run there (not applicable), or the run of
+# its first injection alone shows that its second could not run where
+# it fires (not applicable: ``_second_unnamed``).
 CHANGED_NOTHING = 'cut short: the injection changed nothing'
 REJOINED = 'cut short: back in the trunk\'s state later'
 FIRST_CHANGED_NOTHING = 'not run: the first injection changed nothing'
 SAME_STATE = 'not run: a state already explored'
 FIRST_INAPPLICABLE = 'not run: the first injection not applicable'
+SECOND_INAPPLICABLE = 'not run: the second injection not applicable'
 PRUNED = (CHANGED_NOTHING, REJOINED, FIRST_CHANGED_NOTHING, SAME_STATE,
-          FIRST_INAPPLICABLE)
+          FIRST_INAPPLICABLE, SECOND_INAPPLICABLE)
 
 
 def orders(roles):
@@ -587,11 +592,16 @@ class Explorer(object):
         digest is the trunk's (``reference``) and none of its injections
         is left: its future is the trunk's, which passed. At depth 2 each
         pair's injections are first replayed alone, recording their
-        states after every step: a pair whose first injection alone left
-        the state before its second one's step as the trunk's has the
-        second's outcome alone, and pairs that find the same state there
-        with the same second injection have one outcome: one is run.
+        states after every step and the points they pass from their own
+        step on, with the roles named there (``race.noting_roles``): a
+        pair whose first injection alone left the state before its
+        second one's step as the trunk's has the second's outcome alone,
+        pairs that find the same state there with the same second
+        injection have one outcome (one is run), and a pair whose second
+        injection could not run where it fires in its first one's run
+        is not applicable (``_second_unnamed``).
         """
+        from harness.cloud import race
         scenario = plan.scenario
         self._extra = 0
         if not chosen:
@@ -602,9 +612,10 @@ class Explorer(object):
         if self.depth == 2:
             singles = list(dict.fromkeys(
                 injection for pair in chosen for injection in pair))
-            ran = self._replay_jobs([
-                self._job(scenario, (single,), reference, record=True)
-                for single in singles])
+            with race.noting_roles():
+                ran = self._replay_jobs([
+                    self._job(scenario, (single,), reference, record=True)
+                    for single in singles])
             alone = dict(zip(singles, ran))
             self._extra = len(ran)
         groups, copies, to_run = {}, {}, []
@@ -638,9 +649,12 @@ class Explorer(object):
 
         The result, or the number of the pair run whose result is its
         own (the same state before the same second injection), or None
-        (to run; it may stand for others, ``groups``).
+        (to run; it may stand for others, ``groups``). Of two points of
+        one step, only whether the second injection can run where it
+        fires is known (``_second_unnamed``): no digest is taken inside
+        a step.
         """
-        if len(pair) != 2 or pair[0].at.step >= pair[1].at.step:
+        if len(pair) != 2 or pair[0].at.step > pair[1].at.step:
             return None
         first, second = pair
         result = alone.get(first)
@@ -648,16 +662,24 @@ class Explorer(object):
             return None
         if result['inapplicable']:
             return dict(result, pruned=FIRST_INAPPLICABLE, phases={})
-        before = second.at.step - 1
-        if result['failed'] and _original_step(
-                scenario, (first,), result['step']) <= before:
-            return None
-        state = _state_at(result, before, reference)
+        state = None
+        if first.at.step < second.at.step:
+            # The state before the second's step, as the first left it
+            # (unknown if a step failed by then).
+            before = second.at.step - 1
+            if not (result['failed'] and _original_step(
+                    scenario, (first,), result['step']) <= before):
+                state = _state_at(result, before, reference)
+            if state is not None and state == reference[before] and (
+                    second in alone):
+                return dict(_moved(scenario, alone[second], (second,), pair),
+                            pruned=FIRST_CHANGED_NOTHING, phases={})
+        if _second_unnamed(scenario, pair, result):
+            # What its replay would end with (``_result``).
+            return dict(_ended(phases={}), inapplicable=True,
+                        pruned=SECOND_INAPPLICABLE)
         if state is None:
             return None
-        if state == reference[before] and second in alone:
-            return dict(_moved(scenario, alone[second], (second,), pair),
-                        pruned=FIRST_CHANGED_NOTHING, phases={})
         key = (before, state, second)
         if key in groups:
             return groups[key]
@@ -966,10 +988,14 @@ def _at_any_step(document, failure):
     return document
 
 
+def _ended(phases):
+    """A result of a replay that passed (``_result``), its ``phases``."""
+    return {'failed': False, 'step': None, 'label': '', 'problems': [],
+            'points': [], 'inapplicable': False, 'phases': phases}
+
+
 def _result(scenario, timeline, phases, record):
-    result = {'failed': False, 'step': None, 'label': '', 'problems': [],
-              'points': [], 'inapplicable': False,
-              'phases': phases.seconds()}
+    result = _ended(phases.seconds())
     for entry in timeline.failed:
         if any(problem.check == problems_mod.STEP_FAILED
                and problem.actual == INAPPLICABLE
@@ -1105,13 +1131,14 @@ class _Watch(object):
             self.failed = True
 
 
-def _stopper(jobs, phases, watch, recorded):
+def _stopper(jobs, phases, watch, recorded, passed):
     """``Branches``' ``stop``: end a replay whose future is known.
 
     Before each of its steps after the scenario's steps it injected into
     (``_boundaries``), if no step failed yet: its digest, kept (for
     ``record``), and if it is the trunk's there with no injection left,
-    its result: that of the trunk, which passed.
+    its result: that of the trunk, which passed (with the points it
+    passed, for ``record``: ``_passages``).
     """
     def stop(number, done, cloud):
         if not isinstance(number, int):
@@ -1131,13 +1158,105 @@ def _stopper(jobs, phases, watch, recorded):
             recorded.setdefault(number, {})[step] = state
         if left or state is None or state != pruning['reference'][step]:
             return None
-        return {'failed': False, 'step': None, 'label': '', 'problems': [],
-                'points': [], 'inapplicable': False,
-                'phases': phases.seconds(), 'forked_at': None,
-                'digests': recorded.get(number, {}), 'rejoined': step,
-                'pruned': (CHANGED_NOTHING if step == pruning['first']
-                           else REJOINED)}
+        return dict(_ended(phases.seconds()), forked_at=None,
+                    digests=recorded.get(number, {}), rejoined=step,
+                    pruned=(CHANGED_NOTHING if step == pruning['first']
+                            else REJOINED),
+                    **_passages(jobs[number], passed))
     return stop
+
+
+@dataclasses.dataclass(frozen=True)
+class Passed(object):
+    """The first passage of a step of a run through a point, as it read.
+
+    ``step``: the run's step (1-based) that passed it; ``when``,
+    ``point``, ``host``, ``server`` as ``race.Passage`` has them (which
+    ``race.matches`` reads); ``roles``: those named there, when noted
+    (``race.noting_roles``), else None.
+    """
+    step: int
+    when: str
+    point: str
+    host: str
+    server: str
+    roles: tuple = None
+
+
+class _Passing(object):
+    """Observer: each step's first passage through each point (``Passed``).
+
+    One per ``(step, when, point, host, server)``, in the order passed:
+    the first of them that an injection's point matches is the first
+    passage that fires it in that step. Those of a later write to Nova's
+    records at the same point (another ``version``) come later and match
+    what the first matches.
+    """
+
+    def __init__(self):
+        self.first = []
+        self._seen = set()
+
+    def step_done(self, step, entry):
+        for passage in entry.passages:
+            key = (entry.index, passage.when, passage.point, passage.host,
+                   passage.server)
+            if key not in self._seen:
+                self._seen.add(key)
+                self.first.append(Passed(*key, roles=passage.roles))
+
+
+def _fires(injection, passed):
+    """Whether ``injection`` (if still armed) fires at ``passed``."""
+    from harness.cloud import race
+    at = injection.at
+    # Its inject steps narrow it to the host and server only if named.
+    return race.matches(passed, at.point, at.when, at.host or None,
+                        at.server or None)
+
+
+def _passages(job, passing):
+    """What a run of ``job`` keeps of the points it passed (``Passed``).
+
+    A run of one injection alone that records its states (depth 2's
+    ``pruning`` with ``record``) keeps those of its steps from its
+    injection's on, for ``_second_unnamed``; others nothing.
+    """
+    if not (job.get('pruning') or {}).get('record'):
+        return {}
+    return {'passages': tuple(passed for passed in passing.first
+                              if passed.step > job['prefix'])}
+
+
+def _second_unnamed(scenario, pair, single):
+    """Whether the pair's second injection is known not to run where it fires.
+
+    ``single``: the result of the replay of its first injection alone
+    (its ``passages``). Up to the moment its second injection fires, the
+    pair's replay is that one, step for step (replays are deterministic,
+    and both arm the same injections before every step up to the
+    second's). The second fires at the first passage in its step that it
+    matches (``race.matches``): if the single passed none there, or
+    noted no roles, or failed at or before that step, or its first
+    injection could fire at that same passage too (if still armed), it
+    is not known (False). Otherwise it is known not to run there if any
+    of its hosts is a role no migration named at that passage
+    (``_roles_named``): it fails its step with ``InjectionFailed``.
+    """
+    first, second = pair
+    passages = single.get('passages')
+    if not passages:
+        return False
+    own = _labels(scenario, (first,)).index(('step', second.at.step)) + 1
+    if single['failed'] and single['step'] <= own:
+        return False
+    found = [passed for passed in passages
+             if passed.step == own and _fires(second, passed)]
+    if not found or found[0].roles is None or _fires(first, found[0]):
+        return False
+    found = found[0]
+    return not _roles_named([dataclasses.replace(
+        second, at=dataclasses.replace(second.at, roles=found.roles))])
 
 
 def branchable(jobs):
@@ -1270,7 +1389,7 @@ def replay_branched(jobs, pool=None, done=None, record=False,
             plan(number, jobs[number], jobs[number]['base'], trunk_scenario,
                  parts, in_steps, under=(key, second) if inside else None)
 
-    watch, recorded = _Watch(), {}
+    watch, recorded, passing = _Watch(), {}, _Passing()
 
     def result_of(number, scenario, timeline):
         if not isinstance(number, int):
@@ -1284,7 +1403,8 @@ def replay_branched(jobs, pool=None, done=None, record=False,
         return dict(_result(scenario, timeline, phases, record),
                     forked_at=branches.forked_at,
                     nested=branches.nested_in is not None,
-                    digests=recorded.get(number, {}))
+                    digests=recorded.get(number, {}),
+                    **_passages(jobs[number], passing))
 
     def ended(number, result):
         if not isinstance(number, int):
@@ -1304,12 +1424,14 @@ def replay_branched(jobs, pool=None, done=None, record=False,
     branches = branching.Branches(
         parts, result_of, ended,
         concurrency=concurrency, at_points=in_steps, wait_limit=wait_limit,
-        stop=_stopper(jobs, phases, watch, recorded), describe=describe,
+        stop=_stopper(jobs, phases, watch, recorded, passing),
+        describe=describe,
         timeout=replay_timeout, dump_dir=dump_dir)
     try:
         # A child ends inside the run (Branches.ended: child_done, or
         # child_failed on an error); nothing after this runs in one.
-        _run_job(trunk, pool, branches, phases, observers=[watch])
+        _run_job(trunk, pool, branches, phases,
+                 observers=[watch, passing])
         branches.finish()
     finally:
         branches.close()

@@ -15,7 +15,13 @@ every interleaving has the same verdict (failed step, label, signature),
 as many are not applicable, and the failures shrink to the same
 reproducers (``explorer.comparable``); and some were pruned, or the
 proof proves nothing (about two minutes on a busy two-core machine:
-in ``tox -e functional-proofs``, which the gate runs). The full
+in ``tox -e functional-proofs``, which the gate runs). A second case
+takes pairs of two resize points, the second one the scheduler's,
+where no migration names a host (as the recorded run passed it), and
+as many whose second point names both: those of the first kind are
+not applicable, known from their first injection's run without
+replaying them (``explorer.SECOND_INAPPLICABLE``), each as its replay
+in full says, and the others are replayed. The full
 comparison, every scenario under
 tests/functional/explore/ with and without the bug put back, at depths
 1 and 2, is ``tox -e explore-soundness`` (a periodic job).
@@ -71,6 +77,36 @@ def explore_share(case, select, **options):
     return report, explorer.comparable(report), plan
 
 
+def second_unnamed(runnable):
+    """Pairs of two resize points, of a first injection on one host.
+
+    ``PAIRS // 2`` whose second point is one where no migration named a
+    host in the recorded run (the scheduler's), and as many whose second
+    point named both, the first of each in plan order.
+    """
+    pairs = [pair for pair in runnable
+             if (pair[0].at.step, pair[1].at.step) == (2, 2)
+             and len(pair[0].hosts) == 1]
+    unnamed = [pair for pair in pairs if pair[1].at.roles == ()]
+    named = [pair for pair in pairs
+             if {'source', 'dest'} <= set(pair[1].at.roles)]
+    return unnamed[:PAIRS // 2] + named[:PAIRS // 2]
+
+
+def explore_results(case, select, **options):
+    """``explore_share``'s plan, and its interleavings' results."""
+    explore = explorer.Explorer(
+        depth=2, reintroduce='1944759',
+        out_dir=case.useFixture(fixtures.TempDir()).path, **options)
+    with explore.kept():
+        plan = explore.plan(scenario_mod.load(SCENARIO)[0])
+        plan.runnable = select(plan.runnable)
+        plan.candidates = len(plan.runnable)
+        results = explore.replay_plan(plan, range(len(plan.runnable)))
+        report = explore.conclude(plan, results)
+    return plan, results, explorer.comparable(report)
+
+
 class TestPrunedIsFull(testing.TestCase):
 
     def explore(self, prune):
@@ -85,4 +121,19 @@ class TestPrunedIsFull(testing.TestCase):
         self.assertEqual({}, full.pruned)
         self.assertGreater(sum(pruned.pruned.values()), 0, pruned.summary())
         self.assertTrue(full.failed, full.summary())
+        self.assertEqual(full_found, pruned_found)
+
+    def test_a_second_injection_known_not_applicable_is_so(self):
+        plan, full, full_found = explore_results(
+            self, second_unnamed, prune=False)
+        self.assertEqual(PAIRS, len(plan.runnable))
+        _plan, pruned, pruned_found = explore_results(
+            self, second_unnamed, prune=True)
+        known = [number for number, result in enumerate(pruned)
+                 if result.get('pruned') == explorer.SECOND_INAPPLICABLE]
+        self.assertTrue(known, [result.get('pruned') for result in pruned])
+        # Each not applicable, as its replay in full was; the others run.
+        for number in known:
+            self.assertTrue(full[number]['inapplicable'],
+                            plan.runnable[number])
         self.assertEqual(full_found, pruned_found)
