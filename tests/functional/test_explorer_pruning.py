@@ -58,12 +58,11 @@ def resize_then_confirm(runnable):
     return chosen
 
 
-def explore_share(case, select, **options):
+def _explored(case, select, **options):
     """Explore the scenario's interleavings ``select(runnable)`` picks.
 
     At depth 2 with LP#1944759 put back (``options``: the explorer's
-    others): the report, what it must agree on (``explorer.comparable``)
-    and the plan.
+    others): the plan, its interleavings' results and the report.
     """
     explore = explorer.Explorer(
         depth=2, reintroduce='1944759',
@@ -74,6 +73,12 @@ def explore_share(case, select, **options):
         plan.candidates = len(plan.runnable)
         results = explore.replay_plan(plan, range(len(plan.runnable)))
         report = explore.conclude(plan, results)
+    return plan, results, report
+
+
+def explore_share(case, select, **options):
+    """``_explored``'s report, what it must agree on, and the plan."""
+    plan, _, report = _explored(case, select, **options)
     return report, explorer.comparable(report), plan
 
 
@@ -94,16 +99,8 @@ def second_unnamed(runnable):
 
 
 def explore_results(case, select, **options):
-    """``explore_share``'s plan, and its interleavings' results."""
-    explore = explorer.Explorer(
-        depth=2, reintroduce='1944759',
-        out_dir=case.useFixture(fixtures.TempDir()).path, **options)
-    with explore.kept():
-        plan = explore.plan(scenario_mod.load(SCENARIO)[0])
-        plan.runnable = select(plan.runnable)
-        plan.candidates = len(plan.runnable)
-        results = explore.replay_plan(plan, range(len(plan.runnable)))
-        report = explore.conclude(plan, results)
+    """``_explored``'s plan, results, and what its report must agree on."""
+    plan, results, report = _explored(case, select, **options)
     return plan, results, explorer.comparable(report)
 
 
