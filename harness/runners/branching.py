@@ -762,23 +762,12 @@ class Branches(hooks.Course):
 
     def _keep_stacks(self, pid, key, out):
         """Child ``pid``'s stacks, in a file of ``dump_dir``; its path."""
-        try:
-            with open(out + '.stacks', errors='replace') as source:
-                written = source.read()
-        except OSError:
-            written = ''
-        os.makedirs(self.dump_dir, exist_ok=True)
-        handle, path = tempfile.mkstemp(prefix='hung-replay-%d-' % pid,
-                                        suffix='.txt', dir=self.dump_dir)
-        with os.fdopen(handle, 'w') as sink:
-            sink.write(
-                '%s (pid %d), forked by pid %d%s, was still running after '
-                '%g s (--replay-timeout); its stacks then:\n\n%s'
-                % (self.describe(key), pid, os.getpid(),
-                   ' (%s)' % self.describe(self._key)
-                   if self.in_child else '', self.timeout,
-                   written or '(none written: it could not write them)\n'))
-        return path
+        return keep_stacks(
+            out + '.stacks', self.dump_dir, pid, self.timeout,
+            '%s (pid %d), forked by pid %d%s' % (
+                self.describe(key), pid, os.getpid(),
+                ' (%s)' % self.describe(self._key) if self.in_child
+                else ''))
 
     def _arm_stacks(self):
         """In a new child: write its stacks on ``STACKS_SIGNAL``, and end.
@@ -941,6 +930,31 @@ def arm_stacks(path):
     faulthandler.register(STACKS_SIGNAL, file=handle, all_threads=True,
                           chain=True)
     return handle
+
+
+def keep_stacks(written_to, dump_dir, pid, timeout, replay):
+    """The stacks process ``pid`` wrote to ``written_to``, kept; the path.
+
+    In a file of ``dump_dir`` of their own, headed by what the process
+    replayed (``replay``) and its bound (``timeout``), for a ``ChildHung``
+    (a forked child's, or a worker process's:
+    ``harness.runners.workers``).
+    """
+    try:
+        with open(written_to, errors='replace') as source:
+            written = source.read()
+    except OSError:
+        written = ''
+    os.makedirs(dump_dir, exist_ok=True)
+    handle, path = tempfile.mkstemp(prefix='hung-replay-%d-' % pid,
+                                    suffix='.txt', dir=dump_dir)
+    with os.fdopen(handle, 'w') as sink:
+        sink.write(
+            '%s, was still running after %g s (--replay-timeout); its '
+            'stacks then:\n\n%s' % (
+                replay, timeout,
+                written or '(none written: it could not write them)\n'))
+    return path
 
 
 def _stacks_then_end(handle, signum, frame):

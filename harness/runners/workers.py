@@ -197,21 +197,10 @@ def _hung(worker, number, timeout, dump_dir, describe):
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
-    try:
-        with open(results_path + '.stacks', errors='replace') as source:
-            written = source.read()
-    except OSError:
-        written = ''
-    os.makedirs(dump_dir, exist_ok=True)
-    handle, path = tempfile.mkstemp(prefix='hung-replay-%d-' % process.pid,
-                                    suffix='.txt', dir=dump_dir)
-    with os.fdopen(handle, 'w') as sink:
-        sink.write(
-            '%s (pid %d), in an explorer worker process of pid %d, was '
-            'still running after %g s (--replay-timeout); its stacks '
-            'then:\n\n%s' % (
-                describe(number), process.pid, os.getpid(), timeout,
-                written or '(none written: it could not write them)\n'))
+    path = branching.keep_stacks(
+        results_path + '.stacks', dump_dir, process.pid, timeout,
+        '%s (pid %d), in an explorer worker process of pid %d' % (
+            describe(number), process.pid, os.getpid()))
     return WorkerHung(describe(number), timeout, path, process.pid)
 
 
