@@ -19,7 +19,6 @@ Without the bound the exploration waits for that worker until the
 test's time limit (``HARNESS_TEST_TIMEOUT``) fails it.
 """
 
-import errno
 import os
 import re
 import time
@@ -36,6 +35,7 @@ from harness.runners import workers
 from harness import testing
 from tests.functional import hanging_worker
 from tests.functional import test_explorer
+from tests.unit import stand_in_worker
 
 SCENARIO = test_explorer.SCENARIO
 HUNG_AFTER = 20
@@ -65,7 +65,7 @@ class TestHungWorkerReplay(testing.TestCase):
         os.mkfifo(never)
         # If the test fails with the worker still waiting: a writer
         # opened and closed ends its wait.
-        self.addCleanup(_release, never)
+        self.addCleanup(stand_in_worker.release, never)
         out = os.path.join(self.tmp, 'explored')
         scenario = scenario_mod.load(SCENARIO)[0]
         self.assertEqual('resize', scenario.steps[1].kind)
@@ -111,13 +111,3 @@ class TestHungWorkerReplay(testing.TestCase):
                          r'line \d+, in _resize\n')
         # Killed and reaped.
         self.assertRaises(ProcessLookupError, os.kill, error.pid, 0)
-
-
-def _release(fifo):
-    """End any wait to open ``fifo`` for reading (and its reads)."""
-    try:
-        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-    except OSError as exc:
-        # Nobody is waiting to read it.
-        if exc.errno != errno.ENXIO:
-            raise

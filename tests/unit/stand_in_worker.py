@@ -18,6 +18,7 @@ and its result is ``{'failed': job['failed'], 'name': job['name']}``.
 """
 
 import contextlib
+import errno
 import os
 import sys
 import time
@@ -29,6 +30,16 @@ def wait_forever(fifo):
     """Wait for a writer of ``fifo`` that never comes."""
     with open(fifo) as never_written:
         never_written.read()
+
+
+def release(fifo):
+    """End any wait to open ``fifo`` for reading (and its reads)."""
+    try:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    except OSError as exc:
+        # Nobody is waiting to read it.
+        if exc.errno != errno.ENXIO:
+            raise
 
 
 def replay(job, pool=None):

@@ -11,7 +11,6 @@ end in time, however long their worker runs in all, change nothing.
 Without the bound ``run_in_workers`` waits for the hung worker for good.
 """
 
-import errno
 import os
 import re
 import time
@@ -43,7 +42,7 @@ class TestHungJob(testing.TestCase):
         os.mkfifo(path)
         # If the test fails with its workers still waiting: a writer
         # opened and closed ends their wait.
-        self.addCleanup(_release, path)
+        self.addCleanup(stand_in_worker.release, path)
         return path
 
     def test_a_hung_job_ends_the_run_with_its_stacks(self):
@@ -141,13 +140,3 @@ class TestError(testing.TestCase):
 def _pid(path):
     with open(path) as note:
         return int(note.read())
-
-
-def _release(fifo):
-    """End any wait to open ``fifo`` for reading (and its reads)."""
-    try:
-        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-    except OSError as exc:
-        # Nobody is waiting to read it.
-        if exc.errno != errno.ENXIO:
-            raise
