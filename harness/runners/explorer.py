@@ -232,7 +232,7 @@ class Report(object):
     shrink_replays: int = 0
     # State caching (``Explorer(prune=True)``): replays run to their end,
     # and interleavings pruned, by reason (``PRUNED``); ``extra`` replays
-    # run only to learn states (depth 2: each pair's injections alone).
+    # run only to learn states (depth 2: injections alone, ``_alone``).
     run: int = 0
     pruned: dict = dataclasses.field(default_factory=dict)
     extra: int = 0
@@ -591,17 +591,16 @@ class Explorer(object):
         Every replay ends at the first step's end where its cloud's
         digest is the trunk's (``reference``) and none of its injections
         is left: its future is the trunk's, which passed. At depth 2 each
-        pair's injections are first replayed alone, recording their
-        states after every step and the points they pass from their own
-        step on, with the roles named there (``race.noting_roles``): a
-        pair whose first injection alone left the state before its
-        second one's step as the trunk's has the second's outcome alone,
-        pairs that find the same state there with the same second
-        injection have one outcome (one is run), and a pair whose second
-        injection could not run where it fires in its first one's run
-        is not applicable (``_second_unnamed``).
+        pair's first injection is first replayed alone (``_alone``),
+        recording its states after every step and the points it passes
+        from its own step on, with the roles named there
+        (``race.noting_roles``): a pair whose first injection alone left
+        the state before its second one's step as the trunk's has the
+        second's outcome alone, pairs that find the same state there
+        with the same second injection have one outcome (one is run),
+        and a pair whose second injection could not run where it fires
+        in its first one's run is not applicable (``_second_unnamed``).
         """
-        from harness.cloud import race
         scenario = plan.scenario
         self._extra = 0
         if not chosen:
@@ -610,14 +609,7 @@ class Explorer(object):
         results = [None] * len(chosen)
         alone = {}
         if self.depth == 2:
-            singles = list(dict.fromkeys(
-                injection for pair in chosen for injection in pair))
-            with race.noting_roles():
-                ran = self._replay_jobs([
-                    self._job(scenario, (single,), reference, record=True)
-                    for single in singles])
-            alone = dict(zip(singles, ran))
-            self._extra = len(ran)
+            alone = self._alone(scenario, chosen, reference)
         groups, copies, to_run = {}, {}, []
         for number, injections in enumerate(chosen):
             found = self._known(scenario, injections, alone, reference,
@@ -644,6 +636,39 @@ class Explorer(object):
                     self.seen(result)
         return results
 
+    def _alone(self, scenario, chosen, reference):
+        """The depth-2 pairs' injections replayed alone, recording.
+
+        ``{injection: result}``: every pair's first injection; a second
+        only where its pair takes its outcome (its first alone left the
+        state before the second's step as the trunk's:
+        ``_first_changed_nothing``), replayed once the firsts are. A
+        shard of the nightly holds a few first injections' pairs
+        (``shards.Split``) but nearly every injection as a second:
+        replaying all of them alone would cost each shard most of the
+        scenario's singles again.
+        """
+        alone = {}
+        self._record_alone(scenario, list(dict.fromkeys(
+            pair[0] for pair in chosen)), reference, alone)
+        self._record_alone(scenario, list(dict.fromkeys(
+            pair[1] for pair in chosen if pair[1] not in alone
+            and _first_changed_nothing(scenario, pair, alone, reference))),
+            reference, alone)
+        return alone
+
+    def _record_alone(self, scenario, singles, reference, alone):
+        """Replay each of ``singles`` alone, recording, into ``alone``."""
+        from harness.cloud import race
+        if not singles:
+            return
+        with race.noting_roles():
+            ran = self._replay_jobs([
+                self._job(scenario, (single,), reference, record=True)
+                for single in singles])
+        alone.update(zip(singles, ran))
+        self._extra += len(ran)
+
     def _known(self, scenario, pair, alone, reference, groups, number):
         """A depth-2 pair's result if known without running it.
 
@@ -662,25 +687,18 @@ class Explorer(object):
             return None
         if result['inapplicable']:
             return dict(result, pruned=FIRST_INAPPLICABLE, phases={})
-        state = None
-        if first.at.step < second.at.step:
-            # The state before the second's step, as the first left it
-            # (unknown if a step failed by then).
-            before = second.at.step - 1
-            if not (result['failed'] and _original_step(
-                    scenario, (first,), result['step']) <= before):
-                state = _state_at(result, before, reference)
-            if state is not None and state == reference[before] and (
-                    second in alone):
-                return dict(_moved(scenario, alone[second], (second,), pair),
-                            pruned=FIRST_CHANGED_NOTHING, phases={})
+        if second in alone and _first_changed_nothing(scenario, pair, alone,
+                                                      reference):
+            return dict(_moved(scenario, alone[second], (second,), pair),
+                        pruned=FIRST_CHANGED_NOTHING, phases={})
         if _second_unnamed(scenario, pair, result):
             # What its replay would end with (``_result``).
             return dict(_ended(phases={}), inapplicable=True,
                         pruned=SECOND_INAPPLICABLE)
+        state = _state_before_second(scenario, pair, result, reference)
         if state is None:
             return None
-        key = (before, state, second)
+        key = (second.at.step - 1, state, second)
         if key in groups:
             return groups[key]
         groups[key] = number
@@ -1070,6 +1088,36 @@ def _boundaries(scenario, injections):
             found[done] = (step, sum(1 for label in labels[done:]
                                      if label[0] == 'inject'))
     return found
+
+
+def _state_before_second(scenario, pair, single, reference):
+    """The digest of the state before the pair's second injection's step.
+
+    As the replay of its first injection alone (``single``) left it; None
+    if unknown: both in one step, no digest there, or a step failed by
+    then.
+    """
+    first, second = pair
+    if first.at.step >= second.at.step:
+        return None
+    before = second.at.step - 1
+    if single['failed'] and _original_step(
+            scenario, (first,), single['step']) <= before:
+        return None
+    return _state_at(single, before, reference)
+
+
+def _first_changed_nothing(scenario, pair, alone, reference):
+    """Whether the pair's first injection changed nothing by its second.
+
+    Its replay alone (in ``alone``) left the state before the second's
+    step as the trunk's (``reference``).
+    """
+    single = alone.get(pair[0])
+    if single is None or single['inapplicable']:
+        return False
+    state = _state_before_second(scenario, pair, single, reference)
+    return state is not None and state == reference[pair[1].at.step - 1]
 
 
 def _state_at(result, step, reference):

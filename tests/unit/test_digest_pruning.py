@@ -149,3 +149,79 @@ class TestKnown(testing.TestCase):
         alone = {self.first: result(digests={2: 'resized'}),
                  self.other_first: result()}
         self.assertIsNone(self.known((self.first, self.other_first), alone))
+
+
+class TestAlone(testing.TestCase):
+    """Which injections a pruned depth 2 replays alone, and in what batches.
+
+    Each pair's first injection, then only the second injections whose
+    pairs take their outcome (their first alone changed nothing before
+    them): a shard holds a few firsts' pairs, and the seconds of those
+    are nearly every injection of the scenario.
+    """
+
+    reference = TestKnown.reference
+    delete = explorer.Point(4, 'before', 'terminate_instance', 'dst', 'vm1')
+
+    def setUp(self):
+        super().setUp()
+        self.trunk = load()
+        self.first = single(RESIZE)
+        self.other_first = single(RESIZE_LATER)
+        self.second = single(CONFIRM)
+        self.last = single(self.delete)
+        self.batches = []
+        self.explorer = explorer.Explorer(workers=1, depth=2)
+        # A job is its injection here; its result is the test's.
+        self.explorer._job = (
+            lambda scenario, injections, reference, record: injections[0])
+
+    def alone(self, chosen, results):
+        def replay_jobs(jobs):
+            self.batches.append(list(jobs))
+            return [results[job] for job in jobs]
+        self.explorer._replay_jobs = replay_jobs
+        self.explorer._extra = 0
+        return self.explorer._alone(self.trunk, chosen, self.reference)
+
+    def test_only_the_first_injections_when_each_changed_something(self):
+        results = {self.first: result(digests={2: 'refreshed', 3: 'x'}),
+                   self.other_first: result(digests={2: 'other'})}
+        found = self.alone([(self.first, self.second),
+                            (self.other_first, self.second),
+                            (self.first, self.last)], results)
+        self.assertEqual([[self.first, self.other_first]], self.batches)
+        self.assertEqual(set(results), set(found))
+        self.assertEqual(2, self.explorer._extra)
+
+    def test_a_second_whose_first_changed_nothing_next(self):
+        results = {self.first: result(digests={2: 'resized'}),
+                   self.other_first: result(digests={2: 'other'}),
+                   self.second: result(True, 4, name='confirm failed')}
+        chosen = [(self.first, self.second), (self.other_first, self.second)]
+        found = self.alone(chosen, results)
+        self.assertEqual([[self.first, self.other_first], [self.second]],
+                         self.batches)
+        self.assertEqual(3, self.explorer._extra)
+        # The pair it was replayed for takes its outcome.
+        known = self.explorer._known(self.trunk, chosen[0], found,
+                                     self.reference, {}, 0)
+        self.assertEqual(explorer.FIRST_CHANGED_NOTHING, known['pruned'])
+        self.assertEqual('confirm failed', known['label'])
+
+    def test_a_second_that_is_a_first_too_is_replayed_once(self):
+        # The confirm's injection alone left the state before the delete
+        # as the trunk's: the delete's is needed, the confirm's is run.
+        results = {self.first: result(digests={2: 'resized'}),
+                   self.second: result(digests={3: 'confirmed'}),
+                   self.last: result()}
+        self.alone([(self.first, self.second), (self.second, self.last)],
+                   results)
+        self.assertEqual([[self.first, self.second], [self.last]],
+                         self.batches)
+
+    def test_a_first_not_applicable_needs_no_second(self):
+        results = {self.first: result(inapplicable=True,
+                                      digests={2: 'resized'})}
+        self.alone([(self.first, self.second)], results)
+        self.assertEqual([[self.first]], self.batches)
