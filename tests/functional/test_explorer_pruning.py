@@ -117,6 +117,11 @@ class TestPrunedIsFull(testing.TestCase):
                          len(full.outcomes) + full.inapplicable)
         self.assertEqual({}, full.pruned)
         self.assertGreater(sum(pruned.pruned.values()), 0, pruned.summary())
+        # The refused deletes changed nothing: their pairs took their
+        # seconds' outcomes, those seconds replayed alone after the firsts
+        # (``Explorer._alone``).
+        self.assertIn(explorer.FIRST_CHANGED_NOTHING, pruned.pruned,
+                      pruned.summary())
         self.assertTrue(full.failed, full.summary())
         self.assertEqual(full_found, pruned_found)
 

@@ -141,6 +141,40 @@ class TestNestedShardsMerged(testing.TestCase):
         self.assertEqual(explorer.comparable(plain), found)
 
 
+class TestPrunedNestedShardsMerged(testing.TestCase):
+    """The nightly's way: nested, pruned shards, merged.
+
+    On the same share with the service delete as a task too (a first
+    injection the API refuses, which changes nothing: pairs to prune),
+    two shards explored nested and pruned, then merged, have the
+    outcomes of one plain run in full (``explorer.comparable``), and
+    pruned some interleavings, or this proves nothing.
+    """
+
+    def test_pruned_nested_shards_merged_are_one_full_run(self):
+        out = self.useFixture(fixtures.TempDir()).path
+        scenario = scenario_mod.load(SCENARIO)[0]
+
+        def explorer_to(name, **options):
+            return ChosenExplorer(
+                depth=2, reintroduce='1944759', workers=2,
+                tasks=(test_explorer_nested.DELETE,),
+                out_dir=os.path.join(out, name), **options)
+
+        full = explorer_to('full').explore(scenario)
+        paths = [shards.write(shards.run(
+            explorer_to('shards', nested=True, prune=True), [scenario],
+            index, 2), os.path.join(out, 'shards')) for index in (1, 0)]
+        (_scenario, merged), = shards.merge(
+            paths, out_dir=os.path.join(out, 'merged'), workers=2).explored
+
+        self.assertTrue(full.failed, full.summary())
+        self.assertEqual({}, full.pruned)
+        self.assertGreater(sum(merged.pruned.values()), 0, merged.summary())
+        self.assertEqual(explorer.comparable(full),
+                         explorer.comparable(merged))
+
+
 class TestDepthTwoNotReplayed(testing.TestCase):
     """A pair whose first injection's role is not named yet cannot run.
 
