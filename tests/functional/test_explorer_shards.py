@@ -21,7 +21,10 @@ later resize points, and a pair alone with its first), two nested
 shards merged have the outcomes of one nested run and of one plain run
 (``explorer.comparable``: every verdict, the not-applicable count, the
 shrunk reproducers), as many pairs forked nested as the one nested run,
-and no first injection with pairs in both shards.
+and no first injection with pairs in both shards. The nightly's shards
+are pruned too (``--prune``): two nested, pruned shards of that share
+(with service deletes the API refuses, which change nothing) merged
+have the outcomes of one plain run in full.
 """
 
 import json
