@@ -71,8 +71,8 @@ class TestBoundaries(testing.TestCase):
                          explorer._boundaries(load(), (single(RESIZE),)))
 
 
-class TestKnown(testing.TestCase):
-    """Which depth-2 pairs are not run, and whose outcome they take."""
+class _Pairs(testing.TestCase):
+    """The scenario, its trunk's digests and injections of its steps."""
 
     reference = [None, 'boot', 'resized', 'confirmed', 'deleted']
 
@@ -83,6 +83,10 @@ class TestKnown(testing.TestCase):
         self.other_first = single(RESIZE_LATER)
         self.second = single(CONFIRM)
         self.explorer = explorer.Explorer(workers=1, depth=2)
+
+
+class TestKnown(_Pairs):
+    """Which depth-2 pairs are not run, and whose outcome they take."""
 
     def known(self, pair, alone, groups=None, number=0):
         return self.explorer._known(self.trunk, pair, alone, self.reference,
@@ -151,7 +155,7 @@ class TestKnown(testing.TestCase):
         self.assertIsNone(self.known((self.first, self.other_first), alone))
 
 
-class TestAlone(testing.TestCase):
+class TestAlone(_Pairs):
     """Which injections a pruned depth 2 replays alone, and in what batches.
 
     Each pair's first injection, then only the second injections whose
@@ -160,18 +164,12 @@ class TestAlone(testing.TestCase):
     are nearly every injection of the scenario.
     """
 
-    reference = TestKnown.reference
     delete = explorer.Point(4, 'before', 'terminate_instance', 'dst', 'vm1')
 
     def setUp(self):
         super().setUp()
-        self.trunk = load()
-        self.first = single(RESIZE)
-        self.other_first = single(RESIZE_LATER)
-        self.second = single(CONFIRM)
         self.last = single(self.delete)
         self.batches = []
-        self.explorer = explorer.Explorer(workers=1, depth=2)
         # A job is its injection here; its result is the test's.
         self.explorer._job = (
             lambda scenario, injections, reference, record: injections[0])
