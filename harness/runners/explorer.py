@@ -652,7 +652,8 @@ class Explorer(object):
         self._record_alone(scenario, list(dict.fromkeys(
             pair[0] for pair in chosen)), reference, alone)
         self._record_alone(scenario, list(dict.fromkeys(
-            pair[1] for pair in chosen if pair[1] not in alone
+            pair[1] for pair in chosen if len(pair) == 2
+            and pair[1] not in alone
             and _first_changed_nothing(scenario, pair, alone, reference))),
             reference, alone)
         return alone
