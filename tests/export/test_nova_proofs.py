@@ -233,6 +233,8 @@ class ExportedFindingProofs(_NovaTestRuns):
              'evacuate_dest_periodic_before_failed_evacuation.yaml',
              'evacuate_network_failure_keeps_pins_on_destination.yaml',
              'evacuate_spawn_failure_keeps_pins_on_destination.yaml',
+             'live_migration_dest_periodic_before_host_save_unpins_guest.'
+             'yaml',
              'live_migration_driver_failure_leaks_source_allocation.yaml',
              'lp1848343_delete_during_resize_claim_leaks_allocation.yaml',
              'lp1848343_live_migration_rollback_leaks_allocation.yaml',
