@@ -12,10 +12,19 @@ its resize), and nothing for the same failure with the periodic on the
 source, with the periodic at a point of another state of the resize
 (once finish_resize wrote the migration's status), or for a failure at
 another kind of step.
+
+A finding whose window spans several Nova states has a scenario for
+each: the revert findings' windows start where drop_move_claim_at_dest
+saves the migration reverted, a state before the claim's drop writes;
+the explorer's reproducer of a periodic there is named by the finding's
+second scenario, and by nothing without it (``TestWindowStates``).
 """
 
 import os
 
+import fixtures
+
+from harness.core import scenario as scenario_mod
 from harness.runners import explorer
 from harness.runners import known
 # Nova patches the process for eventlet when it is first imported: load it
@@ -32,6 +41,13 @@ FINDING = os.path.join(FINDINGS,
 AFTER_THE_SAVE = {'after': 'instance.host', 'at_host': 'src'}
 # After finish_resize on the destination set the migration finished.
 ONCE_FINISHED = {'after': 'migration.status=finished', 'at_host': 'dst'}
+# Where a revert finding's window starts (revert_resize's
+# drop_move_claim_at_dest saved the migration reverted).
+ONCE_REVERTED = {'after': 'migration.status=reverted', 'at_host': 'dst'}
+REVERT_FINDINGS = {
+    role: os.path.join(FINDINGS, 'revert_%s_periodic_before_finish_revert_'
+                       'resize.yaml' % role)
+    for role in ('source', 'dest')}
 
 
 def reproducer(role, point=AFTER_THE_SAVE):
@@ -73,3 +89,40 @@ class TestKnownFindings(testing.TestCase):
         # The three reproducers differ only in their injections: one run
         # without them read their states.
         self.assertEqual(1, len(findings._plain))
+
+
+def revert_reproducer(role):
+    """The explorer's reproducer of a periodic where a revert's window starts.
+
+    As ``harness explore`` shrank it from
+    tests/functional/scenarios/resize_revert.yaml on 2026-12-07.
+    """
+    document = reproducer(role, ONCE_REVERTED)
+    boot, inject, resize = document['steps']
+    document['steps'] = [boot, resize, inject, {'revert': 'vm1'}]
+    return document
+
+
+class TestWindowStates(testing.TestCase):
+
+    def test_each_state_of_a_revert_window_is_named(self):
+        # The revert (step 4) failed first, as in the findings.
+        failed_at_revert = explorer.Outcome((), True, 4, 'revert vm1')
+        findings = known.Known(FINDINGS)
+        for role, finding in sorted(REVERT_FINDINGS.items()):
+            document = revert_reproducer(role)
+            self.assertEqual(finding, findings.finding_for(
+                document['steps'], failed_at_revert,
+                self.write_yaml(document, role + '.yaml')))
+
+    def test_the_finding_s_own_point_alone_names_nothing_there(self):
+        # The source's finding with its first scenario only (the periodic
+        # before finish_revert_resize): that point is in another state.
+        directory = self.useFixture(fixtures.TempDir()).path
+        first = scenario_mod.load(REVERT_FINDINGS['source'])[0]
+        self.write_yaml(first.document(), os.path.join(
+            directory, os.path.basename(REVERT_FINDINGS['source'])))
+        document = revert_reproducer('source')
+        self.assertIsNone(known.Known(directory).finding_for(
+            document['steps'], explorer.Outcome((), True, 4, 'revert vm1'),
+            self.write_yaml(document, 'source.yaml')))
