@@ -269,10 +269,12 @@ EVACUATED_FROM = Lag(
 LIVE_MIGRATED_TO = Lag(
     'live-migrated here',
     'Placement moved the allocations to the destination; there the '
-    'completed migration is no longer a tracked migration and the guest '
-    'made no instance claim, so ResourceTracker.update_usage (called by '
-    'ComputeManager.post_live_migration_at_destination) does not count '
-    'it',
+    'completed migration is no longer a tracked migration, the guest made '
+    'no claim (check_can_live_migrate_destination claims only for a '
+    'NUMA-aware live migration, ResourceTracker.live_migration_claim), '
+    'and nothing else in the live migration counts it '
+    '(_do_post_live_migration_at_destination calls the tracker for PCI '
+    'devices only)',
     _PERIODIC)
 COMPUTE_DIED = Lag(
     'compute died mid-step',
