@@ -334,10 +334,10 @@ class Scenario(object):
         # Profiles given by a path relative to this file, made absolute so
         # the document loads from anywhere.
         doc['hosts'] = {}
-        for name, spec in self.raw['hosts'].items():
+        for host, spec in self.raw['hosts'].items():
             first = self.hosts[counted_names(
-                name, (spec or {}).get('count'))[0]]
-            doc['hosts'][name] = dict(
+                host, (spec or {}).get('count'))[0]]
+            doc['hosts'][host] = dict(
                 spec or {},
                 **({'profile': first.profile} if first.profile else {}))
         doc['steps'] = [dict(step.raw) for step in self.steps] \

@@ -473,6 +473,22 @@ def _names(value):
     return set()
 
 
+class TestDocument(LoaderTestCase):
+    """``Scenario.document``: the mapping ``parse`` loads it back from."""
+
+    def test_the_document_keeps_the_scenario_s_name(self):
+        # Its hosts were once read into the variable of the name given:
+        # every document was named after its last host (host2 here), and
+        # the explorer's reproducers of two scenarios with one last host
+        # went to the same file.
+        loaded = scenario.load(self.write(HEAD, 'small.yaml'))[0]
+        self.assertEqual('a small scenario', loaded.document()['name'])
+        again = scenario.parse(loaded.document(), 'again')
+        self.assertEqual('a small scenario', again.name)
+        self.assertEqual(['host1', 'host2'], sorted(again.hosts))
+        self.assertEqual('other', loaded.document(name='other')['name'])
+
+
 class TestShippedScenarios(testing.TestCase):
     """Every file in tests/functional/scenarios loads and keeps promises.
 
