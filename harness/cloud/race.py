@@ -108,6 +108,10 @@ class Passage(object):
                                        compare=False)
     deferred_runs: list = dataclasses.field(default_factory=list, repr=False,
                                             compare=False)
+    # The (task, host) periodics an injection ran here, at once or once
+    # the lock was released (``harness.runners.healed`` reads them).
+    runs: list = dataclasses.field(default_factory=list, repr=False,
+                                   compare=False)
     # How many points had been recorded when they ran (so the next point
     # the operation passed is recording[deferred_at]).
     deferred_at: typing.Optional[int] = dataclasses.field(
@@ -562,6 +566,7 @@ class RacePoints(fixtures.Fixture):
                 try:
                     points._cloud.clock.run(task, target, wait=False)
                     passage.deferred_runs.append((task, target))
+                    passage.runs.append((task, target))
                 except Exception as exc:
                     points.failures.append(
                         ('%s on %s' % (task, target), passage, exc))
@@ -571,6 +576,7 @@ class RacePoints(fixtures.Fixture):
             self._deferred.append(run_when_released)
             return
         self._cloud.clock.run(task, target, wait=False)
+        passage.runs.append((task, target))
 
     def resolve_host(self, host, passage):
         if host == SERVER_HOST:

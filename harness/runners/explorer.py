@@ -91,6 +91,7 @@ from harness.core import problems as problems_mod
 from harness.core import scenario as scenario_mod
 from harness.core import timeline as timeline_mod
 from harness.runners import branching
+from harness.runners import healed
 from harness.runners import phases as phases_mod
 from harness.runners import progress as progress_mod
 from harness.runners import shrinking
@@ -236,6 +237,9 @@ class Report(object):
     run: int = 0
     pruned: dict = dataclasses.field(default_factory=dict)
     extra: int = 0
+    # Interleavings whose replay broke only an expectation of a tracker's
+    # lag that an injected periodic had caught up (``healed``): passed.
+    healed: int = 0
 
     def add_phases(self, phases):
         for name, seconds in phases.items():
@@ -252,9 +256,18 @@ class Report(object):
 
     def summary(self):
         return ('%s: %d interleavings tried, %d failed, %d shrunk '
-                '(%d not applicable), in %.1f s%s'
+                '(%d not applicable), in %.1f s%s%s'
                 % (self.scenario, self.tried, len(self.failed), self.shrunk,
-                   self.inapplicable, self.seconds, self.pruning()))
+                   self.inapplicable, self.seconds, self.pruning(),
+                   self.healing()))
+
+    def healing(self):
+        """How many replays a healed lag did not fail, as a line."""
+        if not self.healed:
+            return ''
+        return ('\n  %d passed once a tracker lag the scenario expects, '
+                'caught up early by an injected periodic, was excused '
+                '(harness.runners.healed)' % self.healed)
 
     def pruning(self):
         """What state caching saved, as the end of the summary line."""
@@ -494,6 +507,8 @@ class Explorer(object):
                 report.inapplicable += 1
                 continue
             report.tried += 1
+            if result.get('healed') and not result['failed']:
+                report.healed += 1
             outcome = self._outcome(injections, result)
             report.outcomes.append(outcome)
             if outcome.failed:
@@ -1015,6 +1030,9 @@ def _ended(phases):
 
 def _result(scenario, timeline, phases, record):
     result = _ended(phases.seconds())
+    # A lag of a tracker that an injected periodic caught up early is not
+    # a finding (``healed``): taken out before anything reads failures.
+    result['healed'] = len(healed.excuse(scenario, timeline))
     for entry in timeline.failed:
         if any(problem.check == problems_mod.STEP_FAILED
                and problem.actual == INAPPLICABLE

@@ -618,6 +618,9 @@ def _result(result):
     if result.get('nested'):
         # Forked from its first injection's run (Report.nested).
         record['nested'] = True
+    if result.get('healed'):
+        # Tracker lags caught up early, excused (Report.healed).
+        record['healed'] = result['healed']
     return record
 
 

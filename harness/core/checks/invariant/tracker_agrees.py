@@ -107,12 +107,14 @@ def _placement_view(snap, roots):
             'pinned': usage.get('PCPU', 0)}
 
 
-def tracker_agrees(snap, dedicated=None, windows=None, disk_exact=True):
+def tracker_agrees(snap, dedicated=None, windows=None, disk_exact=True,
+                   hosts=None):
     """See the unit's docstring; ``windows`` from ``tracker_windows``.
 
     :param dedicated: host -> set of CPU ids of its ``cpu_dedicated_set``.
     :param disk_exact: the tracker's disk is Placement's exactly (no
         flavor has swap), not at most Placement's.
+    :param hosts: only the trackers of these hosts (by default all).
     """
     problems = []
     windows = windows or {}
@@ -120,7 +122,8 @@ def tracker_agrees(snap, dedicated=None, windows=None, disk_exact=True):
     for node in sorted(snap.trackers):
         tracker = snap.trackers[node]
         host = tracker.host
-        if node not in snap.providers:
+        if node not in snap.providers or (
+                hosts is not None and host not in hosts):
             continue
         roots = {snapshot_mod.root(snap, node)}
         want = _placement_view(snap, roots)
