@@ -29,6 +29,11 @@ pruned and why, the wall time; then whether both found the same
 outcomes (every verdict, signature and shrunk reproducer:
 ``explorer.comparable``), and last ``pruned/full time: X``.
 
+``--pruning nested`` nests the pruned exploration too
+(``Explorer(prune=True, nested=True)``, as the nightly explores: pairs
+forked from a run of their first injection alone, below) against the
+same full one; the last line is ``pruned/full time: X`` alike.
+
 ``--nested`` (``--nested pruned``) explores at depth 2 (or ``--depth``)
 twice instead, both branched and in full (both with state caching):
 plainly, every pair forked from the scenario's run, and with nested
@@ -46,7 +51,7 @@ mode, each in a process of its own, and ends with both rates side by side
     python benchmarks/explore_speed.py [--workers N] [--reintroduce BUG]
         [--only branched|from-start] [--scenario FILE [--name NAME]]
         [--concurrency threading|eventlet|both]
-    python benchmarks/explore_speed.py --depth 2 [--pruning] ...
+    python benchmarks/explore_speed.py --depth 2 [--pruning [nested]] ...
     python benchmarks/explore_speed.py --nested [full|pruned] [--every N]
 """
 
@@ -107,9 +112,11 @@ def main(argv=None):
     parser.add_argument('--depth', type=int, choices=(1, 2), default=None,
                         help='compare the full and the pruned exploration '
                         'at this depth')
-    parser.add_argument('--pruning', action='store_true',
+    parser.add_argument('--pruning', nargs='?', const='plain', default=None,
+                        choices=('plain', 'nested'),
                         help='compare the full and the pruned exploration '
-                        '(at --depth, 1 unless given)')
+                        '(at --depth, 1 unless given); nested: the pruned '
+                        'one nested too, as the nightly explores')
     parser.add_argument('--limit', type=int, default=None,
                         help='with --pruning or --nested: the first N '
                         'interleavings')
@@ -127,6 +134,10 @@ def main(argv=None):
             ('plain', {'prune': args.nested == 'pruned'}),
             ('nested', {'prune': args.nested == 'pruned', 'nested': True})),
             default_depth=2)
+    if args.pruning == 'nested':
+        # The nightly's way (--nested --prune) against the full one.
+        return _pruning(args, (
+            ('full', {}), ('pruned', {'prune': True, 'nested': True})))
     if args.depth is not None or args.pruning:
         return _pruning(args)
     if args.concurrency == 'both':
