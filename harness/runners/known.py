@@ -38,10 +38,11 @@ A failure of the explorer is known when
 - the reproducer its kind of failure was shrunk to has only injections
   that are one finding's (the shrinking kept the injections it fails by,
   and those are the finding's), and
-- that finding, run once here, still fails, and first at a step of the
-  same kind as the explorer's failure (not necessarily by the same
-  check: a finding's own expectations usually fail before the invariant
-  that the explored scenario trips).
+- that finding, run once here, still fails: the scenario of it whose
+  injections those are fails first at a step of the same kind as the
+  explorer's failure (not necessarily by the same check: a finding's own
+  expectations usually fail before the invariant that the explored
+  scenario trips; and not another scenario of the same file).
 
 Everything else still fails the exploration.
 
@@ -172,8 +173,9 @@ class Known(object):
 
     def __init__(self, directory):
         self.findings = load(directory)
-        # finding path -> (step kinds it first fails at, [(signature,
-        # place its injection fired at, or None)]).
+        # finding path -> [(step kind a scenario of it first fails at, or
+        # None; [(signature, place its injection fired at, or None)])],
+        # a pair per scenario.
         self._runs = {}
         # A scenario without its injections (its document, as YAML) ->
         # {step index: the passages it recorded} in its run.
@@ -206,12 +208,14 @@ class Known(object):
                            for other in self.findings[path])
                        for signature, state in states):
                 continue
-            kinds, fired = self._run(path)
-            if failing in kinds and all(
+            # One scenario of the finding fails first at a step of that
+            # kind, and its own injections are the reproducer's.
+            if any(kind == failing and all(
                     any(same_kind(signature, other) and found is not None
                         and in_state(found, state)
                         for other, found in fired)
-                    for signature, state in states):
+                    for signature, state in states)
+                   for kind, fired in self._run(path)):
                 return path
         return None
 
@@ -251,20 +255,22 @@ class Known(object):
         if path not in self._runs:
             from harness.core import invariants
             from harness.runners import runner
-            kinds, fired = set(), []
+            runs = []
             for scenario in scenario_mod.load(path):
                 timeline = runner.run(scenario, keep_going=True,
                                       checks=[invariants.Checker()])
+                kind, fired = None, []
                 if timeline.failed:
                     first = timeline.failed[0]
-                    kinds.add(scenario.steps[first.index - 1].kind)
+                    kind = scenario.steps[first.index - 1].kind
+                runs.append((kind, fired))
                 passages = _passages(timeline)
                 for signature, (step, *where) in _injections(scenario):
                     # Where it fired: its first match in the step (a
                     # fired passage has its migration read).
                     at = _fired_at(passages.get(step, ()), *where)
                     fired.append((signature, at and place(at)))
-            self._runs[path] = (kinds, fired)
+            self._runs[path] = runs
         return self._runs[path]
 
 

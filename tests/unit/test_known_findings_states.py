@@ -162,16 +162,17 @@ class TestFindingFor(testing.TestCase):
     at_resize = explorer.Outcome((), True, 2, 'resize vm1')
     steps = [{'boot': {}}, {'resize': {}}]
 
-    def known(self, fired=('before', 'finish_resize', DEST), kinds=None,
-              state=None, reproducer=None):
+    def known(self, fired=('before', 'finish_resize', DEST), kind='resize',
+              state=None, reproducer=None, others=()):
         """The finding; its reproducer's injection and the state of it.
 
         ``fired``: where the finding's injection fired in its run;
-        ``kinds``: what kinds of step that run first failed at.
+        ``kind``: what kind of step that run first failed at;
+        ``others``: the finding's other scenarios' runs.
         """
         return Runs({'finding.yaml': [self.finding]},
-                    {'finding.yaml': (kinds or {'resize'},
-                                      [(self.finding, fired)])},
+                    {'finding.yaml': [(kind, [(self.finding, fired)])]
+                     + list(others)},
                     {'shrunk.yaml': [[(reproducer or self.explored,
                                        state or self.state)]]})
 
@@ -198,8 +199,18 @@ class TestFindingFor(testing.TestCase):
                 self.steps, self.at_resize, 'shrunk.yaml'), other)
 
     def test_the_finding_fails_at_another_kind_of_step(self):
-        self.assertIsNone(self.known(kinds={'boot'}).finding_for(
+        self.assertIsNone(self.known(kind='boot').finding_for(
             self.steps, self.at_resize, 'shrunk.yaml'))
+
+    def test_the_kind_is_that_of_the_scenario_with_the_injection(self):
+        # Another scenario of the finding fails at a resize, with no
+        # injection: the one with the injection fails at a delete.
+        self.assertIsNone(self.known(
+            kind='delete', others=[('resize', [])]).finding_for(
+                self.steps, self.at_resize, 'shrunk.yaml'))
+        self.assertEqual('finding.yaml', self.known(
+            kind='resize', others=[('delete', [])]).finding_for(
+                self.steps, self.at_resize, 'shrunk.yaml'))
 
     def test_a_finding_that_never_passed_its_point(self):
         self.assertIsNone(self.known(fired=None).finding_for(
